@@ -1,0 +1,52 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+// Dependency arrows point one way:
+//   CLibunwind <- CStallCapture <- StallProfiler <- samples
+//   StallFormat <- StallProfiler, StallAnalysis
+//   StallAnalysis <- stallprof (CLI)
+// StallAnalysis never imports capture code.
+let package = Package(
+    name: "stallprof",
+    products: [
+        .library(name: "StallProfiler", targets: ["StallProfiler"]),
+        .executable(name: "stallprof", targets: ["stallprof"]),
+        .executable(name: "stall-demo", targets: ["stall-demo"]),
+        .executable(name: "stall-demo-async", targets: ["stall-demo-async"]),
+        .executable(name: "stallprof-bench-capture", targets: ["stallprof-bench-capture"]),
+    ],
+    targets: [
+        .systemLibrary(
+            name: "CLibunwind",
+            pkgConfig: "libunwind",
+            providers: [.apt(["libunwind-dev"])]
+        ),
+        .target(name: "CStallCapture", dependencies: ["CLibunwind"]),
+        .target(name: "StallFormat"),
+        .target(name: "StallProfiler", dependencies: ["CStallCapture", "StallFormat"]),
+        .target(name: "StallAnalysis", dependencies: ["StallFormat"]),
+        .executableTarget(name: "stallprof", dependencies: ["StallAnalysis"]),
+
+        // Example stalling apps (samples/): used by the tests, the demo and the docs.
+        .target(name: "StallSamples", dependencies: ["StallProfiler"], path: "samples/StallSamples"),
+        .executableTarget(name: "stall-demo", dependencies: ["StallSamples"], path: "samples/stall-demo"),
+        .executableTarget(
+            name: "stall-demo-async", dependencies: ["StallSamples"], path: "samples/stall-demo-async"),
+
+        // Benchmarks (driven by scripts in tools/).
+        .executableTarget(
+            name: "stallprof-bench-capture",
+            dependencies: ["CStallCapture", "StallProfiler"],
+            path: "tools/bench-capture"
+        ),
+
+        .testTarget(name: "StallFormatTests", dependencies: ["StallFormat"]),
+        .testTarget(
+            name: "StallProfilerTests",
+            dependencies: ["StallProfiler", "StallFormat", "StallAnalysis", "CStallCapture"]
+        ),
+        .testTarget(
+            name: "StallAnalysisTests", dependencies: ["StallAnalysis", "StallFormat"],
+            resources: [.copy("Fixtures")]),
+    ]
+)

@@ -1,0 +1,194 @@
+// The signal handler and the request protocol between the watchdog and the sampled thread.
+//
+// One request is in flight at a time. Its state lives in one atomic 64-bit word:
+//   bits 0-1 state (IDLE, REQUESTED, CLAIMED, DONE), bits 2-31 target tid, bits 32-63 generation.
+// The watchdog publishes REQUESTED and sends the signal. The handler claims the request with a compare-and-swap
+// (REQUESTED -> CLAIMED) only if it runs on the target thread, unwinds into static buffers, stores DONE and posts
+// a semaphore. On timeout the watchdog cancels with a compare-and-swap (REQUESTED -> IDLE): a handler that runs
+// later finds nothing to claim and writes nothing. A claimed request is never reused until its handler is done.
+#define _GNU_SOURCE
+#include "stallcapture.h"
+
+#define UNW_LOCAL_ONLY
+#include <libunwind.h>
+#include <errno.h>
+#include <semaphore.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <ucontext.h>
+#include <unistd.h>
+
+enum { ST_IDLE = 0, ST_REQUESTED = 1, ST_CLAIMED = 2, ST_DONE = 3 };
+
+#define WORD(gen, tid, st) (((uint64_t)(gen) << 32) | ((uint64_t)((uint32_t)(tid) & 0x3fffffffu) << 2) | (uint64_t)(st))
+#define WORD_STATE(w) ((int)((w) & 3u))
+#define WORD_TID(w) ((pid_t)(((w) >> 2) & 0x3fffffffu))
+#define WORD_GEN(w) ((uint32_t)((w) >> 32))
+
+static _Atomic uint64_t g_state = 0;
+static _Atomic int g_signo = 0;
+static sem_t g_done;
+
+// Written only by the handler that holds the CLAIMED state; read by the watchdog after it sees DONE.
+static uintptr_t g_frames[STALLCAP_MAX_FRAMES];
+static void *g_scratch[STALLCAP_MAX_FRAMES + 32];
+static stallcap_sample_info g_info;
+
+static uint64_t clock_ns(clockid_t clock) {
+    struct timespec ts;
+    if (clock_gettime(clock, &ts) != 0) return 0;
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+// Slow path: step from the interrupted context itself. Used when the fast backtrace did not contain the
+// interrupted instruction.
+static uint32_t unwind_by_steps(ucontext_t *uc, uint32_t *flags) {
+    unw_cursor_t cursor;
+    uint32_t n = 0;
+    if (unw_init_local2(&cursor, (unw_context_t *)uc, UNW_INIT_SIGNAL_FRAME) != 0) return 0;
+    do {
+        unw_word_t ip = 0;
+        if (unw_get_reg(&cursor, UNW_REG_IP, &ip) != 0 || ip == 0) break;
+        if (n == STALLCAP_MAX_FRAMES) {
+            *flags |= STALLCAP_FLAG_TRUNCATED;
+            break;
+        }
+        g_frames[n++] = (uintptr_t)ip;
+    } while (unw_step(&cursor) > 0);
+    *flags |= STALLCAP_FLAG_STEP_UNWIND;
+    return n;
+}
+
+static uint32_t unwind_interrupted(ucontext_t *uc, uint32_t *flags) {
+    uintptr_t pc = (uintptr_t)uc->uc_mcontext.gregs[REG_RIP];
+    // Fast path: libunwind's cached backtrace of the handler's own stack, trimmed to start at the interrupted
+    // instruction (dropping the handler and the signal trampoline).
+    int total = unw_backtrace(g_scratch, (int)(sizeof g_scratch / sizeof g_scratch[0]));
+    for (int i = 0; i < total && i < 32; i++) {
+        if ((uintptr_t)g_scratch[i] != pc) continue;
+        uint32_t n = 0;
+        for (int j = i; j < total; j++) {
+            if (n == STALLCAP_MAX_FRAMES) {
+                *flags |= STALLCAP_FLAG_TRUNCATED;
+                break;
+            }
+            g_frames[n++] = (uintptr_t)g_scratch[j];
+        }
+        if (total == (int)(sizeof g_scratch / sizeof g_scratch[0])) *flags |= STALLCAP_FLAG_TRUNCATED;
+        return n;
+    }
+    return unwind_by_steps(uc, flags);
+}
+
+static void handler(int signo, siginfo_t *info, void *context) {
+    (void)signo;
+    (void)info;
+    int saved_errno = errno;
+    uint64_t word = atomic_load_explicit(&g_state, memory_order_acquire);
+    pid_t self = (pid_t)syscall(SYS_gettid);
+    if (WORD_STATE(word) == ST_REQUESTED && WORD_TID(word) == (self & 0x3fffffff)) {
+        uint64_t claimed = WORD(WORD_GEN(word), WORD_TID(word), ST_CLAIMED);
+        if (atomic_compare_exchange_strong_explicit(&g_state, &word, claimed, memory_order_acq_rel,
+                                                    memory_order_acquire)) {
+            uint32_t flags = 0;
+            g_info.timestamp_ns = clock_ns(CLOCK_MONOTONIC);
+            g_info.thread_cpu_ns = clock_ns(CLOCK_THREAD_CPUTIME_ID);
+            g_info.frame_count = unwind_interrupted((ucontext_t *)context, &flags);
+            g_info.flags = flags;
+            g_info.unwind_ns = clock_ns(CLOCK_MONOTONIC) - g_info.timestamp_ns;
+            atomic_store_explicit(&g_state, WORD(WORD_GEN(word), WORD_TID(word), ST_DONE), memory_order_release);
+            sem_post(&g_done);
+        }
+    }
+    errno = saved_errno;
+}
+
+int stallcap_install(int signo) {
+    static _Atomic int semaphore_ready = 0;
+    int current = atomic_load(&g_signo);
+    if (current == signo) return 0;
+    if (current != 0) return EALREADY;
+    if (signo <= 0 || signo >= NSIG || signo == SIGKILL || signo == SIGSTOP) return EINVAL;
+
+    struct sigaction old;
+    if (sigaction(signo, NULL, &old) != 0) return errno;
+    if ((old.sa_flags & SA_SIGINFO) ? old.sa_sigaction != NULL
+                                    : (old.sa_handler != SIG_DFL && old.sa_handler != SIG_IGN)) {
+        return EBUSY;
+    }
+    if (!atomic_exchange(&semaphore_ready, 1) && sem_init(&g_done, 0, 0) != 0) {
+        atomic_store(&semaphore_ready, 0);
+        return errno;
+    }
+    // Warm libunwind up on this thread so that its caches and lazily bound symbols exist before any handler runs.
+    void *warm[64];
+    (void)unw_backtrace(warm, 64);
+
+    struct sigaction action;
+    memset(&action, 0, sizeof action);
+    action.sa_sigaction = handler;
+    action.sa_flags = SA_SIGINFO | SA_RESTART;
+    sigemptyset(&action.sa_mask);
+    if (sigaction(signo, &action, NULL) != 0) return errno;
+    atomic_store(&g_signo, signo);
+    return 0;
+}
+
+static stallcap_status collect(uintptr_t *frames, uint32_t max_frames, stallcap_sample_info *info, uint32_t gen,
+                               pid_t tid) {
+    stallcap_sample_info copy = g_info;
+    uint32_t n = copy.frame_count < max_frames ? copy.frame_count : max_frames;
+    if (n < copy.frame_count) copy.flags |= STALLCAP_FLAG_TRUNCATED;
+    memcpy(frames, g_frames, n * sizeof(uintptr_t));
+    copy.frame_count = n;
+    *info = copy;
+    atomic_store_explicit(&g_state, WORD(gen, tid, ST_IDLE), memory_order_release);
+    return STALLCAP_OK;
+}
+
+stallcap_status stallcap_sample(pid_t tid, int64_t timeout_ns, uintptr_t *frames, uint32_t max_frames,
+                                stallcap_sample_info *info) {
+    int signo = atomic_load(&g_signo);
+    if (signo == 0) return STALLCAP_NOT_INSTALLED;
+    uint64_t word = atomic_load_explicit(&g_state, memory_order_acquire);
+    if (WORD_STATE(word) == ST_CLAIMED) return STALLCAP_BUSY;
+    while (sem_trywait(&g_done) == 0) {
+        // Drop posts of handlers that finished after their request timed out.
+    }
+    uint32_t gen = WORD_GEN(word) + 1;
+    atomic_store_explicit(&g_state, WORD(gen, tid, ST_REQUESTED), memory_order_release);
+    if (syscall(SYS_tgkill, getpid(), tid, signo) != 0) {
+        int err = errno;
+        atomic_store_explicit(&g_state, WORD(gen, tid, ST_IDLE), memory_order_release);
+        errno = err;
+        return err == ESRCH ? STALLCAP_NO_THREAD : STALLCAP_ERROR;
+    }
+    struct timespec deadline;
+    clock_gettime(CLOCK_MONOTONIC, &deadline);
+    if (timeout_ns < 0) timeout_ns = 0;
+    deadline.tv_sec += timeout_ns / 1000000000;
+    deadline.tv_nsec += timeout_ns % 1000000000;
+    if (deadline.tv_nsec >= 1000000000) {
+        deadline.tv_sec += 1;
+        deadline.tv_nsec -= 1000000000;
+    }
+    for (;;) {
+        if (sem_clockwait(&g_done, CLOCK_MONOTONIC, &deadline) == 0) {
+            word = atomic_load_explicit(&g_state, memory_order_acquire);
+            if (WORD_GEN(word) == gen && WORD_STATE(word) == ST_DONE) return collect(frames, max_frames, info, gen, tid);
+            continue;  // a late post from an older request
+        }
+        if (errno == EINTR) continue;
+        // Timed out: cancel unless the handler has claimed the request in the meantime.
+        uint64_t expected = WORD(gen, tid, ST_REQUESTED);
+        if (atomic_compare_exchange_strong(&g_state, &expected, WORD(gen, tid, ST_IDLE))) return STALLCAP_TIMEOUT;
+        if (WORD_STATE(expected) == ST_DONE) {
+            (void)sem_trywait(&g_done);
+            return collect(frames, max_frames, info, gen, tid);
+        }
+        return STALLCAP_BUSY;  // claimed and still running: leave it to finish
+    }
+}

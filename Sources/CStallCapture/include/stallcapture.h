@@ -1,0 +1,72 @@
+// stallcapture.h: the signal-safe capture core of stallprof.
+//
+// Two calls do the work: `stallcap_install` installs the signal handler once, and `stallcap_sample` asks one
+// thread for its stack and waits, with a timeout, for the answer. Everything that runs inside the handler is
+// async-signal-safe: no malloc, no locks, no Swift; frames go into preallocated static buffers.
+// Support calls (thread ids, clocks, the loaded-image map) live in stallcapture_support.h.
+#ifndef STALLCAPTURE_H
+#define STALLCAPTURE_H
+
+#include <stdint.h>
+#include <sys/types.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/// Most frames one sample can hold.
+#define STALLCAP_MAX_FRAMES 256
+
+/// Sample flag: libunwind's fast path did not find the interrupted frame; the slower step loop was used.
+#define STALLCAP_FLAG_STEP_UNWIND 0x1u
+/// Sample flag: the stack was deeper than the buffer; the outermost frames are missing.
+#define STALLCAP_FLAG_TRUNCATED 0x2u
+
+/// What `stallcap_sample` returns.
+typedef enum {
+    /// The sample was taken; frames and info are filled in.
+    STALLCAP_OK = 0,
+    /// The thread did not answer before the timeout; the request was cancelled, nothing was written.
+    STALLCAP_TIMEOUT = 1,
+    /// The handler of an earlier request is still running on its thread (it claimed the request but has not
+    /// finished); no signal was sent. The caller counts a missed sample and tries later.
+    STALLCAP_BUSY = 2,
+    /// The thread no longer exists.
+    STALLCAP_NO_THREAD = 3,
+    /// `stallcap_install` has not succeeded yet.
+    STALLCAP_NOT_INSTALLED = 4,
+    /// Sending the signal failed for another reason (errno is kept).
+    STALLCAP_ERROR = 5,
+} stallcap_status;
+
+/// Per-sample facts measured inside the handler, on the sampled thread.
+typedef struct {
+    /// CLOCK_MONOTONIC, nanoseconds, when the handler ran.
+    uint64_t timestamp_ns;
+    /// CPU time the sampled thread had consumed, nanoseconds (CLOCK_THREAD_CPUTIME_ID).
+    uint64_t thread_cpu_ns;
+    /// Number of frames written, leaf first.
+    uint32_t frame_count;
+    /// STALLCAP_FLAG_* bits.
+    uint32_t flags;
+    /// Nanoseconds the handler spent unwinding (how long the sampled thread was held up, less signal delivery).
+    uint64_t unwind_ns;
+} stallcap_sample_info;
+
+/// Installs the capture handler for `signo` (with SA_RESTART | SA_SIGINFO) after warming libunwind up.
+/// Idempotent for the same signal. Returns 0, EBUSY when another handler is already installed on `signo`
+/// (it is never replaced silently), EALREADY when the handler is installed on a different signal, or the errno
+/// of a failed call.
+int stallcap_install(int signo);
+
+/// Samples thread `tid` of this process: sends the signal and waits at most `timeout_ns` for the handler.
+/// On STALLCAP_OK, up to `max_frames` addresses (leaf first; the leaf is the interrupted instruction, the others
+/// are return addresses) are copied to `frames` and `info` is filled in. Call from one thread at a time.
+stallcap_status stallcap_sample(pid_t tid, int64_t timeout_ns, uintptr_t *frames, uint32_t max_frames,
+                                stallcap_sample_info *info);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,53 @@
+// stallcapture_support.h: small helpers the watchdog needs from C: thread ids, clocks and the image map.
+// None of these run in signal context.
+#ifndef STALLCAPTURE_SUPPORT_H
+#define STALLCAPTURE_SUPPORT_H
+
+#include <stdint.h>
+#include <sys/types.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/// The kernel thread id of the calling thread.
+pid_t stallcap_gettid(void);
+
+/// Names the calling thread (at most 15 characters are kept), as shown by ps, top and debuggers.
+void stallcap_name_thread(const char *name);
+
+/// CLOCK_MONOTONIC in nanoseconds.
+uint64_t stallcap_monotonic_ns(void);
+
+/// CLOCK_REALTIME in nanoseconds since the Unix epoch.
+uint64_t stallcap_realtime_ns(void);
+
+/// CPU time consumed so far by thread `tid` of this process, in nanoseconds, or -1 when it cannot be read.
+int64_t stallcap_thread_cpu_ns(pid_t tid);
+
+/// One loaded image, as reported by `stallcap_for_each_image`.
+typedef struct {
+    /// Path of the file (the executable's real path for the main program).
+    const char *path;
+    /// Load bias: runtime address minus the ELF virtual address.
+    uint64_t load_bias;
+    /// Lowest and highest (exclusive) runtime addresses of the image's PT_LOAD segments.
+    uint64_t start;
+    uint64_t end;
+    /// GNU build-id bytes (NULL when the image has none).
+    const uint8_t *build_id;
+    uint32_t build_id_length;
+} stallcap_image;
+
+/// Calls `callback` once for each image currently loaded. Returns the loader's count of images ever added,
+/// so callers can tell cheaply whether anything was loaded since the last call.
+uint64_t stallcap_for_each_image(void (*callback)(const stallcap_image *image, void *context), void *context);
+
+/// The loader's count of images ever added (cheap; no callback).
+uint64_t stallcap_image_generation(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

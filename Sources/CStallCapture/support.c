@@ -1,0 +1,112 @@
+// Thread ids, clocks and the loaded-image map. Called from the watchdog thread, never from signal context.
+#define _GNU_SOURCE
+#include "stallcapture_support.h"
+
+#include <elf.h>
+#include <limits.h>
+#include <pthread.h>
+#include <link.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+pid_t stallcap_gettid(void) { return (pid_t)syscall(SYS_gettid); }
+
+void stallcap_name_thread(const char *name) {
+    char truncated[16];
+    strncpy(truncated, name, sizeof truncated - 1);
+    truncated[sizeof truncated - 1] = '\0';
+    pthread_setname_np(pthread_self(), truncated);
+}
+
+static uint64_t read_clock(clockid_t clock) {
+    struct timespec ts;
+    if (clock_gettime(clock, &ts) != 0) return 0;
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+uint64_t stallcap_monotonic_ns(void) { return read_clock(CLOCK_MONOTONIC); }
+
+uint64_t stallcap_realtime_ns(void) { return read_clock(CLOCK_REALTIME); }
+
+int64_t stallcap_thread_cpu_ns(pid_t tid) {
+    // glibc's encoding of a per-thread CPU clock (CPUCLOCK_SCHED | CPUCLOCK_PERTHREAD_MASK).
+    clockid_t clock = (clockid_t)(((unsigned int)~tid) << 3) | 6;
+    struct timespec ts;
+    if (clock_gettime(clock, &ts) != 0) return -1;
+    return (int64_t)ts.tv_sec * 1000000000ll + (int64_t)ts.tv_nsec;
+}
+
+struct iterate_context {
+    void (*callback)(const stallcap_image *, void *);
+    void *context;
+    uint64_t adds;
+    char exe[PATH_MAX];
+};
+
+static void find_build_id(const struct dl_phdr_info *info, stallcap_image *image) {
+    for (int i = 0; i < info->dlpi_phnum; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        if (ph->p_type != PT_NOTE) continue;
+        const uint8_t *p = (const uint8_t *)(info->dlpi_addr + ph->p_vaddr);
+        const uint8_t *end = p + ph->p_memsz;
+        while (p + sizeof(ElfW(Nhdr)) <= end) {
+            const ElfW(Nhdr) *note = (const ElfW(Nhdr) *)p;
+            const uint8_t *name = p + sizeof(ElfW(Nhdr));
+            const uint8_t *desc = name + ((note->n_namesz + 3u) & ~3u);
+            const uint8_t *next = desc + ((note->n_descsz + 3u) & ~3u);
+            if (next > end) break;
+            if (note->n_type == NT_GNU_BUILD_ID && note->n_namesz == 4 && memcmp(name, "GNU", 4) == 0) {
+                image->build_id = desc;
+                image->build_id_length = note->n_descsz;
+                return;
+            }
+            p = next;
+        }
+    }
+}
+
+static int visit(struct dl_phdr_info *info, size_t size, void *data) {
+    (void)size;
+    struct iterate_context *ctx = data;
+    ctx->adds = info->dlpi_adds;
+    if (ctx->callback == NULL) return 1;
+    stallcap_image image;
+    memset(&image, 0, sizeof image);
+    image.path = (info->dlpi_name && info->dlpi_name[0]) ? info->dlpi_name : ctx->exe;
+    image.load_bias = (uint64_t)info->dlpi_addr;
+    uint64_t lo = UINT64_MAX, hi = 0;
+    for (int i = 0; i < info->dlpi_phnum; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        if (ph->p_type != PT_LOAD) continue;
+        uint64_t s = (uint64_t)info->dlpi_addr + ph->p_vaddr;
+        if (s < lo) lo = s;
+        if (s + ph->p_memsz > hi) hi = s + ph->p_memsz;
+    }
+    if (hi == 0) return 0;
+    image.start = lo;
+    image.end = hi;
+    find_build_id(info, &image);
+    ctx->callback(&image, ctx->context);
+    return 0;
+}
+
+uint64_t stallcap_for_each_image(void (*callback)(const stallcap_image *, void *), void *context) {
+    struct iterate_context ctx;
+    memset(&ctx, 0, sizeof ctx);
+    ctx.callback = callback;
+    ctx.context = context;
+    ssize_t len = readlink("/proc/self/exe", ctx.exe, sizeof ctx.exe - 1);
+    ctx.exe[len > 0 ? len : 0] = '\0';
+    dl_iterate_phdr(visit, &ctx);
+    return ctx.adds;
+}
+
+uint64_t stallcap_image_generation(void) {
+    struct iterate_context ctx;
+    memset(&ctx, 0, sizeof ctx);
+    dl_iterate_phdr(visit, &ctx);
+    return ctx.adds;
+}

@@ -1,0 +1,80 @@
+import StallFormat
+
+/// Which stalls' samples to keep.
+public enum StallStateFilter: String, Sendable, CaseIterable {
+    /// Every stall.
+    case all
+    /// Stalls whose thread burned CPU.
+    case busy
+    /// Stalls whose thread waited.
+    case blocked
+
+    /// True when a stall in `state` passes (an unclassifiable stall passes only `.all`).
+    public func accepts(_ state: StallState?) -> Bool {
+        switch self {
+        case .all: return true
+        case .busy: return state == .busy
+        case .blocked: return state == .blocked
+        }
+    }
+}
+
+/// Reads stallprof capture files (written by the `StallProfiler` watchdog) and folds their samples, resolving
+/// names offline from the image map stored in the file.
+public struct StallCaptureImporter: StackImporter {
+    /// Options for captures. Every field documents its default.
+    public struct Options: Sendable {
+        /// Keep only the samples of busy or of blocked stalls. Default: `.all`.
+        public var state: StallStateFilter = .all
+        /// Keep only these stall numbers. Default: empty, every stall.
+        public var stallIDs: Set<UInt32> = []
+        /// How names are resolved. Default: ``SymbolizerOptions/init()``.
+        public var symbolizer = SymbolizerOptions()
+
+        /// Creates the default options.
+        public init() {}
+    }
+
+    /// `stallprof`.
+    public static let formatName = "stallprof"
+
+    /// Captures start with the `STALLPRF` magic.
+    public static func recognizes(_ head: ArraySlice<UInt8>) -> Bool { CaptureReader.looksLikeCapture(head) }
+
+    /// The options in use.
+    public let options: Options
+
+    /// Creates an importer.
+    public init(options: Options = Options()) { self.options = options }
+
+    /// Reads a whole capture and adds one count per sample.
+    public func importStacks(from stream: ByteStream, into stacks: inout FoldedStacks, diagnostics: inout Diagnostics)
+        throws
+    {
+        let capture: Capture
+        do {
+            capture = try CaptureReader.parse(try stream.readAll(), source: stream.name)
+        } catch let error as CaptureFormatError {
+            throw AnalysisError.badData(path: error.source, position: "byte \(error.offset)", reason: error.reason)
+        }
+        fold(capture, into: &stacks, diagnostics: &diagnostics)
+    }
+
+    /// Folds an already parsed capture.
+    public func fold(_ capture: Capture, into stacks: inout FoldedStacks, diagnostics: inout Diagnostics) {
+        capture.warnings.forEach { diagnostics.warn($0) }
+        for stall in capture.stalls where !stall.isFinished {
+            diagnostics.warn("\(capture.source): stall \(stall.id) is unfinished (the file ends during it); "
+                + "its \(stall.samples.count) samples are kept")
+        }
+        let symbolizer = Symbolizer(images: capture.images, options: options.symbolizer)
+        for stall in capture.stalls {
+            guard options.state.accepts(stall.state) else { continue }
+            guard options.stallIDs.isEmpty || options.stallIDs.contains(stall.id) else { continue }
+            for sample in stall.samples where !sample.frames.isEmpty {
+                stacks.add(frames: symbolizer.rootFirstNames(leafFirst: sample.frames))
+            }
+        }
+        symbolizer.warnings.forEach { diagnostics.warn("\(capture.source): \($0)") }
+    }
+}

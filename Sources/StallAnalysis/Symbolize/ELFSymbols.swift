@@ -1,0 +1,114 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The function symbols of one ELF file (`.symtab`, else `.dynsym`) and its GNU build-id, read through a
+/// read-only memory map so that large libraries cost no copying.
+final class ELFSymbols {
+    /// The file.
+    let path: String
+    /// GNU build-id from the file's notes; empty when it has none.
+    private(set) var buildID: [UInt8] = []
+    /// True when the file had a full `.symtab` (unstripped).
+    private(set) var hasFullSymbolTable = false
+
+    private var base: UnsafeRawPointer?
+    private var size = 0
+    /// Function symbols sorted by address: start, size, and the offset of the name in `names`.
+    private var starts: [UInt64] = []
+    private var sizes: [UInt64] = []
+    private var nameOffsets: [Int] = []
+
+    /// Maps and parses `path`; nil when it cannot be opened or is not a 64-bit little-endian ELF file.
+    init?(path: String) {
+        self.path = path
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return nil }
+        defer { close(fd) }
+        var info = stat()
+        guard fstat(fd, &info) == 0, info.st_size >= 64 else { return nil }
+        size = Int(info.st_size)
+        guard let map = mmap(nil, size, PROT_READ, MAP_PRIVATE, fd, 0), map != MAP_FAILED else { return nil }
+        base = UnsafeRawPointer(map)
+        guard parse() else { return nil }
+    }
+
+    deinit { if let base { munmap(UnsafeMutableRawPointer(mutating: base), size) } }
+
+    private func u16(_ offset: Int) -> UInt16 { base!.loadUnaligned(fromByteOffset: offset, as: UInt16.self) }
+    private func u32(_ offset: Int) -> UInt32 { base!.loadUnaligned(fromByteOffset: offset, as: UInt32.self) }
+    private func u64(_ offset: Int) -> UInt64 { base!.loadUnaligned(fromByteOffset: offset, as: UInt64.self) }
+
+    private func parse() -> Bool {
+        guard let base else { return false }
+        let ident = UnsafeRawBufferPointer(start: base, count: 16)
+        // "\x7fELF", 64-bit, little-endian.
+        guard ident[0] == 0x7f, ident[1] == 0x45, ident[2] == 0x4c, ident[3] == 0x46, ident[4] == 2, ident[5] == 1
+        else { return false }
+        let sectionTable = Int(u64(0x28)), entrySize = Int(u16(0x3A)), count = Int(u16(0x3C))
+        guard entrySize >= 64, sectionTable > 0, sectionTable + count * entrySize <= size else { return false }
+        struct Section { var type: UInt32; var offset: Int; var size: Int; var link: Int; var entrySize: Int }
+        let sections = (0..<count).map { index -> Section in
+            let at = sectionTable + index * entrySize
+            return Section(type: u32(at + 4), offset: Int(u64(at + 24)), size: Int(u64(at + 32)),
+                           link: Int(u32(at + 40)), entrySize: Int(u64(at + 56)))
+        }
+        func fits(_ s: Section) -> Bool { s.offset >= 0 && s.size >= 0 && s.offset + s.size <= size }
+        for note in sections where note.type == 7 && fits(note) { readBuildID(note.offset, note.offset + note.size) }
+        let symtab = sections.first { $0.type == 2 && fits($0) }  // SHT_SYMTAB
+        let dynsym = sections.first { $0.type == 11 && fits($0) }  // SHT_DYNSYM
+        hasFullSymbolTable = symtab != nil
+        guard let table = symtab ?? dynsym, table.link < sections.count, fits(sections[table.link]) else { return true }
+        let strings = sections[table.link]
+        let symbolSize = table.entrySize >= 24 ? table.entrySize : 24
+        var entries: [(UInt64, UInt64, Int)] = []
+        for at in stride(from: table.offset, to: table.offset + table.size - 23, by: symbolSize) {
+            let kind = base.load(fromByteOffset: at + 4, as: UInt8.self) & 0xf
+            guard kind == 2 || kind == 10 else { continue }  // STT_FUNC, STT_GNU_IFUNC
+            let value = u64(at + 8)
+            let name = Int(u32(at))
+            guard value != 0, name < strings.size else { continue }
+            entries.append((value, u64(at + 16), strings.offset + name))
+        }
+        entries.sort { $0.0 != $1.0 ? $0.0 < $1.0 : $0.1 > $1.1 }
+        starts = entries.map(\.0)
+        sizes = entries.map(\.1)
+        nameOffsets = entries.map(\.2)
+        return true
+    }
+
+    private func readBuildID(_ start: Int, _ end: Int) {
+        var at = start
+        while at + 12 <= end {
+            let nameSize = Int(u32(at)), descSize = Int(u32(at + 4)), type = u32(at + 8)
+            let desc = at + 12 + ((nameSize + 3) & ~3)
+            let next = desc + ((descSize + 3) & ~3)
+            guard next <= end, desc + descSize <= end else { return }
+            if type == 3 && nameSize == 4 && u32(at + 12) == 0x0055_4e47 {  // NT_GNU_BUILD_ID, "GNU\0"
+                buildID = Array(UnsafeRawBufferPointer(start: base! + desc, count: descSize))
+                return
+            }
+            at = next
+        }
+    }
+
+    /// The symbol containing virtual address `address`, with the offset into it; nil when none does.
+    func symbol(containing address: UInt64) -> (name: String, offset: UInt64)? {
+        var low = 0, high = starts.count
+        while low < high {
+            let mid = (low + high) / 2
+            if starts[mid] <= address { low = mid + 1 } else { high = mid }
+        }
+        guard low > 0 else { return nil }
+        let index = low - 1
+        let offset = address - starts[index]
+        // A symbol without a size (`_init` before the PLT, say) names only its first byte: taking it to cover
+        // what follows would name PLT stubs and padding after it.
+        guard offset < max(sizes[index], 1) else { return nil }
+        let cString = base!.advanced(by: nameOffsets[index]).assumingMemoryBound(to: CChar.self)
+        let limit = size - nameOffsets[index]
+        let length = strnlen(cString, limit)
+        let bytes = UnsafeRawBufferPointer(start: cString, count: length)
+        return (String(decoding: bytes, as: UTF8.self), offset)
+    }
+}

@@ -1,0 +1,95 @@
+import StallFormat
+
+/// Options of the offline symbolizer. Every field documents its default.
+public struct SymbolizerOptions: Sendable {
+    /// Demangle Swift names. Default: true.
+    public var demangle = true
+    /// Also look for separate debug files under this directory, by build-id (`.build-id/xx/rest.debug`), when
+    /// an image has no full symbol table. Default: `/usr/lib/debug`.
+    public var debugDirectory = "/usr/lib/debug"
+    /// Append `+0xOFFSET` to each resolved name. Default: false (flame graphs merge by function).
+    public var showOffsets = false
+
+    /// Creates the default options.
+    public init() {}
+}
+
+/// Resolves instruction addresses to function names offline, from a capture's image map and the ELF files it
+/// names. It never uses `dladdr` on the capturing process: release builds do not export internal Swift
+/// functions, but their `.symtab` has them. Results are cached per address.
+public final class Symbolizer {
+    /// Options in use.
+    public let options: SymbolizerOptions
+    private let images: [ImageRecord]
+    private var files: [String: ELFSymbols?] = [:]
+    private var cache: [UInt64: String] = [:]
+    /// Problems found (a missing file, a build-id that no longer matches), once per image.
+    public private(set) var warnings: [String] = []
+
+    /// Creates a symbolizer for one capture's images.
+    public init(images: [ImageRecord], options: SymbolizerOptions = SymbolizerOptions()) {
+        self.images = images.sorted { $0.start < $1.start }
+        self.options = options
+    }
+
+    /// The image whose loaded range contains `address`.
+    public func image(containing address: UInt64) -> ImageRecord? {
+        var low = 0, high = images.count
+        while low < high {
+            let mid = (low + high) / 2
+            if images[mid].start <= address { low = mid + 1 } else { high = mid }
+        }
+        guard low > 0, address < images[low - 1].end else { return nil }
+        return images[low - 1]
+    }
+
+    /// The name of the function at `address`. For a return address (every frame but the leaf) the call
+    /// instruction before it is looked up. Unresolvable addresses give `[image name]` or `[unknown]`.
+    public func name(for address: UInt64, isReturnAddress: Bool) -> String {
+        let key = isReturnAddress && address > 0 ? address - 1 : address
+        if let known = cache[key] { return known }
+        let result = resolve(key)
+        cache[key] = result
+        return result
+    }
+
+    /// Names for a stack captured leaf first, returned root first (the folded order).
+    public func rootFirstNames(leafFirst frames: [UInt64]) -> [String] {
+        var names: [String] = []
+        names.reserveCapacity(frames.count)
+        for index in stride(from: frames.count - 1, through: 0, by: -1) {
+            names.append(name(for: frames[index], isReturnAddress: index > 0))
+        }
+        return names
+    }
+
+    private func resolve(_ address: UInt64) -> String {
+        guard let image = image(containing: address) else { return "[unknown]" }
+        // The vDSO is not a file; perf names its frames the same way.
+        if image.path.hasPrefix("linux-vdso") || image.path == "[vdso]" { return "[vdso]" }
+        let basename = image.path.split(separator: "/").last.map(String.init) ?? image.path
+        guard let elf = symbols(for: image),
+            let (symbol, offset) = elf.symbol(containing: address &- image.loadBias)
+        else { return "[\(basename)]" }
+        var name = options.demangle ? SwiftDemangler.readable(symbol) : symbol
+        if options.showOffsets { name += "+0x" + String(offset, radix: 16) }
+        return name
+    }
+
+    private func symbols(for image: ImageRecord) -> ELFSymbols? {
+        if let loaded = files[image.path] { return loaded }
+        var elf = ELFSymbols(path: image.path)
+        if elf == nil {
+            warnings.append("\(image.path): cannot read the file; its frames stay unresolved")
+        } else if let file = elf, !image.buildID.isEmpty, !file.buildID.isEmpty, file.buildID != image.buildID {
+            warnings.append("\(image.path): build-id differs from the capture's (the file was rebuilt); its frames stay unresolved")
+            elf = nil
+        } else if let file = elf, !file.hasFullSymbolTable, image.buildID.count > 1 {
+            let hex = image.buildIDHex
+            let debugPath = "\(options.debugDirectory)/.build-id/\(hex.prefix(2))/\(hex.dropFirst(2)).debug"
+            if let debug = ELFSymbols(path: debugPath), debug.hasFullSymbolTable { elf = debug }
+        }
+        files[image.path] = elf
+        return elf
+    }
+}

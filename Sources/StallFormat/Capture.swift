@@ -1,0 +1,94 @@
+/// A capture file read into memory: the process, its images and its stalls with their samples.
+public struct Capture: Sendable {
+    /// Where the capture came from (a path, or a name given by the caller).
+    public var source: String
+    /// The process record; nil only for a file cut before its first record.
+    public var process: ProcessRecord?
+    /// Every image the file lists, in file order (an image listed twice appears once).
+    public var images: [ImageRecord]
+    /// Stalls in the order they began.
+    public var stalls: [Stall]
+    /// True when the watchdog stopped and closed the file; false after a crash or kill.
+    public var closedCleanly: Bool
+    /// Problems the reader tolerated (a record cut by a kill at the end of the file).
+    public var warnings: [String]
+
+    /// Creates a capture.
+    public init(
+        source: String, process: ProcessRecord? = nil, images: [ImageRecord] = [], stalls: [Stall] = [],
+        closedCleanly: Bool = false, warnings: [String] = []
+    ) {
+        self.source = source
+        self.process = process
+        self.images = images
+        self.stalls = stalls
+        self.closedCleanly = closedCleanly
+        self.warnings = warnings
+    }
+}
+
+/// One sample of a stall, with its frames filled in (repeated samples carry the previous stack).
+public struct Sample: Sendable, Equatable {
+    /// Monotonic nanoseconds.
+    public var timestampNs: UInt64
+    /// The thread's CPU time at that moment, nanoseconds.
+    public var threadCPUNs: UInt64
+    /// See ``SampleFlags``.
+    public var flags: SampleFlags
+    /// Addresses, leaf first.
+    public var frames: [UInt64]
+
+    /// Creates a sample.
+    public init(timestampNs: UInt64, threadCPUNs: UInt64, flags: SampleFlags, frames: [UInt64]) {
+        self.timestampNs = timestampNs
+        self.threadCPUNs = threadCPUNs
+        self.flags = flags
+        self.frames = frames
+    }
+}
+
+/// One stall: when the main queue stopped answering, what its thread did meanwhile, and how it ended.
+public struct Stall: Sendable {
+    /// The begin record.
+    public var begin: StallBeginRecord
+    /// The end record; nil when the process died or the file ends during the stall.
+    public var end: StallEndRecord?
+    /// The samples, in time order.
+    public var samples: [Sample]
+
+    /// Creates a stall.
+    public init(begin: StallBeginRecord, end: StallEndRecord? = nil, samples: [Sample] = []) {
+        self.begin = begin
+        self.end = end
+        self.samples = samples
+    }
+
+    /// The stall number within its capture.
+    public var id: UInt32 { begin.stallID }
+    /// False when the file ends before the stall did (the process was killed or crashed mid-stall).
+    public var isFinished: Bool { end != nil }
+
+    /// Thread CPU time over wall time while the stall was sampled: from the end record, or for an unfinished
+    /// stall from its first and last samples. Nil when nothing was measured.
+    public var cpuRatio: Double? {
+        if let end, end.measuredNs > 0 { return Double(end.cpuNs) / Double(end.measuredNs) }
+        guard let first = samples.first, let last = samples.last, last.timestampNs > first.timestampNs else {
+            return nil
+        }
+        let cpu = last.threadCPUNs >= first.threadCPUNs ? last.threadCPUNs - first.threadCPUNs : 0
+        return Double(cpu) / Double(last.timestampNs - first.timestampNs)
+    }
+
+    /// Busy or blocked: the watchdog's classification, or for an unfinished stall the same rule applied to its
+    /// samples. Nil when an unfinished stall has fewer than two samples.
+    public var state: StallState? {
+        if let end { return end.state }
+        return cpuRatio.map(StallState.classify(cpuRatio:))
+    }
+
+    /// Duration in nanoseconds: to the end record, or to the last sample of an unfinished stall.
+    public var durationNs: UInt64 {
+        let last = end?.endNs ?? samples.last?.timestampNs ?? begin.detectedNs
+        return last > begin.startNs ? last - begin.startNs : 0
+    }
+}

@@ -1,0 +1,206 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A capture file that cannot be read: not a capture, an unknown version, or corrupt before its end.
+public struct CaptureFormatError: Error, CustomStringConvertible {
+    /// The file concerned.
+    public var source: String
+    /// Byte offset of the problem.
+    public var offset: Int
+    /// What is wrong.
+    public var reason: String
+    /// `source: byte N: reason`.
+    public var description: String { "\(source): byte \(offset): \(reason)" }
+
+    /// Creates an error.
+    public init(source: String, offset: Int, reason: String) {
+        self.source = source
+        self.offset = offset
+        self.reason = reason
+    }
+}
+
+/// Reads capture files. A record cut short at the end of the file (the process was killed while writing) is
+/// dropped with a warning; anything wrong before that point is a ``CaptureFormatError``.
+public enum CaptureReader {
+    /// True when `prefix` starts like a capture file.
+    public static func looksLikeCapture(_ prefix: some Collection<UInt8>) -> Bool {
+        prefix.starts(with: CaptureFormat.magic)
+    }
+
+    /// Reads and parses the file at `path`.
+    public static func read(path: String) throws -> Capture {
+        try parse(readWholeFile(path), source: path)
+    }
+
+    /// Reads a whole file into memory; a missing or unreadable file throws ``CaptureFormatError`` at offset 0.
+    public static func readWholeFile(_ path: String) throws -> [UInt8] {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        if fd < 0 { throw CaptureFormatError(source: path, offset: 0, reason: String(cString: strerror(errno))) }
+        defer { close(fd) }
+        var bytes: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 1 << 16)
+        while true {
+            let n = chunk.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
+            if n < 0 {
+                if errno == EINTR { continue }
+                throw CaptureFormatError(source: path, offset: bytes.count, reason: String(cString: strerror(errno)))
+            }
+            if n == 0 { break }
+            bytes.append(contentsOf: chunk[0..<n])
+        }
+        return bytes
+    }
+
+    /// Decodes every complete record of `bytes`, in file order. Returns the records and a warning when the last
+    /// record is cut short.
+    public static func records(_ bytes: [UInt8], source: String) throws -> (records: [CaptureRecord], warning: String?) {
+        guard bytes.count >= CaptureFormat.headerSize, looksLikeCapture(bytes) else {
+            let reason = bytes.isEmpty ? "empty file, not a stallprof capture" : "not a stallprof capture (no STALLPRF header)"
+            throw CaptureFormatError(source: source, offset: 0, reason: reason)
+        }
+        var cursor = ByteCursor(bytes: bytes, offset: 8, source: source)
+        let version = try cursor.u16()
+        guard version == CaptureFormat.version else {
+            throw CaptureFormatError(source: source, offset: 8, reason: "capture format version \(version) is not supported (this stallprof reads version \(CaptureFormat.version))")
+        }
+        var records: [CaptureRecord] = []
+        var offset = CaptureFormat.headerSize
+        while offset < bytes.count {
+            let remaining = bytes.count - offset
+            let cut = "capture ends inside a record (the process was probably killed); read \(records.count) complete records"
+            guard remaining >= CaptureFormat.recordPrefixSize else { return (records, "\(source): byte \(offset): \(cut)") }
+            var prefix = ByteCursor(bytes: bytes, offset: offset + 1, source: source)
+            let length = Int(try prefix.u32())
+            guard length <= CaptureFormat.maxPayloadSize else {
+                throw CaptureFormatError(source: source, offset: offset, reason: "record length \(length) is implausible (corrupt file)")
+            }
+            let total = CaptureFormat.recordPrefixSize + length + CaptureFormat.recordSuffixSize
+            guard remaining >= total else { return (records, "\(source): byte \(offset): \(cut)") }
+            let stored = UInt32(bytes[offset + total - 4]) | UInt32(bytes[offset + total - 3]) << 8
+                | UInt32(bytes[offset + total - 2]) << 16 | UInt32(bytes[offset + total - 1]) << 24
+            let computed = bytes.withUnsafeBytes {
+                CRC32.checksum(UnsafeRawBufferPointer(rebasing: $0[offset..<(offset + total - 4)]))
+            }
+            guard stored == computed else {
+                throw CaptureFormatError(source: source, offset: offset, reason: "record checksum mismatch (corrupt file)")
+            }
+            let payload = ByteCursor(bytes: bytes, offset: offset + CaptureFormat.recordPrefixSize, source: source,
+                                     limit: offset + CaptureFormat.recordPrefixSize + length)
+            if let record = try decode(type: bytes[offset], payload: payload) { records.append(record) }
+            offset += total
+        }
+        return (records, nil)
+    }
+
+    /// Parses a whole capture into stalls and samples.
+    public static func parse(_ bytes: [UInt8], source: String) throws -> Capture {
+        let (records, warning) = try records(bytes, source: source)
+        var capture = Capture(source: source)
+        if let warning { capture.warnings.append(warning) }
+        var stallIndex: [UInt32: Int] = [:]
+        var seenImages = Set<ImageRecord>()
+        for record in records {
+            switch record {
+            case .process(let p): capture.process = p
+            case .image(let image):
+                if seenImages.insert(image).inserted { capture.images.append(image) }
+            case .stallBegin(let begin):
+                stallIndex[begin.stallID] = capture.stalls.count
+                capture.stalls.append(Stall(begin: begin))
+            case .sample(let s):
+                guard let index = stallIndex[s.stallID] else { continue }
+                var frames = s.frames
+                if s.flags.contains(.repeated) { frames = capture.stalls[index].samples.last?.frames ?? [] }
+                capture.stalls[index].samples.append(
+                    Sample(timestampNs: s.timestampNs, threadCPUNs: s.threadCPUNs, flags: s.flags, frames: frames))
+            case .stallEnd(let end):
+                if let index = stallIndex[end.stallID] { capture.stalls[index].end = end }
+            case .close: capture.closedCleanly = true
+            }
+        }
+        return capture
+    }
+
+    private static func decode(type: UInt8, payload: ByteCursor) throws -> CaptureRecord? {
+        var c = payload
+        guard let kind = CaptureFormat.RecordType(rawValue: type) else { return nil }  // newer record: skip
+        switch kind {
+        case .process:
+            return .process(ProcessRecord(
+                pid: try c.i32(), startMonotonicNs: try c.u64(), startWallNs: try c.u64(), thresholdNs: try c.u64(),
+                sampleIntervalNs: try c.u64(), executable: try c.string()))
+        case .image:
+            let bias = try c.u64(), start = try c.u64(), end = try c.u64(), buildID = try c.byteField()
+            return .image(ImageRecord(path: try c.string(), loadBias: bias, start: start, end: end, buildID: buildID))
+        case .stallBegin:
+            return .stallBegin(StallBeginRecord(
+                stallID: try c.u32(), startNs: try c.u64(), detectedNs: try c.u64(), threadID: try c.i32()))
+        case .sample:
+            let id = try c.u32(), t = try c.u64(), cpu = try c.u64(), flags = SampleFlags(rawValue: try c.u32())
+            let count = Int(try c.u32())
+            guard count <= c.remaining / 8 else { throw c.error("frame count \(count) exceeds the record") }
+            var frames: [UInt64] = []
+            frames.reserveCapacity(count)
+            for _ in 0..<count { frames.append(try c.u64()) }
+            return .sample(SampleRecord(stallID: id, timestampNs: t, threadCPUNs: cpu, flags: flags, frames: frames))
+        case .stallEnd:
+            let id = try c.u32(), end = try c.u64(), cpu = try c.u64(), measured = try c.u64()
+            let stateByte = try c.u8()
+            guard let state = StallState(rawValue: stateByte) else { throw c.error("unknown stall state \(stateByte)") }
+            return .stallEnd(StallEndRecord(
+                stallID: id, endNs: end, cpuNs: cpu, measuredNs: measured, state: state, sampleCount: try c.u32(),
+                missedCount: try c.u32()))
+        case .close:
+            return .close(timestampNs: try c.u64())
+        }
+    }
+}
+
+/// Reads little-endian fields from a byte array, throwing ``CaptureFormatError`` past its limit.
+struct ByteCursor {
+    let bytes: [UInt8]
+    var offset: Int
+    let source: String
+    var limit: Int
+
+    init(bytes: [UInt8], offset: Int, source: String, limit: Int? = nil) {
+        self.bytes = bytes
+        self.offset = offset
+        self.source = source
+        self.limit = limit ?? bytes.count
+    }
+
+    var remaining: Int { limit - offset }
+
+    func error(_ reason: String) -> CaptureFormatError {
+        CaptureFormatError(source: source, offset: offset, reason: reason)
+    }
+
+    mutating func integer<T: FixedWidthInteger>(_: T.Type) throws -> T {
+        let size = MemoryLayout<T>.size
+        guard remaining >= size else { throw error("record too short") }
+        var value: T = 0
+        for k in 0..<size { value |= T(truncatingIfNeeded: bytes[offset + k]) << (8 * k) }
+        offset += size
+        return value
+    }
+
+    mutating func u8() throws -> UInt8 { try integer(UInt8.self) }
+    mutating func u16() throws -> UInt16 { try integer(UInt16.self) }
+    mutating func u32() throws -> UInt32 { try integer(UInt32.self) }
+    mutating func u64() throws -> UInt64 { try integer(UInt64.self) }
+    mutating func i32() throws -> Int32 { try integer(Int32.self) }
+
+    mutating func byteField() throws -> [UInt8] {
+        let count = Int(try u32())
+        guard count <= remaining else { throw error("field length \(count) exceeds the record") }
+        defer { offset += count }
+        return Array(bytes[offset..<(offset + count)])
+    }
+
+    mutating func string() throws -> String {
+        String(decoding: try byteField(), as: UTF8.self)
+    }
+}

@@ -1,0 +1,191 @@
+/// The records a stallprof capture file holds, in the order a watchdog writes them.
+///
+/// A capture is a header followed by framed records (see docs/FORMAT.md for the byte grammar). Every record is
+/// self-contained, so a file cut short by a crash still reads up to its last complete record.
+
+/// Facts about the captured process, written first.
+public struct ProcessRecord: Sendable, Equatable {
+    /// Process id of the captured process.
+    public var pid: Int32
+    /// CLOCK_MONOTONIC (nanoseconds) when the watchdog started; all other times in the file use this clock.
+    public var startMonotonicNs: UInt64
+    /// Wall-clock time (nanoseconds since the Unix epoch) at the same moment, to place the capture in time.
+    public var startWallNs: UInt64
+    /// Stall threshold the watchdog used, in nanoseconds.
+    public var thresholdNs: UInt64
+    /// Sampling interval during a stall, in nanoseconds.
+    public var sampleIntervalNs: UInt64
+    /// Path of the executable.
+    public var executable: String
+
+    /// Creates a process record.
+    public init(
+        pid: Int32, startMonotonicNs: UInt64, startWallNs: UInt64, thresholdNs: UInt64, sampleIntervalNs: UInt64,
+        executable: String
+    ) {
+        self.pid = pid
+        self.startMonotonicNs = startMonotonicNs
+        self.startWallNs = startWallNs
+        self.thresholdNs = thresholdNs
+        self.sampleIntervalNs = sampleIntervalNs
+        self.executable = executable
+    }
+}
+
+/// One loaded image (executable or shared library), so that addresses can be resolved later from the file alone.
+public struct ImageRecord: Sendable, Equatable, Hashable {
+    /// Path of the ELF file.
+    public var path: String
+    /// Runtime address minus ELF virtual address.
+    public var loadBias: UInt64
+    /// Lowest runtime address of the image's loaded segments.
+    public var start: UInt64
+    /// End (exclusive) of the image's loaded segments.
+    public var end: UInt64
+    /// GNU build-id bytes; empty when the image has none.
+    public var buildID: [UInt8]
+
+    /// Creates an image record.
+    public init(path: String, loadBias: UInt64, start: UInt64, end: UInt64, buildID: [UInt8]) {
+        self.path = path
+        self.loadBias = loadBias
+        self.start = start
+        self.end = end
+        self.buildID = buildID
+    }
+
+    /// The build-id as lowercase hex, as `file` and `readelf -n` print it.
+    public var buildIDHex: String {
+        buildID.map { byte in
+            let digits = Array("0123456789abcdef")
+            return String([digits[Int(byte >> 4)], digits[Int(byte & 15)]])
+        }.joined()
+    }
+}
+
+/// A stall began: the main queue did not answer a ping within the threshold.
+public struct StallBeginRecord: Sendable, Equatable {
+    /// Number of the stall within the capture, from 1.
+    public var stallID: UInt32
+    /// When the unanswered ping was sent (the stall's start), monotonic nanoseconds.
+    public var startNs: UInt64
+    /// When the watchdog noticed the stall (start plus the threshold, or a little later).
+    public var detectedNs: UInt64
+    /// Kernel thread id of the thread that services the main queue, the one being sampled.
+    public var threadID: Int32
+
+    /// Creates a stall-begin record.
+    public init(stallID: UInt32, startNs: UInt64, detectedNs: UInt64, threadID: Int32) {
+        self.stallID = stallID
+        self.startNs = startNs
+        self.detectedNs = detectedNs
+        self.threadID = threadID
+    }
+}
+
+/// Properties of one sample.
+public struct SampleFlags: OptionSet, Sendable, Hashable {
+    /// The raw bits.
+    public var rawValue: UInt32
+    /// Creates flags from raw bits.
+    public init(rawValue: UInt32) { self.rawValue = rawValue }
+
+    /// The thread made no CPU progress since the previous sample, so it was not signalled: the previous stack of
+    /// the same stall is reused. The record carries no frames.
+    public static let repeated = SampleFlags(rawValue: 1 << 0)
+    /// libunwind's fast path missed the interrupted frame and the step-by-step unwinder was used.
+    public static let stepUnwind = SampleFlags(rawValue: 1 << 1)
+    /// The stack was deeper than the capture buffer; outermost frames are missing.
+    public static let truncated = SampleFlags(rawValue: 1 << 2)
+}
+
+/// One stack sample of the stalled thread.
+public struct SampleRecord: Sendable, Equatable {
+    /// The stall this sample belongs to.
+    public var stallID: UInt32
+    /// When the sample was taken, monotonic nanoseconds.
+    public var timestampNs: UInt64
+    /// CPU time the thread had consumed at that moment, nanoseconds.
+    public var threadCPUNs: UInt64
+    /// See ``SampleFlags``.
+    public var flags: SampleFlags
+    /// Instruction addresses, leaf first: the interrupted instruction, then return addresses. Empty when
+    /// `flags` contains `.repeated`.
+    public var frames: [UInt64]
+
+    /// Creates a sample record.
+    public init(stallID: UInt32, timestampNs: UInt64, threadCPUNs: UInt64, flags: SampleFlags, frames: [UInt64]) {
+        self.stallID = stallID
+        self.timestampNs = timestampNs
+        self.threadCPUNs = threadCPUNs
+        self.flags = flags
+        self.frames = frames
+    }
+}
+
+/// What the stalled thread was doing.
+public enum StallState: UInt8, Sendable, CaseIterable, CustomStringConvertible {
+    /// It burned CPU (a loop, heavy work).
+    case busy = 1
+    /// It waited (a lock, I/O, sleep) with little CPU.
+    case blocked = 2
+
+    /// The CPU ratio (thread CPU time over wall time) at or above which a stall counts as busy.
+    public static let busyCPURatio = 0.5
+
+    /// Classifies a stall from its CPU ratio.
+    public static func classify(cpuRatio: Double) -> StallState {
+        cpuRatio >= busyCPURatio ? .busy : .blocked
+    }
+
+    /// `busy` or `blocked`.
+    public var description: String { self == .busy ? "busy" : "blocked" }
+}
+
+/// A stall ended: the main queue answered again.
+public struct StallEndRecord: Sendable, Equatable {
+    /// The stall that ended.
+    public var stallID: UInt32
+    /// When the main queue answered, monotonic nanoseconds.
+    public var endNs: UInt64
+    /// Thread CPU time consumed between the first and the last CPU reading of the stall, nanoseconds.
+    public var cpuNs: UInt64
+    /// Wall time between those two readings, nanoseconds (the denominator of the CPU ratio).
+    public var measuredNs: UInt64
+    /// The classification.
+    public var state: StallState
+    /// Samples written for this stall (repeated ones included).
+    public var sampleCount: UInt32
+    /// Samples that could not be taken (the thread did not answer the signal in time).
+    public var missedCount: UInt32
+
+    /// Creates a stall-end record.
+    public init(
+        stallID: UInt32, endNs: UInt64, cpuNs: UInt64, measuredNs: UInt64, state: StallState, sampleCount: UInt32,
+        missedCount: UInt32
+    ) {
+        self.stallID = stallID
+        self.endNs = endNs
+        self.cpuNs = cpuNs
+        self.measuredNs = measuredNs
+        self.state = state
+        self.sampleCount = sampleCount
+        self.missedCount = missedCount
+    }
+}
+
+/// One record of a capture file.
+public enum CaptureRecord: Sendable, Equatable {
+    /// The process record, written first.
+    case process(ProcessRecord)
+    /// A loaded image.
+    case image(ImageRecord)
+    /// A stall began.
+    case stallBegin(StallBeginRecord)
+    /// A stack sample.
+    case sample(SampleRecord)
+    /// A stall ended.
+    case stallEnd(StallEndRecord)
+    /// The watchdog stopped and closed the file cleanly, at this monotonic time.
+    case close(timestampNs: UInt64)
+}

@@ -1,0 +1,107 @@
+import Dispatch
+#if canImport(Glibc)
+import Glibc
+#endif
+
+extension StallWatchdog {
+    /// How the watchdog detects and samples stalls. Every field documents its default.
+    public struct Configuration: Sendable {
+        /// The main thread unresponsive this long is a stall. Default: 250 ms (Apple's hang threshold).
+        public var threshold: Duration
+        /// Time between stack samples during a stall. Default: 10 ms.
+        public var sampleInterval: Duration
+        /// Where the capture file goes. It is created or truncated by ``StallWatchdog/start(_:)``.
+        public var outputPath: String
+        /// The signal used to interrupt the stalled thread. Default: `SIGPROF`, which debuggers pass through
+        /// silently. If the app already has a handler on it, start fails rather than replacing it.
+        public var signal: Int32 = SIGPROF
+        /// Most frames kept per sample, from 16 to 256. Default: 256.
+        public var maxFrames: Int = 256
+        /// How long to wait for the stalled thread to answer a sample request before counting it missed.
+        /// Default: nil, meaning twice the sample interval, between 5 ms and 200 ms.
+        public var sampleTimeout: Duration? = nil
+        /// While the stalled thread makes no CPU progress it is not signalled again (its last stack is reused);
+        /// it is re-sampled for real at least this often. Default: 1 s.
+        public var blockedResampleInterval: Duration = .seconds(1)
+
+        /// The queue whose responsiveness is watched. The main queue in apps; tests substitute their own.
+        var watchedQueue: DispatchQueue = .main
+
+        /// Creates a configuration.
+        /// - Parameters:
+        ///   - threshold: main thread unresponsive this long = a stall (default 250 ms).
+        ///   - sampleInterval: stack sampling period during a stall (default 10 ms).
+        ///   - outputPath: where the capture goes.
+        public init(
+            threshold: Duration = .milliseconds(250), sampleInterval: Duration = .milliseconds(10),
+            outputPath: String
+        ) {
+            self.threshold = threshold
+            self.sampleInterval = sampleInterval
+            self.outputPath = outputPath
+        }
+
+        /// Checks the values, throwing ``StallWatchdogError/invalidConfiguration(_:)`` for the first bad one.
+        func validate() throws {
+            guard threshold >= .milliseconds(10), threshold <= .seconds(3600) else {
+                throw StallWatchdogError.invalidConfiguration("threshold must be between 10 ms and 1 hour, not \(threshold)")
+            }
+            guard sampleInterval >= .microseconds(500), sampleInterval <= threshold else {
+                throw StallWatchdogError.invalidConfiguration(
+                    "sampleInterval must be between 0.5 ms and the threshold (\(threshold)), not \(sampleInterval)")
+            }
+            guard !outputPath.isEmpty else { throw StallWatchdogError.invalidConfiguration("outputPath is empty") }
+            guard (16...256).contains(maxFrames) else {
+                throw StallWatchdogError.invalidConfiguration("maxFrames must be between 16 and 256, not \(maxFrames)")
+            }
+            guard signal > 0, signal < 65, signal != SIGKILL, signal != SIGSTOP else {
+                throw StallWatchdogError.invalidConfiguration("signal \(signal) cannot be used")
+            }
+            if let sampleTimeout, sampleTimeout <= .zero {
+                throw StallWatchdogError.invalidConfiguration("sampleTimeout must be positive")
+            }
+        }
+
+        /// The timeout actually used for one sample, in nanoseconds.
+        var effectiveSampleTimeoutNs: Int64 {
+            if let sampleTimeout { return sampleTimeout.nanoseconds }
+            return min(max(sampleInterval.nanoseconds * 2, 5_000_000), 200_000_000)
+        }
+    }
+}
+
+extension Duration {
+    /// The duration in whole nanoseconds (saturating).
+    var nanoseconds: Int64 {
+        let (seconds, attoseconds) = components
+        let (scaled, overflow) = seconds.multipliedReportingOverflow(by: 1_000_000_000)
+        if overflow { return seconds < 0 ? .min : .max }
+        return scaled.addingReportingOverflow(attoseconds / 1_000_000_000).partialValue
+    }
+}
+
+/// Why the watchdog could not start.
+public enum StallWatchdogError: Error, CustomStringConvertible, Equatable {
+    /// A configuration value (or environment variable) is out of range or malformed.
+    case invalidConfiguration(String)
+    /// Another watchdog is running in this process; stop it first.
+    case alreadyRunning
+    /// The app already handles this signal; choose another with ``StallWatchdog/Configuration/signal``.
+    case signalInUse(Int32)
+    /// The capture file could not be created.
+    case cannotWrite(String)
+    /// A system call failed (the reason says which).
+    case system(String)
+
+    /// A sentence for logs.
+    public var description: String {
+        switch self {
+        case .invalidConfiguration(let message): return "invalid stall watchdog configuration: \(message)"
+        case .alreadyRunning: return "a stall watchdog is already running in this process"
+        case .signalInUse(let signal):
+            return "signal \(signal) already has a handler in this app; set Configuration.signal to a free signal"
+        case .cannotWrite(let message): return "cannot write the stall capture: \(message)"
+        case .system(let message): return "stall watchdog: \(message)"
+        }
+    }
+}

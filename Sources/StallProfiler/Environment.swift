@@ -1,0 +1,38 @@
+import Foundation
+
+extension StallWatchdog {
+    /// Environment variable naming the capture path; when unset, ``startFromEnvironment(_:)`` starts nothing.
+    public static let outputVariable = "STALLPROF_OUTPUT"
+    /// Environment variable with the stall threshold in milliseconds (default 250).
+    public static let thresholdVariable = "STALLPROF_THRESHOLD_MS"
+    /// Environment variable with the sampling interval in milliseconds (default 10; fractions allowed).
+    public static let intervalVariable = "STALLPROF_INTERVAL_MS"
+
+    /// The configuration the environment describes: nil when `STALLPROF_OUTPUT` is unset or empty.
+    /// Throws ``StallWatchdogError/invalidConfiguration(_:)`` naming the variable when a value is malformed.
+    public static func configuration(fromEnvironment environment: [String: String]) throws -> Configuration? {
+        guard let path = environment[outputVariable], !path.isEmpty else { return nil }
+        var configuration = Configuration(outputPath: path)
+        func milliseconds(_ name: String) throws -> Duration? {
+            guard let raw = environment[name] else { return nil }
+            let trimmed = raw.trimmingCharacters(in: .whitespaces)
+            guard let value = Double(trimmed), value.isFinite, value > 0 else {
+                throw StallWatchdogError.invalidConfiguration("\(name)=\(raw) is not a positive number of milliseconds")
+            }
+            return .nanoseconds(Int64(value * 1_000_000))
+        }
+        if let threshold = try milliseconds(thresholdVariable) { configuration.threshold = threshold }
+        if let interval = try milliseconds(intervalVariable) { configuration.sampleInterval = interval }
+        try configuration.validate()
+        return configuration
+    }
+
+    /// Starts a watchdog configured by `STALLPROF_OUTPUT`, `STALLPROF_THRESHOLD_MS` and `STALLPROF_INTERVAL_MS`;
+    /// returns nil (and starts nothing) when `STALLPROF_OUTPUT` is unset.
+    public static func startFromEnvironment(
+        _ environment: [String: String] = ProcessInfo.processInfo.environment
+    ) throws -> StallWatchdog? {
+        guard let configuration = try configuration(fromEnvironment: environment) else { return nil }
+        return try start(configuration)
+    }
+}

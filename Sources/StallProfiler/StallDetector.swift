@@ -1,0 +1,127 @@
+/// The watchdog's timing logic as a pure state machine: fed with times and ping answers, it says when to ping,
+/// when a stall begins, when to sample and when the stall ends. No clocks, threads or I/O, so tests drive it
+/// with made-up times.
+struct StallDetector {
+    /// What the watchdog loop must do next.
+    enum Action: Equatable {
+        /// Send ping `id` to the main queue.
+        case sendPing(id: UInt64)
+        /// A stall began at `startNs` (when its unanswered ping was sent) on thread `threadID`.
+        case beginStall(stallID: UInt32, startNs: UInt64, threadID: Int32)
+        /// Take a sample of the stalled thread.
+        case sample(stallID: UInt32)
+        /// The stall ended when the main queue answered, at `endNs`.
+        case endStall(stallID: UInt32, endNs: UInt64)
+        /// The first ping has gone unanswered past the threshold: nothing services the main queue (yet), so there
+        /// is no thread to sample. Reported once; not a stall.
+        case noRunLoop
+    }
+
+    /// An answered ping.
+    struct Answer: Equatable {
+        var pingID: UInt64
+        var atNs: UInt64
+        var threadID: Int32
+    }
+
+    private enum Phase: Equatable {
+        case idle
+        case waiting(pingID: UInt64, sentNs: UInt64)
+        case stalled(pingID: UInt64, stallID: UInt32)
+    }
+
+    /// Main queue unresponsive this long makes a stall.
+    let thresholdNs: UInt64
+    /// Time between pings while the main queue answers.
+    let pingPeriodNs: UInt64
+    /// Time between samples during a stall.
+    let sampleIntervalNs: UInt64
+
+    private var phase = Phase.idle
+    private var nextPingID: UInt64 = 1
+    private var nextStallID: UInt32 = 1
+    private var lastPingNs: UInt64? = nil
+    private var nextSampleNs: UInt64 = 0
+    private var lastStepNs: UInt64? = nil
+    private var reportedNoRunLoop = false
+    /// The thread that serviced the latest answered ping: the one to sample. Nil until the first answer.
+    private(set) var mainQueueThread: Int32? = nil
+
+    /// Creates a detector. The ping period is a quarter of the threshold (at least 1 ms).
+    init(thresholdNs: UInt64, sampleIntervalNs: UInt64) {
+        self.thresholdNs = thresholdNs
+        self.pingPeriodNs = max(thresholdNs / 4, 1_000_000)
+        self.sampleIntervalNs = sampleIntervalNs
+    }
+
+    /// True while a stall is in progress.
+    var isStalled: Bool {
+        if case .stalled = phase { return true }
+        return false
+    }
+
+    /// Advances to `nowNs`, taking `answer` (the latest answered ping, if any) into account.
+    mutating func step(nowNs: UInt64, answer: Answer?) -> [Action] {
+        var actions: [Action] = []
+        defer { lastStepNs = nowNs }
+        if let answer {
+            mainQueueThread = answer.threadID
+            switch phase {
+            case .waiting(let id, _) where id == answer.pingID:
+                phase = .idle
+            case .stalled(let id, let stallID) where id == answer.pingID:
+                actions.append(.endStall(stallID: stallID, endNs: answer.atNs))
+                phase = .idle
+            default:
+                break
+            }
+        }
+        // If the watchdog itself did not run for a long time (the process was stopped, the machine slept, a
+        // debugger paused it), the outstanding ping's age says nothing about the main thread: ping again.
+        if case .waiting = phase, let last = lastStepNs, nowNs - last > thresholdNs {
+            phase = .idle
+            lastPingNs = nil
+        }
+        switch phase {
+        case .idle:
+            if lastPingNs.map({ nowNs >= $0 + pingPeriodNs }) ?? true {
+                actions.append(.sendPing(id: nextPingID))
+                phase = .waiting(pingID: nextPingID, sentNs: nowNs)
+                lastPingNs = nowNs
+                nextPingID += 1
+            }
+        case .waiting(let id, let sentNs):
+            guard nowNs >= sentNs + thresholdNs else { break }
+            guard let thread = mainQueueThread else {
+                if !reportedNoRunLoop {
+                    reportedNoRunLoop = true
+                    actions.append(.noRunLoop)
+                }
+                break
+            }
+            let stallID = nextStallID
+            nextStallID += 1
+            phase = .stalled(pingID: id, stallID: stallID)
+            actions.append(.beginStall(stallID: stallID, startNs: sentNs, threadID: thread))
+            actions.append(.sample(stallID: stallID))
+            nextSampleNs = nowNs + sampleIntervalNs
+        case .stalled(_, let stallID):
+            if nowNs >= nextSampleNs {
+                actions.append(.sample(stallID: stallID))
+                nextSampleNs = max(nextSampleNs + sampleIntervalNs, nowNs + sampleIntervalNs / 2)
+            }
+        }
+        return actions
+    }
+
+    /// When the next step is due, given the current time.
+    func nextWakeNs(nowNs: UInt64) -> UInt64 {
+        switch phase {
+        case .idle: return max(nowNs, (lastPingNs ?? nowNs) + pingPeriodNs)
+        case .waiting(_, let sentNs):
+            // Look for the answer often enough to end stalls promptly, and wake at the threshold.
+            return min(max(nowNs, sentNs + thresholdNs), nowNs + pingPeriodNs)
+        case .stalled: return min(max(nowNs, nextSampleNs), nowNs + sampleIntervalNs)
+        }
+    }
+}

@@ -1,0 +1,130 @@
+import CStallCapture
+import Dispatch
+import StallFormat
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Watches the main thread and samples its stack for as long as it stalls.
+///
+/// A watchdog thread of its own (no Dispatch worker, no Swift concurrency executor) pings the main queue a few
+/// times per threshold. When a ping stays unanswered for the threshold, a stall begins: the thread that
+/// answered the previous pings (the one servicing the main queue, which is not always the process's first thread)
+/// is sampled with a signal and libunwind every `sampleInterval` until the main queue answers again. Every sample
+/// is appended to the capture file as it is taken, so a crash or kill loses nothing already flushed.
+///
+/// ```swift
+/// let watchdog = try StallWatchdog.start(StallWatchdog.Configuration(outputPath: "app.stalls"))
+/// // ... the app runs its main loop ...
+/// watchdog.stop()
+/// ```
+///
+/// One watchdog runs per process at a time.
+public final class StallWatchdog: Sendable {
+    /// Counters of what the watchdog has done so far.
+    public struct Statistics: Sendable, Equatable {
+        /// Stalls that began.
+        public var stalls: Int
+        /// Samples written (including samples that reused the previous stack of a thread that made no progress).
+        public var samples: Int
+        /// Samples that could not be taken in time.
+        public var missedSamples: Int
+        /// True once the first ping was answered: something services the main queue.
+        public var mainQueueAnswered: Bool
+    }
+
+    /// The configuration in use.
+    public let configuration: Configuration
+    private let shared: WatchdogShared
+    private let thread: Mutex<pthread_t?>
+
+    private static let running = Atomic<Bool>(false)
+
+    private init(configuration: Configuration, shared: WatchdogShared, thread: pthread_t) {
+        self.configuration = configuration
+        self.shared = shared
+        self.thread = Mutex(thread)
+    }
+
+    /// Starts watching. Creates the capture file, installs the signal handler (refusing to replace one the app
+    /// installed) and starts the watchdog thread.
+    public static func start(_ configuration: Configuration) throws -> StallWatchdog {
+        try configuration.validate()
+        guard running.compareExchange(expected: false, desired: true, ordering: .acquiringAndReleasing).exchanged else {
+            throw StallWatchdogError.alreadyRunning
+        }
+        do {
+            switch stallcap_install(configuration.signal) {
+            case 0: break
+            case EBUSY: throw StallWatchdogError.signalInUse(configuration.signal)
+            case EALREADY: throw StallWatchdogError.invalidConfiguration(
+                "the capture handler is already installed on another signal in this process")
+            case let code: throw StallWatchdogError.system("cannot install the signal handler: \(String(cString: strerror(code)))")
+            }
+            let writer: CaptureWriter
+            do { writer = try CaptureWriter(path: configuration.outputPath) } catch {
+                throw StallWatchdogError.cannotWrite("\(error)")
+            }
+            let shared = WatchdogShared()
+            let loop = WatchdogLoop(configuration: configuration, writer: writer, shared: shared)
+            let thread = try loop.startThread()
+            return StallWatchdog(configuration: configuration, shared: shared, thread: thread)
+        } catch {
+            running.store(false, ordering: .releasing)
+            throw error
+        }
+    }
+
+    /// What the watchdog has done so far.
+    public var statistics: Statistics {
+        Statistics(
+            stalls: shared.stalls.load(ordering: .relaxed), samples: shared.samples.load(ordering: .relaxed),
+            missedSamples: shared.missed.load(ordering: .relaxed),
+            mainQueueAnswered: shared.answeredPing.load(ordering: .acquiring) != 0)
+    }
+
+    /// Stops sampling, flushes and closes the capture file, and waits for the watchdog thread to end. It never
+    /// waits on the main thread, so it is safe to call from it. Calling it again does nothing.
+    public func stop() {
+        guard let handle = thread.withLock({ handle -> pthread_t? in
+            defer { handle = nil }
+            return handle
+        }) else { return }
+        shared.requestStop()
+        pthread_join(handle, nil)
+        Self.running.store(false, ordering: .releasing)
+    }
+
+    deinit { stop() }
+}
+
+/// State shared between the watchdog thread, the ping blocks on the main queue and the public object.
+final class WatchdogShared: Sendable {
+    /// The id of the latest ping the main queue answered (0 before any).
+    let answeredPing = Atomic<UInt64>(0)
+    /// When it was answered, monotonic nanoseconds.
+    let answeredAt = Atomic<UInt64>(0)
+    /// Which thread answered it.
+    let answeredThread = Atomic<Int32>(0)
+    /// Set once by ``requestStop()``.
+    let stopRequested = Atomic<Bool>(false)
+    let stalls = Atomic<Int>(0)
+    let samples = Atomic<Int>(0)
+    let missed = Atomic<Int>(0)
+    /// Wakes the watchdog thread early when stopping.
+    let wakeup = DispatchSemaphore(value: 0)
+
+    /// Records an answer; runs on the main queue. Only atomics: it never blocks the main thread.
+    func answer(ping id: UInt64) {
+        answeredThread.store(stallcap_gettid(), ordering: .relaxed)
+        answeredAt.store(stallcap_monotonic_ns(), ordering: .relaxed)
+        answeredPing.store(id, ordering: .releasing)
+    }
+
+    /// Asks the watchdog thread to finish.
+    func requestStop() {
+        stopRequested.store(true, ordering: .releasing)
+        wakeup.signal()
+    }
+}

@@ -1,0 +1,78 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import StallProfiler
+
+/// Command-line options shared by the sample apps.
+public struct DemoOptions: Sendable {
+    /// What kind of stall to cause. `--stall busy|blocked`, default busy.
+    public var stall = StallKind.busy
+    /// How long the stall lasts. `--stall-ms N`, default 1000.
+    public var stallMilliseconds = 1000
+    /// Time from start to the stall, so that the watchdog has seen the main queue answer. `--delay-ms N`,
+    /// default 300.
+    public var delayMilliseconds = 300
+    /// Capture path; overrides `STALLPROF_OUTPUT`. `--output PATH`.
+    public var output: String? = nil
+    /// How the main queue is serviced (stall-demo only). `--loop runloop|dispatch`, default runloop.
+    public var loop = "runloop"
+
+    /// Parses `arguments` (without the program name); prints usage and exits 64 on a mistake.
+    public static func parse(_ arguments: [String], program: String) -> DemoOptions {
+        var options = DemoOptions()
+        var iterator = arguments.makeIterator()
+        func fail(_ message: String) -> Never {
+            let usage = "usage: \(program) [--stall busy|blocked] [--stall-ms N] [--delay-ms N] [--output PATH]"
+                + (program == "stall-demo" ? " [--loop runloop|dispatch]" : "")
+            printError("\(program): \(message)\n\(usage)")
+            exit(64)
+        }
+        while let argument = iterator.next() {
+            guard let value = iterator.next() else { fail("\(argument) needs a value") }
+            switch argument {
+            case "--stall":
+                guard let kind = StallKind(rawValue: value) else { fail("unknown stall kind \(value)") }
+                options.stall = kind
+            case "--stall-ms":
+                guard let ms = Int(value), ms > 0 else { fail("bad --stall-ms \(value)") }
+                options.stallMilliseconds = ms
+            case "--delay-ms":
+                guard let ms = Int(value), ms >= 0 else { fail("bad --delay-ms \(value)") }
+                options.delayMilliseconds = ms
+            case "--output": options.output = value
+            case "--loop" where program == "stall-demo":
+                guard value == "runloop" || value == "dispatch" else { fail("unknown loop \(value)") }
+                options.loop = value
+            default: fail("unknown option \(argument)")
+            }
+        }
+        return options
+    }
+
+    /// Starts the watchdog from `--output` or the environment; exits 1 with the reason when that fails.
+    public func startWatchdog() -> StallWatchdog? {
+        do {
+            if let output {
+                return try StallWatchdog.start(StallWatchdog.Configuration(outputPath: output))
+            }
+            return try StallWatchdog.startFromEnvironment()
+        } catch {
+            printError("error: \(error)")
+            exit(1)
+        }
+    }
+
+    /// Causes the configured stall on the calling thread.
+    public func stallNow() {
+        switch stall {
+        case .busy: _ = BusyWork.spin(milliseconds: stallMilliseconds)
+        case .blocked: BlockedWork.waitForWorkerLock(milliseconds: stallMilliseconds)
+        }
+    }
+}
+
+/// Writes a line to standard error.
+func printError(_ line: String) {
+    let text = line + "\n"
+    _ = text.withCString { write(2, $0, strlen($0)) }
+}
