@@ -43,10 +43,8 @@ let package = Package(
         .testTarget(name: "StallFormatTests", dependencies: ["StallFormat"]),
         .testTarget(
             name: "StallProfilerTests",
-            dependencies: ["StallProfiler", "StallFormat", "StallAnalysis", "CStallCapture"]
+            dependencies: ["StallProfiler", "StallFormat", "StallAnalysis", "CStallCapture", "StallSamples"]
         ),
-        .testTarget(
-            name: "StallAnalysisTests", dependencies: ["StallAnalysis", "StallFormat"],
-            resources: [.copy("Fixtures")]),
+        .testTarget(name: "StallAnalysisTests", dependencies: ["StallAnalysis", "StallFormat"]),
     ]
 )

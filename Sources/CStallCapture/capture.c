@@ -110,7 +110,6 @@ int stallcap_install(int signo) {
     static _Atomic int semaphore_ready = 0;
     int current = atomic_load(&g_signo);
     if (current == signo) return 0;
-    if (current != 0) return EALREADY;
     if (signo <= 0 || signo >= NSIG || signo == SIGKILL || signo == SIGSTOP) return EINVAL;
 
     struct sigaction old;
@@ -119,6 +118,7 @@ int stallcap_install(int signo) {
                                     : (old.sa_handler != SIG_DFL && old.sa_handler != SIG_IGN)) {
         return EBUSY;
     }
+    if (current != 0) return EALREADY;
     if (!atomic_exchange(&semaphore_ready, 1) && sem_init(&g_done, 0, 0) != 0) {
         atomic_store(&semaphore_ready, 0);
         return errno;

@@ -3,6 +3,9 @@
 #include "stallcapture_support.h"
 
 #include <elf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
 #include <limits.h>
 #include <pthread.h>
 #include <link.h>
@@ -37,6 +40,26 @@ int64_t stallcap_thread_cpu_ns(pid_t tid) {
     struct timespec ts;
     if (clock_gettime(clock, &ts) != 0) return -1;
     return (int64_t)ts.tv_sec * 1000000000ll + (int64_t)ts.tv_nsec;
+}
+
+int stallcap_thread_schedstat(pid_t tid, uint64_t *run_ns, uint64_t *wait_ns) {
+    char path[64];
+    snprintf(path, sizeof path, "/proc/self/task/%d/schedstat", (int)tid);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return -1;
+    char text[128];
+    ssize_t n;
+    do {
+        n = read(fd, text, sizeof text - 1);
+    } while (n < 0 && errno == EINTR);
+    close(fd);
+    if (n <= 0) return -1;
+    text[n] = '\0';
+    unsigned long long run = 0, wait = 0;
+    if (sscanf(text, "%llu %llu", &run, &wait) != 2) return -1;
+    *run_ns = run;
+    *wait_ns = wait;
+    return 0;
 }
 
 struct iterate_context {

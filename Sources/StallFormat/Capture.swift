@@ -33,15 +33,18 @@ public struct Sample: Sendable, Equatable {
     public var timestampNs: UInt64
     /// The thread's CPU time at that moment, nanoseconds.
     public var threadCPUNs: UInt64
+    /// The thread's cumulative run-queue wait at that moment, nanoseconds (0 when unknown).
+    public var runQueueNs: UInt64
     /// See ``SampleFlags``.
     public var flags: SampleFlags
     /// Addresses, leaf first.
     public var frames: [UInt64]
 
     /// Creates a sample.
-    public init(timestampNs: UInt64, threadCPUNs: UInt64, flags: SampleFlags, frames: [UInt64]) {
+    public init(timestampNs: UInt64, threadCPUNs: UInt64, runQueueNs: UInt64 = 0, flags: SampleFlags, frames: [UInt64]) {
         self.timestampNs = timestampNs
         self.threadCPUNs = threadCPUNs
+        self.runQueueNs = runQueueNs
         self.flags = flags
         self.frames = frames
     }
@@ -68,22 +71,28 @@ public struct Stall: Sendable {
     /// False when the file ends before the stall did (the process was killed or crashed mid-stall).
     public var isFinished: Bool { end != nil }
 
-    /// Thread CPU time over wall time while the stall was sampled: from the end record, or for an unfinished
-    /// stall from its first and last samples. Nil when nothing was measured.
-    public var cpuRatio: Double? {
-        if let end, end.measuredNs > 0 { return Double(end.cpuNs) / Double(end.measuredNs) }
+    /// CPU time, run-queue wait and wall time over the measured part of the stall: from the end record, or for an
+    /// unfinished stall from its first and last samples. Nil when nothing was measured.
+    private var measured: (cpu: UInt64, wait: UInt64, wall: UInt64)? {
+        if let end, end.measuredNs > 0 { return (end.cpuNs, end.runQueueNs, end.measuredNs) }
         guard let first = samples.first, let last = samples.last, last.timestampNs > first.timestampNs else {
             return nil
         }
-        let cpu = last.threadCPUNs >= first.threadCPUNs ? last.threadCPUNs - first.threadCPUNs : 0
-        return Double(cpu) / Double(last.timestampNs - first.timestampNs)
+        return (last.threadCPUNs &- min(first.threadCPUNs, last.threadCPUNs),
+                last.runQueueNs &- min(first.runQueueNs, last.runQueueNs), last.timestampNs - first.timestampNs)
     }
+
+    /// Thread CPU time over wall time while the stall was measured. Nil when nothing was measured.
+    public var cpuRatio: Double? { measured.map { Double($0.cpu) / Double($0.wall) } }
+
+    /// Share of the measured time the thread ran or waited for a CPU (see ``StallState/classify(activeRatio:)``).
+    public var activeRatio: Double? { measured.map { Double($0.cpu + $0.wait) / Double($0.wall) } }
 
     /// Busy or blocked: the watchdog's classification, or for an unfinished stall the same rule applied to its
     /// samples. Nil when an unfinished stall has fewer than two samples.
     public var state: StallState? {
         if let end { return end.state }
-        return cpuRatio.map(StallState.classify(cpuRatio:))
+        return activeRatio.map(StallState.classify(activeRatio:))
     }
 
     /// Duration in nanoseconds: to the end record, or to the last sample of an unfinished stall.

@@ -113,8 +113,9 @@ public enum CaptureReader {
                 guard let index = stallIndex[s.stallID] else { continue }
                 var frames = s.frames
                 if s.flags.contains(.repeated) { frames = capture.stalls[index].samples.last?.frames ?? [] }
-                capture.stalls[index].samples.append(
-                    Sample(timestampNs: s.timestampNs, threadCPUNs: s.threadCPUNs, flags: s.flags, frames: frames))
+                capture.stalls[index].samples.append(Sample(
+                    timestampNs: s.timestampNs, threadCPUNs: s.threadCPUNs, runQueueNs: s.runQueueNs, flags: s.flags,
+                    frames: frames))
             case .stallEnd(let end):
                 if let index = stallIndex[end.stallID] { capture.stalls[index].end = end }
             case .close: capture.closedCleanly = true
@@ -138,20 +139,22 @@ public enum CaptureReader {
             return .stallBegin(StallBeginRecord(
                 stallID: try c.u32(), startNs: try c.u64(), detectedNs: try c.u64(), threadID: try c.i32()))
         case .sample:
-            let id = try c.u32(), t = try c.u64(), cpu = try c.u64(), flags = SampleFlags(rawValue: try c.u32())
+            let id = try c.u32(), t = try c.u64(), cpu = try c.u64(), wait = try c.u64()
+            let flags = SampleFlags(rawValue: try c.u32())
             let count = Int(try c.u32())
             guard count <= c.remaining / 8 else { throw c.error("frame count \(count) exceeds the record") }
             var frames: [UInt64] = []
             frames.reserveCapacity(count)
             for _ in 0..<count { frames.append(try c.u64()) }
-            return .sample(SampleRecord(stallID: id, timestampNs: t, threadCPUNs: cpu, flags: flags, frames: frames))
+            return .sample(SampleRecord(
+                stallID: id, timestampNs: t, threadCPUNs: cpu, runQueueNs: wait, flags: flags, frames: frames))
         case .stallEnd:
-            let id = try c.u32(), end = try c.u64(), cpu = try c.u64(), measured = try c.u64()
+            let id = try c.u32(), end = try c.u64(), cpu = try c.u64(), wait = try c.u64(), measured = try c.u64()
             let stateByte = try c.u8()
             guard let state = StallState(rawValue: stateByte) else { throw c.error("unknown stall state \(stateByte)") }
             return .stallEnd(StallEndRecord(
-                stallID: id, endNs: end, cpuNs: cpu, measuredNs: measured, state: state, sampleCount: try c.u32(),
-                missedCount: try c.u32()))
+                stallID: id, endNs: end, cpuNs: cpu, runQueueNs: wait, measuredNs: measured, state: state,
+                sampleCount: try c.u32(), missedCount: try c.u32()))
         case .close:
             return .close(timestampNs: try c.u64())
         }

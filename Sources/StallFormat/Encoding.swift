@@ -98,6 +98,7 @@ extension CaptureRecord {
             out.appendLE(s.stallID)
             out.appendLE(s.timestampNs)
             out.appendLE(s.threadCPUNs)
+            out.appendLE(s.runQueueNs)
             out.appendLE(s.flags.rawValue)
             out.appendLE(UInt32(s.frames.count))
             for frame in s.frames { out.appendLE(frame) }
@@ -106,6 +107,7 @@ extension CaptureRecord {
             out.appendLE(e.stallID)
             out.appendLE(e.endNs)
             out.appendLE(e.cpuNs)
+            out.appendLE(e.runQueueNs)
             out.appendLE(e.measuredNs)
             out.append(e.state.rawValue)
             out.appendLE(e.sampleCount)

@@ -107,6 +107,8 @@ public struct SampleRecord: Sendable, Equatable {
     public var timestampNs: UInt64
     /// CPU time the thread had consumed at that moment, nanoseconds.
     public var threadCPUNs: UInt64
+    /// Time the thread had spent ready to run but waiting for a CPU, nanoseconds (0 when unknown).
+    public var runQueueNs: UInt64
     /// See ``SampleFlags``.
     public var flags: SampleFlags
     /// Instruction addresses, leaf first: the interrupted instruction, then return addresses. Empty when
@@ -114,10 +116,14 @@ public struct SampleRecord: Sendable, Equatable {
     public var frames: [UInt64]
 
     /// Creates a sample record.
-    public init(stallID: UInt32, timestampNs: UInt64, threadCPUNs: UInt64, flags: SampleFlags, frames: [UInt64]) {
+    public init(
+        stallID: UInt32, timestampNs: UInt64, threadCPUNs: UInt64, runQueueNs: UInt64 = 0, flags: SampleFlags,
+        frames: [UInt64]
+    ) {
         self.stallID = stallID
         self.timestampNs = timestampNs
         self.threadCPUNs = threadCPUNs
+        self.runQueueNs = runQueueNs
         self.flags = flags
         self.frames = frames
     }
@@ -130,12 +136,14 @@ public enum StallState: UInt8, Sendable, CaseIterable, CustomStringConvertible {
     /// It waited (a lock, I/O, sleep) with little CPU.
     case blocked = 2
 
-    /// The CPU ratio (thread CPU time over wall time) at or above which a stall counts as busy.
-    public static let busyCPURatio = 0.5
+    /// The share of the stall the thread spent running or ready to run (on a CPU or waiting in a run queue for
+    /// one) at or above which it counts as busy. Counting run-queue time keeps a spinning thread busy on a loaded
+    /// machine, where it gets only part of a core.
+    public static let busyActiveRatio = 0.5
 
-    /// Classifies a stall from its CPU ratio.
-    public static func classify(cpuRatio: Double) -> StallState {
-        cpuRatio >= busyCPURatio ? .busy : .blocked
+    /// Classifies a stall from its active ratio: (CPU time + run-queue wait) / wall time.
+    public static func classify(activeRatio: Double) -> StallState {
+        activeRatio >= busyActiveRatio ? .busy : .blocked
     }
 
     /// `busy` or `blocked`.
@@ -150,6 +158,8 @@ public struct StallEndRecord: Sendable, Equatable {
     public var endNs: UInt64
     /// Thread CPU time consumed between the first and the last CPU reading of the stall, nanoseconds.
     public var cpuNs: UInt64
+    /// Time the thread spent waiting in a run queue over the same span, nanoseconds (0 when unknown).
+    public var runQueueNs: UInt64
     /// Wall time between those two readings, nanoseconds (the denominator of the CPU ratio).
     public var measuredNs: UInt64
     /// The classification.
@@ -161,12 +171,13 @@ public struct StallEndRecord: Sendable, Equatable {
 
     /// Creates a stall-end record.
     public init(
-        stallID: UInt32, endNs: UInt64, cpuNs: UInt64, measuredNs: UInt64, state: StallState, sampleCount: UInt32,
-        missedCount: UInt32
+        stallID: UInt32, endNs: UInt64, cpuNs: UInt64, runQueueNs: UInt64 = 0, measuredNs: UInt64, state: StallState,
+        sampleCount: UInt32, missedCount: UInt32
     ) {
         self.stallID = stallID
         self.endNs = endNs
         self.cpuNs = cpuNs
+        self.runQueueNs = runQueueNs
         self.measuredNs = measuredNs
         self.state = state
         self.sampleCount = sampleCount

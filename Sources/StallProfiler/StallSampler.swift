@@ -6,7 +6,8 @@ import StallFormat
 /// A thread that made no CPU progress since the previous sample is waiting, and its stack has not changed: it
 /// is not signalled again (signals wake blocked threads and interrupt their sleeps) but its previous stack is
 /// recorded again, and it is re-sampled for real at most every `blockedResampleInterval`. After several
-/// consecutive timeouts (a thread that blocks the signal) requests are spaced out the same way.
+/// consecutive timeouts (a thread that blocks the signal, or a handler still running) requests are spaced out
+/// the same way.
 final class StallSampler {
     let stallID: UInt32
     let threadID: Int32
@@ -17,9 +18,16 @@ final class StallSampler {
     /// signal costs the thread some 10-20 µs, so the floor sits well above that.
     private let progressFloorNs: UInt64
 
-    private var buffer: [UInt] = []
-    private var firstCPU: UInt64?, firstTime: UInt64 = 0
-    private var lastCPU: UInt64 = 0, lastTime: UInt64 = 0
+    /// One reading of the thread's clocks, taken from the watchdog thread (no signal).
+    private struct Reading {
+        var timeNs: UInt64
+        var cpuNs: UInt64
+        var waitNs: UInt64
+    }
+
+    private var buffer: [UInt]
+    private var first: Reading?
+    private var last: Reading?
     private var lastSampleCPU: UInt64? = nil
     private var lastRealSampleNs: UInt64 = 0
     private var haveStack = false
@@ -27,47 +35,49 @@ final class StallSampler {
     private(set) var sampleCount: UInt32 = 0
     private(set) var missedCount = 0
 
-    init(stallID: UInt32, threadID: Int32, configuration: StallWatchdog.Configuration, nowNs: UInt64) {
+    init(stallID: UInt32, threadID: Int32, configuration: StallWatchdog.Configuration) {
         self.stallID = stallID
         self.threadID = threadID
         timeoutNs = configuration.effectiveSampleTimeoutNs
         resampleNs = UInt64(configuration.blockedResampleInterval.nanoseconds)
         maxFrames = configuration.maxFrames
-        let interval = UInt64(configuration.sampleInterval.nanoseconds)
-        progressFloorNs = max(200_000, interval / 20)
+        progressFloorNs = max(200_000, UInt64(configuration.sampleInterval.nanoseconds) / 20)
         buffer = [UInt](repeating: 0, count: maxFrames)
-        readCPU(nowNs: nowNs)
+        read()
     }
 
-    /// Reads the thread's CPU clock from the watchdog thread (no signal).
+    /// Reads the thread's CPU time and run-queue wait.
     @discardableResult
-    private func readCPU(nowNs: UInt64) -> UInt64? {
+    private func read() -> Reading? {
+        var run: UInt64 = 0, wait: UInt64 = 0
         let cpu = stallcap_thread_cpu_ns(threadID)
+        let now = stallcap_monotonic_ns()
         guard cpu >= 0 else { return nil }
-        if firstCPU == nil {
-            firstCPU = UInt64(cpu)
-            firstTime = nowNs
-        }
-        lastCPU = UInt64(cpu)
-        lastTime = nowNs
-        return UInt64(cpu)
+        if stallcap_thread_schedstat(threadID, &run, &wait) != 0 { wait = 0 }
+        let reading = Reading(timeNs: now, cpuNs: UInt64(cpu), waitNs: wait)
+        if first == nil { first = reading }
+        last = reading
+        return reading
     }
 
     /// Takes one sample; nil when it was missed.
-    func sample(nowNs: UInt64) -> SampleRecord? {
-        let cpu = readCPU(nowNs: nowNs)
-        let idle = cpu != nil && lastSampleCPU != nil && cpu! &- lastSampleCPU! < progressFloorNs
+    func sample() -> SampleRecord? {
+        let reading = read()
+        let now = reading?.timeNs ?? stallcap_monotonic_ns()
+        let idle = reading.map { r in lastSampleCPU.map { r.cpuNs &- $0 < progressFloorNs } ?? false } ?? false
         let spacedOut = consecutiveMisses >= 3 || (haveStack && idle)
-        if spacedOut && nowNs &- lastRealSampleNs < resampleNs {
-            if consecutiveMisses >= 3 || !haveStack {
+        if spacedOut && now &- lastRealSampleNs < resampleNs {
+            guard consecutiveMisses < 3, haveStack, let reading else {
                 missedCount += 1
                 return nil
             }
             sampleCount += 1
-            lastSampleCPU = cpu
-            return SampleRecord(stallID: stallID, timestampNs: nowNs, threadCPUNs: cpu ?? 0, flags: .repeated, frames: [])
+            lastSampleCPU = reading.cpuNs
+            return SampleRecord(
+                stallID: stallID, timestampNs: now, threadCPUNs: reading.cpuNs, runQueueNs: reading.waitNs,
+                flags: .repeated, frames: [])
         }
-        lastRealSampleNs = nowNs
+        lastRealSampleNs = now
         var info = stallcap_sample_info()
         let status = buffer.withUnsafeMutableBufferPointer {
             stallcap_sample(threadID, timeoutNs, $0.baseAddress, UInt32(maxFrames), &info)
@@ -84,20 +94,24 @@ final class StallSampler {
         var flags: SampleFlags = []
         if info.flags & UInt32(STALLCAP_FLAG_STEP_UNWIND) != 0 { flags.insert(.stepUnwind) }
         if info.flags & UInt32(STALLCAP_FLAG_TRUNCATED) != 0 { flags.insert(.truncated) }
-        let frames = buffer[0..<Int(info.frame_count)].map { UInt64($0) }
         return SampleRecord(
-            stallID: stallID, timestampNs: info.timestamp_ns, threadCPUNs: info.thread_cpu_ns, flags: flags,
-            frames: frames)
+            stallID: stallID, timestampNs: info.timestamp_ns, threadCPUNs: info.thread_cpu_ns,
+            runQueueNs: reading?.waitNs ?? 0, flags: flags, frames: buffer[0..<Int(info.frame_count)].map { UInt64($0) })
     }
 
-    /// The end record, classifying the stall from the CPU the thread used while it was watched.
+    /// The end record. The stall is busy when the thread ran or waited for a CPU for at least half of the time it
+    /// was watched (see ``StallState/classify(activeRatio:)``).
     func finish(endNs: UInt64) -> StallEndRecord {
-        readCPU(nowNs: stallcap_monotonic_ns())
-        let cpu = lastCPU &- (firstCPU ?? lastCPU)
-        let measured = lastTime &- firstTime
-        let ratio = measured > 0 ? Double(cpu) / Double(measured) : 0
+        read()
+        let start = first ?? Reading(timeNs: endNs, cpuNs: 0, waitNs: 0)
+        let end = last ?? start
+        let cpu = end.cpuNs &- min(start.cpuNs, end.cpuNs)
+        let wait = end.waitNs &- min(start.waitNs, end.waitNs)
+        let measured = end.timeNs &- start.timeNs
+        let active = measured > 0 ? Double(cpu + wait) / Double(measured) : 0
         return StallEndRecord(
-            stallID: stallID, endNs: endNs, cpuNs: cpu, measuredNs: measured,
-            state: StallState.classify(cpuRatio: ratio), sampleCount: sampleCount, missedCount: UInt32(missedCount))
+            stallID: stallID, endNs: endNs, cpuNs: cpu, runQueueNs: wait, measuredNs: measured,
+            state: StallState.classify(activeRatio: active), sampleCount: sampleCount,
+            missedCount: UInt32(missedCount))
     }
 }

@@ -85,11 +85,11 @@ final class WatchdogLoop {
             let detected = stallcap_monotonic_ns()
             writer.append(.stallBegin(StallBeginRecord(
                 stallID: stallID, startNs: startNs, detectedNs: detected, threadID: threadID)))
-            sampler = StallSampler(stallID: stallID, threadID: threadID, configuration: configuration, nowNs: detected)
+            sampler = StallSampler(stallID: stallID, threadID: threadID, configuration: configuration)
         case .sample:
             guard let sampler else { return }
             let before = sampler.missedCount
-            if let record = sampler.sample(nowNs: stallcap_monotonic_ns()) {
+            if let record = sampler.sample() {
                 writer.append(.sample(record))
                 shared.samples.add(1, ordering: .relaxed)
             }

@@ -55,9 +55,9 @@ let subcommands: [String: (usage: String, run: ([String]) throws -> Void)] = [
     } catch let error as AnalysisError {
         Output.error("error: \(error)")
         switch error {
-        case .badData: return ExitCode.dataError
+        case .badData, .input: return ExitCode.dataError  // an input that is missing or unreadable is bad data too
         case .usage: return ExitCode.usage
-        case .input, .output: return ExitCode.failure
+        case .output: return ExitCode.failure
         }
     } catch {
         Output.error("error: \(error)")

@@ -25,6 +25,10 @@ uint64_t stallcap_realtime_ns(void);
 /// CPU time consumed so far by thread `tid` of this process, in nanoseconds, or -1 when it cannot be read.
 int64_t stallcap_thread_cpu_ns(pid_t tid);
 
+/// Reads `/proc/self/task/<tid>/schedstat`: nanoseconds the thread has run and nanoseconds it has waited on a
+/// run queue (ready but not running). Returns 0, or -1 when the file cannot be read.
+int stallcap_thread_schedstat(pid_t tid, uint64_t *run_ns, uint64_t *wait_ns);
+
 /// One loaded image, as reported by `stallcap_for_each_image`.
 typedef struct {
     /// Path of the file (the executable's real path for the main program).

@@ -1,0 +1,75 @@
+import Foundation
+import StallFormat
+import Testing
+
+@testable import StallAnalysis
+
+/// The symbolizer reads this very test binary's ELF symbols, placed at a made-up load address.
+@Suite struct SymbolizerTests {
+    /// A function of this binary whose address we can take.
+    static let marker: @convention(c) () -> Int = { 42 }
+
+    /// This executable as an image record at its real load address (from /proc/self/maps), and the marker's address.
+    func ownImage() throws -> (ImageRecord, UInt64) {
+        let exe = try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")
+        let maps = try String(contentsOfFile: "/proc/self/maps", encoding: .utf8)
+        var start: UInt64 = .max, end: UInt64 = 0
+        for line in maps.split(separator: "\n") where line.hasSuffix(exe) {
+            let fields = line.split(separator: " ", omittingEmptySubsequences: true)
+            let bounds = fields[0].split(separator: "-")
+            let low = UInt64(bounds[0], radix: 16) ?? 0, high = UInt64(bounds[1], radix: 16) ?? 0
+            if fields[2] == "00000000" { start = min(start, low) }
+            end = max(end, high)
+        }
+        #expect(start < end)
+        let image = ImageRecord(path: exe, loadBias: start, start: start, end: end, buildID: [])
+        return (image, UInt64(UInt(bitPattern: unsafeBitCast(Self.marker, to: Int.self))))
+    }
+
+    @Test func resolvesAFunctionOfThisBinaryFromItsFile() throws {
+        let (image, address) = try ownImage()
+        let symbolizer = Symbolizer(images: [image])
+        let name = symbolizer.name(for: address + 1, isReturnAddress: false)
+        #expect(name.contains("SymbolizerTests"))
+        let mangled = Symbolizer(images: [image], options: { var o = SymbolizerOptions(); o.demangle = false; return o }())
+        #expect(mangled.name(for: address, isReturnAddress: false).hasPrefix("$s"))
+        var withOffsets = SymbolizerOptions()
+        withOffsets.showOffsets = true
+        #expect(Symbolizer(images: [image], options: withOffsets).name(for: address + 1, isReturnAddress: false).hasSuffix("+0x1"))
+    }
+
+    @Test func returnAddressesAreLookedUpOneByteEarlier() throws {
+        let (image, address) = try ownImage()
+        let symbolizer = Symbolizer(images: [image])
+        // The byte after a function's first byte, as a return address, names the function itself.
+        #expect(symbolizer.name(for: address + 1, isReturnAddress: true).contains("SymbolizerTests"))
+        #expect(symbolizer.rootFirstNames(leafFirst: [address + 1, address + 1]).count == 2)
+    }
+
+    @Test func unknownAddressesAndMissingOrRebuiltFilesStayUnresolved() throws {
+        let (image, address) = try ownImage()
+        #expect(Symbolizer(images: [image]).name(for: 16, isReturnAddress: false) == "[unknown]")
+        var gone = image
+        gone.path = "/nonexistent/app"
+        let missing = Symbolizer(images: [gone])
+        #expect(missing.name(for: address, isReturnAddress: false) == "[app]")
+        #expect(missing.warnings.count == 1)
+        var rebuilt = image
+        rebuilt.buildID = [1, 2, 3, 4]
+        let mismatched = Symbolizer(images: [rebuilt])
+        let fileHasBuildID = ELFSymbols(path: image.path).map { !$0.buildID.isEmpty } ?? false
+        if fileHasBuildID {
+            #expect(mismatched.name(for: address, isReturnAddress: false).hasPrefix("["))
+            #expect(mismatched.warnings.first?.contains("build-id differs") == true)
+        }
+        var vdso = image
+        vdso.path = "linux-vdso.so.1"
+        #expect(Symbolizer(images: [vdso]).name(for: address, isReturnAddress: false) == "[vdso]")
+    }
+
+    @Test func nonELFFilesAreRejected() {
+        #expect(ELFSymbols(path: "/etc/hostname") == nil)
+        #expect(ELFSymbols(path: "/nonexistent") == nil)
+        #expect(ELFSymbols(path: "/proc/self/exe")?.buildID.isEmpty == false)
+    }
+}

@@ -1,0 +1,110 @@
+import Foundation
+import StallFormat
+import Testing
+
+/// `stallprof fold` on real captures: names, `--state`, and what happens with bad input.
+@Suite struct FoldCommandTests {
+    static let stallprof = TestSupport.productsDirectory.appendingPathComponent("stallprof")
+    static let demo = TestSupport.productsDirectory.appendingPathComponent("stall-demo")
+
+    /// Runs stallprof; returns status, stdout and stderr.
+    func stallprof(_ arguments: [String]) throws -> (status: Int32, out: String, err: String) {
+        let process = Process()
+        process.executableURL = Self.stallprof
+        process.arguments = arguments
+        let out = Pipe(), err = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        try process.run()
+        let outData = out.fileHandleForReading.readDataToEndOfFile()
+        let errData = err.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return (process.terminationStatus, String(decoding: outData, as: UTF8.self), String(decoding: errData, as: UTF8.self))
+    }
+
+    /// One capture holding a busy and a blocked stall? The demo makes one stall per run, so fold two captures.
+    func captures() throws -> (busy: String, blocked: String) {
+        let busy = TestSupport.temporaryPath("fold-busy.stalls"), blocked = TestSupport.temporaryPath("fold-blocked.stalls")
+        let env = ["STALLPROF_THRESHOLD_MS": "100", "STALLPROF_INTERVAL_MS": "5"]
+        try TestSupport.run(Self.demo, ["--stall", "busy", "--stall-ms", "400", "--output", busy], environment: env)
+        try TestSupport.run(Self.demo, ["--stall", "blocked", "--stall-ms", "400", "--output", blocked], environment: env)
+        return (busy, blocked)
+    }
+
+    @Test func foldPrintsSortedDemangledStacksAndFiltersByState() throws {
+        let (busy, blocked) = try captures()
+        defer { unlink(busy); unlink(blocked) }
+        let all = try stallprof(["fold", busy, blocked])
+        #expect(all.status == 0, "\(all.err)")
+        let lines = all.out.split(separator: "\n").map(String.init)
+        #expect(lines == lines.sorted { Array($0.utf8).lexicographicallyPrecedes(Array($1.utf8)) })
+        for line in lines {
+            let count = try #require(line.split(separator: " ").last)
+            #expect(Int(count) ?? 0 > 0)
+        }
+        #expect(all.out.contains("static StallSamples.BusyWork.descend(_: Swift.Int, until: Swift.UInt64) -> Swift.UInt64"))
+        #expect(all.out.contains("StallSamples.BlockedWork.lockContended"))
+        #expect(!all.out.contains("$s12StallSamples"))
+
+        let busyOnly = try stallprof(["fold", "--state", "busy", busy, blocked])
+        #expect(busyOnly.out.contains("BusyWork.descend") && !busyOnly.out.contains("BlockedWork"))
+        let blockedOnly = try stallprof(["fold", "--state=blocked", busy, blocked])
+        #expect(blockedOnly.out.contains("BlockedWork") && !blockedOnly.out.contains("BusyWork.descend"))
+
+        let mangled = try stallprof(["fold", "--no-demangle", busy])
+        #expect(mangled.out.contains("$s12StallSamples8BusyWorkO7descend"))
+
+        let output = TestSupport.temporaryPath("fold.out")
+        defer { unlink(output) }
+        let toFile = try stallprof(["fold", "-o", output, busy, blocked])
+        #expect(toFile.status == 0 && toFile.out.isEmpty)
+        #expect(try String(contentsOfFile: output, encoding: .utf8) == all.out)
+    }
+
+    @Test func truncatedCaptureFoldsWithAWarning() throws {
+        let (busy, blocked) = try captures()
+        defer { unlink(busy); unlink(blocked) }
+        var bytes = try CaptureReader.readWholeFile(busy)
+        bytes.removeLast(7)
+        let cut = TestSupport.temporaryPath("cut.stalls")
+        defer { unlink(cut) }
+        _ = FileManager.default.createFile(atPath: cut, contents: Data(bytes))
+        let result = try stallprof(["fold", cut])
+        #expect(result.status == 0)
+        #expect(result.err.contains("\(cut): byte "))
+        #expect(result.err.contains("ends inside a record"))
+        #expect(result.out.contains("BusyWork.descend"))
+    }
+
+    @Test func badInputAndUsageGetTheirExitCodes() throws {
+        let foreign = TestSupport.temporaryPath("foreign.txt")
+        let empty = TestSupport.temporaryPath("empty")
+        let corrupt = TestSupport.temporaryPath("corrupt.stalls")
+        defer { unlink(foreign); unlink(empty); unlink(corrupt) }
+        _ = FileManager.default.createFile(atPath: foreign, contents: Data("hello world\n".utf8))
+        _ = FileManager.default.createFile(atPath: empty, contents: Data())
+        var bytes = CaptureFormat.magic + [1, 0, 0, 0, 0, 0, 0, 0] + [1, 4, 0, 0, 0, 9, 9, 9, 9, 0, 0, 0, 0]
+        bytes += [6, 8, 0, 0, 0] + [UInt8](repeating: 0, count: 12)
+        _ = FileManager.default.createFile(atPath: corrupt, contents: Data(bytes))
+
+        let foreignResult = try stallprof(["fold", foreign])
+        #expect(foreignResult.status == 65)
+        #expect(foreignResult.err.contains(foreign) && foreignResult.err.contains("line 1"))
+        #expect(try stallprof(["fold", empty]).status == 65)
+        let corruptResult = try stallprof(["fold", "--format", "stallprof", corrupt])
+        #expect(corruptResult.status == 65)
+        #expect(corruptResult.err.contains("\(corrupt): byte 16"))
+        let missing = try stallprof(["fold", "/nonexistent/file.stalls"])
+        #expect(missing.status == 65)
+        #expect(missing.err.contains("/nonexistent/file.stalls"))
+
+        #expect(try stallprof(["fold"]).status == 64)
+        #expect(try stallprof(["fold", "--state", "sleepy", foreign]).status == 64)
+        #expect(try stallprof(["fold", "--bogus", foreign]).status == 64)
+        #expect(try stallprof(["frobnicate"]).status == 64)
+        #expect(try stallprof([]).status == 64)
+        let help = try stallprof(["fold", "--help"])
+        #expect(help.status == 0 && help.out.contains("USAGE: stallprof fold"))
+        #expect(try stallprof(["--help"]).status == 0)
+    }
+}

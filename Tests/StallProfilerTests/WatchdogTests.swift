@@ -1,0 +1,126 @@
+import CStallCapture
+import Dispatch
+import Foundation
+import StallFormat
+import StallSamples
+import Testing
+
+@testable import StallProfiler
+
+/// The watchdog in this process, watching a serial queue of the test's own that stands in for the main queue.
+/// One watchdog runs per process at a time, so these tests run one after another.
+@Suite(.serialized) struct WatchdogTests {
+    /// Starts a watchdog on `queue`, waits until the queue has answered a ping, runs `stall` on the queue, waits
+    /// for it to end and for the watchdog to see the answer, stops, and reads the capture.
+    func capture(stall: @escaping @Sendable () -> Void, threshold: Duration = .milliseconds(100)) throws -> Capture {
+        let path = TestSupport.temporaryPath("watchdog.stalls")
+        defer { unlink(path) }
+        let queue = DispatchQueue(label: "stand-in main queue")
+        var configuration = StallWatchdog.Configuration(
+            threshold: threshold, sampleInterval: .milliseconds(5), outputPath: path)
+        configuration.watchedQueue = queue
+        let watchdog = try StallWatchdog.start(configuration)
+        defer { watchdog.stop() }
+        while !watchdog.statistics.mainQueueAnswered { usleep(1000) }
+        let done = DispatchSemaphore(value: 0)
+        queue.async {
+            stall()
+            done.signal()
+        }
+        done.wait()
+        // The stall ends when the watchdog sees the queue answer again.
+        let before = watchdog.statistics.stalls
+        for _ in 0..<100 {
+            let answeredAgain = DispatchSemaphore(value: 0)
+            queue.async { answeredAgain.signal() }
+            answeredAgain.wait()
+            usleep(50_000)
+            let capture = try CaptureReader.read(path: path)
+            if before > 0, capture.stalls.allSatisfy(\.isFinished) { break }
+        }
+        watchdog.stop()
+        return try CaptureReader.read(path: path)
+    }
+
+    @Test func busyStallShowsTheRecursionInOrder() throws {
+        let capture = try capture(stall: { _ = BusyWork.spin(milliseconds: 600) })
+        #expect(capture.closedCleanly)
+        let stall = try #require(capture.stalls.first)
+        #expect(capture.stalls.count == 1)
+        #expect(stall.isFinished)
+        #expect(stall.state == .busy)
+        #expect(stall.begin.threadID != 0)
+        let stacks = TestSupport.stacks(of: capture)
+        #expect(stacks.count >= 10)
+        // Most samples are inside the spin, under all 30 levels of the recursion, root first.
+        let deep = stacks.filter { TestSupport.longestRun(of: "BusyWork.descend", in: $0) >= BusyWork.depth }
+        #expect(deep.count * 2 >= stacks.count)
+        for stack in deep {
+            let firstDescend = try #require(stack.firstIndex { $0.contains("BusyWork.descend") })
+            #expect(stack[..<firstDescend].contains { $0.contains("BusyWork.spin") })
+            #expect(stack[firstDescend...].contains { $0.contains("BusyWork.burn") })
+        }
+    }
+
+    @Test func blockedStallShowsTheLockWaitAndItsSwiftCaller() throws {
+        let capture = try capture(stall: { BlockedWork.waitForWorkerLock(milliseconds: 600) })
+        let stall = try #require(capture.stalls.first)
+        #expect(stall.state == .blocked)
+        #expect((stall.activeRatio ?? 1) < 0.05)
+        let stacks = TestSupport.stacks(of: capture)
+        #expect(!stacks.isEmpty)
+        for stack in stacks {
+            let caller = try #require(stack.firstIndex { $0.contains("BlockedWork.lockContended") })
+            #expect(stack[caller...].contains { $0.contains("pthread_mutex_lock") || $0.contains("lll_lock_wait") })
+        }
+        // A waiting thread is not kept awake by signals: after the first real sample its stack is reused.
+        let real = stall.samples.filter { !$0.flags.contains(.repeated) }
+        #expect(real.count <= 2)
+        #expect(stall.samples.count > real.count * 5)
+    }
+
+    @Test func busyAndBlockedStallsAreTellApartByCPU() throws {
+        let busy = try #require(try capture(stall: { _ = BusyWork.spin(milliseconds: 400) }).stalls.first)
+        let blocked = try #require(try capture(stall: { BlockedWork.waitForWorkerLock(milliseconds: 400) }).stalls.first)
+        let busyActive = try #require(busy.activeRatio), blockedActive = try #require(blocked.activeRatio)
+        #expect(busyActive > 5 * blockedActive)
+        #expect(blockedActive < 0.05)
+        #expect(busy.state == .busy && blocked.state == .blocked)
+    }
+
+    @Test func onlyOneWatchdogRunsAtATime() throws {
+        let path = TestSupport.temporaryPath("one.stalls")
+        defer { unlink(path) }
+        let first = try StallWatchdog.start(.init(outputPath: path))
+        #expect(throws: StallWatchdogError.alreadyRunning) { try StallWatchdog.start(.init(outputPath: path + "2")) }
+        first.stop()
+        first.stop()  // idempotent
+        let second = try StallWatchdog.start(.init(outputPath: path))
+        second.stop()
+        let capture = try CaptureReader.read(path: path)
+        #expect(capture.closedCleanly)
+        #expect(capture.process?.pid == getpid())
+        #expect(capture.images.contains { $0.path.hasSuffix("xctest") || $0.path.contains("PackageTests") })
+    }
+
+    @Test func aSignalTheAppAlreadyHandlesIsRefused() throws {
+        var action = sigaction()
+        action.__sigaction_handler.sa_handler = { _ in }
+        sigemptyset(&action.sa_mask)
+        sigaction(SIGUSR2, &action, nil)
+        defer {
+            var restore = sigaction()
+            restore.__sigaction_handler.sa_handler = SIG_DFL
+            sigaction(SIGUSR2, &restore, nil)
+        }
+        var configuration = StallWatchdog.Configuration(outputPath: TestSupport.temporaryPath("sig.stalls"))
+        configuration.signal = SIGUSR2
+        #expect(throws: StallWatchdogError.signalInUse(SIGUSR2)) { try StallWatchdog.start(configuration) }
+    }
+
+    @Test func anUnwritablePathIsAClearError() {
+        #expect(throws: StallWatchdogError.self) {
+            try StallWatchdog.start(.init(outputPath: "/nonexistent-dir/x.stalls"))
+        }
+    }
+}
