@@ -67,6 +67,19 @@ import Testing
         #expect(Symbolizer(images: [vdso]).name(for: address, isReturnAddress: false) == "[vdso]")
     }
 
+    @Test func pltStubsAreNamedAfterTheirTarget() throws {
+        let elf = try #require(ELFSymbols(path: "/proc/self/exe"))
+        #expect(!elf.pltRange.isEmpty)
+        var named = 0
+        for address in stride(from: elf.pltRange.lowerBound, to: elf.pltRange.upperBound, by: 16) {
+            guard let symbol = elf.symbol(containing: address + 4) else { continue }
+            #expect(symbol.isPLT)
+            #expect(!symbol.name.isEmpty && symbol.name != "_init")
+            named += 1
+        }
+        #expect(named > 0)
+    }
+
     @Test func nonELFFilesAreRejected() {
         #expect(ELFSymbols(path: "/etc/hostname") == nil)
         #expect(ELFSymbols(path: "/nonexistent") == nil)

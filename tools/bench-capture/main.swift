@@ -6,6 +6,7 @@ import CStallCapture
 import Dispatch
 import Foundation
 import StallProfiler
+import Synchronization
 
 func percentile(_ sorted: [Double], _ p: Double) -> Double {
     sorted[min(sorted.count - 1, Int((Double(sorted.count - 1) * p).rounded()))]
@@ -72,6 +73,18 @@ func processCPUSeconds() -> Double {
     return Double(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) + Double(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6
 }
 
+/// CPU seconds of each thread of this process so far, by thread name (from /proc/self/task/*/schedstat).
+func threadCPU() -> [(String, Double)] {
+    let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task")) ?? []
+    return tasks.compactMap { tid in
+        guard let comm = try? String(contentsOfFile: "/proc/self/task/\(tid)/comm", encoding: .utf8),
+            let sched = try? String(contentsOfFile: "/proc/self/task/\(tid)/schedstat", encoding: .utf8),
+            let ns = sched.split(separator: " ").first.flatMap({ Double($0) })
+        else { return nil }
+        return ("\(comm.trimmingCharacters(in: .whitespacesAndNewlines))[\(tid)]", ns / 1e9)
+    }
+}
+
 func benchIdle(seconds: Double) {
     let path = NSTemporaryDirectory() + "stallprof-bench-idle-\(getpid()).stalls"
     func measure(_ label: String, watchdog: Bool) -> Double {
@@ -81,15 +94,36 @@ func benchIdle(seconds: Double) {
         RunLoop.main.run(until: Date().addingTimeInterval(seconds))
         let cpu = processCPUSeconds() - cpu0
         let wall = Date().timeIntervalSince(t0)
+        let threads = threadCPU()
         w?.stop()
         let perSecond = cpu / wall * 1000
-        print(String(format: "  %-32s %.3f ms CPU per second (%.2f%% of one core)", label, perSecond, perSecond / 10))
+        let padded = label.padding(toLength: 32, withPad: " ", startingAt: 0)
+        print(String(format: "  %@ %.3f ms CPU per second (%.2f%% of one core)", padded, perSecond, perSecond / 10))
+        if watchdog {
+            for (name, seconds) in threads where seconds > 0 {
+                print(String(format: "    thread %@ %.3f ms CPU per second", name.padding(toLength: 24, withPad: " ", startingAt: 0), seconds / wall * 1000))
+            }
+        }
         return perSecond
     }
     print(String(format: "idle app (main run loop idle, threshold 250 ms), %.0f s each:", seconds))
     let base = measure("without watchdog", watchdog: false)
+    // Reference: a bare thread sending an empty block to the main queue at the watchdog's ping rate (every
+    // 62.5 ms). What it costs is the price of waking the main run loop, whoever does it.
+    let stopPinger = Atomic<Bool>(false)
+    let pinger = Thread {
+        while !stopPinger.load(ordering: .relaxed) {
+            usleep(62_500)
+            DispatchQueue.main.async {}
+        }
+    }
+    pinger.start()
+    let bare = measure("bare pinger, same rate", watchdog: false)
+    stopPinger.store(true, ordering: .relaxed)
+    usleep(100_000)
     let with = measure("with watchdog", watchdog: true)
-    print(String(format: "  watchdog cost                    %.3f ms CPU per second", max(0, with - base)))
+    print(String(format: "  bare main-queue wake-ups         %.3f ms CPU per second", max(0, bare - base)))
+    print(String(format: "  watchdog cost (difference)       %.3f ms CPU per second", max(0, with - base)))
     unlink(path)
 }
 

@@ -14,9 +14,9 @@ final class ELFSymbols {
 
     private var base: UnsafeRawPointer?
     private var size = 0
-    /// Function symbols sorted by address: start, size, and the offset of the name in `names`.
+    /// Function symbols sorted by address: start, end (exclusive), and the file offset of the name.
     private var starts: [UInt64] = []
-    private var sizes: [UInt64] = []
+    private var ends: [UInt64] = []
     private var nameOffsets: [Int] = []
 
     /// Maps and parses `path`; nil when it cannot be opened or is not a 64-bit little-endian ELF file.
@@ -47,34 +47,92 @@ final class ELFSymbols {
         else { return false }
         let sectionTable = Int(u64(0x28)), entrySize = Int(u16(0x3A)), count = Int(u16(0x3C))
         guard entrySize >= 64, sectionTable > 0, sectionTable + count * entrySize <= size else { return false }
-        struct Section { var type: UInt32; var offset: Int; var size: Int; var link: Int; var entrySize: Int }
         let sections = (0..<count).map { index -> Section in
             let at = sectionTable + index * entrySize
-            return Section(type: u32(at + 4), offset: Int(u64(at + 24)), size: Int(u64(at + 32)),
-                           link: Int(u32(at + 40)), entrySize: Int(u64(at + 56)))
+            return Section(name: Int(u32(at)), type: u32(at + 4), address: u64(at + 16), offset: Int(u64(at + 24)),
+                           size: Int(u64(at + 32)), link: Int(u32(at + 40)), entrySize: Int(u64(at + 56)))
         }
         func fits(_ s: Section) -> Bool { s.offset >= 0 && s.size >= 0 && s.offset + s.size <= size }
         for note in sections where note.type == 7 && fits(note) { readBuildID(note.offset, note.offset + note.size) }
+        addPLTStubs(sections, names: Int(u16(0x3E)))
         let symtab = sections.first { $0.type == 2 && fits($0) }  // SHT_SYMTAB
         let dynsym = sections.first { $0.type == 11 && fits($0) }  // SHT_DYNSYM
         hasFullSymbolTable = symtab != nil
         guard let table = symtab ?? dynsym, table.link < sections.count, fits(sections[table.link]) else { return true }
         let strings = sections[table.link]
         let symbolSize = table.entrySize >= 24 ? table.entrySize : 24
-        var entries: [(UInt64, UInt64, Int)] = []
+        // (start, size, end of the symbol's section, name offset)
+        var entries = pltEntries
         for at in stride(from: table.offset, to: table.offset + table.size - 23, by: symbolSize) {
             let kind = base.load(fromByteOffset: at + 4, as: UInt8.self) & 0xf
             guard kind == 2 || kind == 10 else { continue }  // STT_FUNC, STT_GNU_IFUNC
             let value = u64(at + 8)
             let name = Int(u32(at))
-            guard value != 0, name < strings.size else { continue }
-            entries.append((value, u64(at + 16), strings.offset + name))
+            let section = Int(u16(at + 6))
+            guard value != 0, name < strings.size, section > 0, section < sections.count else { continue }
+            let sectionEnd = sections[section].address + UInt64(sections[section].size)
+            entries.append((value, u64(at + 16), sectionEnd, strings.offset + name))
         }
         entries.sort { $0.0 != $1.0 ? $0.0 < $1.0 : $0.1 > $1.1 }
+        pltEntries = []
         starts = entries.map(\.0)
-        sizes = entries.map(\.1)
-        nameOffsets = entries.map(\.2)
+        nameOffsets = entries.map(\.3)
+        // A symbol without a size (Swift's `main`, assembly labels) reaches to the next symbol, but never past the
+        // end of its own section: `_init` must not swallow the PLT that follows `.init`.
+        ends = entries.indices.map { index in
+            let (start, size, sectionEnd, _) = entries[index]
+            if size > 0 { return start + size }
+            let next = index + 1 < entries.count ? entries[index + 1].0 : UInt64.max
+            return max(start + 1, min(next, sectionEnd))
+        }
         return true
+    }
+
+    /// A section header.
+    private struct Section {
+        var name: Int, type: UInt32, address: UInt64, offset: Int, size: Int, link: Int, entrySize: Int
+    }
+
+    /// PLT stubs as symbols (start, size, section end, name offset): perf names them `function@plt`; here they
+    /// get the name of the function they jump to, with `@plt` appended at lookup.
+    private var pltEntries: [(UInt64, UInt64, UInt64, Int)] = []
+    private var pltStart: UInt64 = 0, pltEnd: UInt64 = 0
+    /// Virtual addresses of the PLT stubs (empty when the file has none).
+    var pltRange: Range<UInt64> { pltStart..<pltEnd }
+
+    /// Reads `.rela.plt` (x86-64 JUMP_SLOT relocations) to name the 16-byte stubs of `.plt.sec`, or of `.plt`
+    /// after its first, resolver entry.
+    private func addPLTStubs(_ sections: [Section], names index: Int) {
+        guard index < sections.count else { return }
+        let names = sections[index]
+        func named(_ wanted: String) -> Section? {
+            sections.first { section in
+                let at = names.offset + section.name
+                guard at < size else { return false }
+                let cString = base!.advanced(by: at).assumingMemoryBound(to: CChar.self)
+                return strncmp(cString, wanted, wanted.utf8.count + 1) == 0
+            }
+        }
+        guard let rela = named(".rela.plt"), rela.link < sections.count, let plt = named(".plt.sec") ?? named(".plt")
+        else { return }
+        let dynsym = sections[rela.link]
+        guard dynsym.link < sections.count else { return }
+        let strings = sections[dynsym.link]
+        let first = plt.address + (plt.type == 1 && named(".plt.sec") == nil ? 16 : 0)
+        let count = rela.size / 24
+        guard rela.offset + rela.size <= size, dynsym.offset + dynsym.size <= size else { return }
+        for slot in 0..<count {
+            let info = u64(rela.offset + slot * 24 + 8)
+            guard info & 0xffff_ffff == 7 else { continue }  // R_X86_64_JUMP_SLOT
+            let symbol = Int(info >> 32)
+            guard (symbol + 1) * 24 <= dynsym.size else { continue }
+            let name = Int(u32(dynsym.offset + symbol * 24))
+            guard name < strings.size else { continue }
+            let start = first + UInt64(slot) * 16
+            pltEntries.append((start, 16, plt.address + UInt64(plt.size), strings.offset + name))
+        }
+        pltStart = plt.address
+        pltEnd = plt.address + UInt64(plt.size)
     }
 
     private func readBuildID(_ start: Int, _ end: Int) {
@@ -92,8 +150,9 @@ final class ELFSymbols {
         }
     }
 
-    /// The symbol containing virtual address `address`, with the offset into it; nil when none does.
-    func symbol(containing address: UInt64) -> (name: String, offset: UInt64)? {
+    /// The symbol containing virtual address `address`, with the offset into it and whether the address is a PLT
+    /// stub that jumps to that symbol; nil when none does.
+    func symbol(containing address: UInt64) -> (name: String, offset: UInt64, isPLT: Bool)? {
         var low = 0, high = starts.count
         while low < high {
             let mid = (low + high) / 2
@@ -102,13 +161,11 @@ final class ELFSymbols {
         guard low > 0 else { return nil }
         let index = low - 1
         let offset = address - starts[index]
-        // A symbol without a size (`_init` before the PLT, say) names only its first byte: taking it to cover
-        // what follows would name PLT stubs and padding after it.
-        guard offset < max(sizes[index], 1) else { return nil }
+        guard address < ends[index] else { return nil }
         let cString = base!.advanced(by: nameOffsets[index]).assumingMemoryBound(to: CChar.self)
         let limit = size - nameOffsets[index]
         let length = strnlen(cString, limit)
         let bytes = UnsafeRawBufferPointer(start: cString, count: length)
-        return (String(decoding: bytes, as: UTF8.self), offset)
+        return (String(decoding: bytes, as: UTF8.self), offset, address >= pltStart && address < pltEnd)
     }
 }

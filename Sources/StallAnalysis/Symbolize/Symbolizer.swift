@@ -69,9 +69,10 @@ public final class Symbolizer {
         if image.path.hasPrefix("linux-vdso") || image.path == "[vdso]" { return "[vdso]" }
         let basename = image.path.split(separator: "/").last.map(String.init) ?? image.path
         guard let elf = symbols(for: image),
-            let (symbol, offset) = elf.symbol(containing: address &- image.loadBias)
+            let (symbol, offset, isPLT) = elf.symbol(containing: address &- image.loadBias)
         else { return "[\(basename)]" }
         var name = options.demangle ? SwiftDemangler.readable(symbol) : symbol
+        if isPLT { name += "@plt" }
         if options.showOffsets { name += "+0x" + String(offset, radix: 16) }
         return name
     }
