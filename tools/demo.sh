@@ -1,20 +1,25 @@
 #!/usr/bin/env bash
 # The main job on a bundled sample: build, run stall-demo with the watchdog on (a busy stall, then a blocked
-# one), fold each capture and print the hottest stacks.
+# one), fold each capture with `stallprof fold` and print the result: the hottest stacks, leaf end first.
+# Full folded output goes to out/demo-*.folded (feed it to flamegraph.pl, inferno or speedscope).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 tools/setup.sh
-swift build -c release
+swift build -c release 2>&1 | tail -1
 bin=.build/release
 out=${DEMO_OUT:-out}
 mkdir -p "$out"
 for stall in busy blocked; do
     capture="$out/demo-$stall.stalls"
-    echo "== stall-demo --stall $stall (capture: $capture)"
-    STALLPROF_OUTPUT="$capture" "$bin/stall-demo" --stall "$stall"
-    "$bin/stallprof" fold "$capture" -o "$out/demo-$stall.folded"
-    echo "-- top stacks (samples, leaf frames last):"
-    sort -t' ' -k2 -rn "$out/demo-$stall.folded" 2>/dev/null | awk '{ n = $NF; $NF = ""; print n "  " $0 }' \
-        | sort -rn | head -3 | cut -c1-400
     echo
+    echo "== STALLPROF_OUTPUT=$capture stall-demo --stall $stall"
+    STALLPROF_OUTPUT="$capture" "$bin/stall-demo" --stall "$stall"
+    echo "== stallprof fold --state $stall $capture -o $out/demo-$stall.folded"
+    "$bin/stallprof" fold --state "$stall" "$capture" -o "$out/demo-$stall.folded"
+    echo "$(wc -l < "$out/demo-$stall.folded") distinct stacks, $(awk '{ s += $NF } END { print s }' "$out/demo-$stall.folded") samples; the top ones, leaf frame first (... = frames toward the root):"
+    awk '{ print $NF "\t" $0 }' "$out/demo-$stall.folded" | sort -t"$(printf '\t')" -k1,1 -rn | head -2 | cut -f2- \
+        | awk '{ n = $NF; sub(/ [^ ]+$/, ""); k = split($0, f, ";");
+                 print "  " n " samples:";
+                 for (i = k; i > k - 8 && i > 0; i--) print "      " f[i];
+                 if (k > 8) print "      ... (" k - 8 " more frames)" }'
 done

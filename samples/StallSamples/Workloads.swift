@@ -87,7 +87,8 @@ public enum BlockedWork {
     /// The frame a blocked stall's stack must show above libc's lock wait.
     @inline(never)
     static func lockContended(_ mutex: UnsafeMutablePointer<pthread_mutex_t>) {
-        pthread_mutex_lock(mutex)
+        let result = pthread_mutex_lock(mutex)
+        precondition(result == 0, "pthread_mutex_lock failed")  // work after the call: no tail call, a real frame
     }
 
     private final class LockHolder {
