@@ -62,6 +62,25 @@ int stallcap_thread_schedstat(pid_t tid, uint64_t *run_ns, uint64_t *wait_ns) {
     return 0;
 }
 
+char stallcap_thread_state(pid_t tid) {
+    char path[64];
+    snprintf(path, sizeof path, "/proc/self/task/%d/stat", (int)tid);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return 0;
+    char text[512];
+    ssize_t n;
+    do {
+        n = read(fd, text, sizeof text - 1);
+    } while (n < 0 && errno == EINTR);
+    close(fd);
+    if (n <= 0) return 0;
+    text[n] = '\0';
+    // "tid (comm) S ...": the comm may contain spaces and parentheses, so look after the last ')'.
+    char *close_paren = strrchr(text, ')');
+    if (close_paren == NULL || close_paren[1] != ' ') return 0;
+    return close_paren[2];
+}
+
 struct iterate_context {
     void (*callback)(const stallcap_image *, void *);
     void *context;

@@ -24,8 +24,9 @@ extension StallWatchdog {
         /// it is re-sampled for real at least this often. Default: 1 s.
         public var blockedResampleInterval: Duration = .seconds(1)
 
-        /// The queue whose responsiveness is watched. The main queue in apps; tests substitute their own.
-        var watchedQueue: DispatchQueue = .main
+        /// Posts a block to the thread whose responsiveness is watched: the main queue in apps; tests substitute
+        /// a thread of their own.
+        var post: @Sendable (@escaping @Sendable () -> Void) -> Void = { DispatchQueue.main.async(execute: $0) }
 
         /// Creates a configuration.
         /// - Parameters:

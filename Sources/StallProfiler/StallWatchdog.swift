@@ -107,6 +107,8 @@ final class WatchdogShared: Sendable {
     let answeredAt = Atomic<UInt64>(0)
     /// Which thread answered it.
     let answeredThread = Atomic<Int32>(0)
+    /// That thread's CPU clock when it answered, nanoseconds.
+    let answeredCPU = Atomic<UInt64>(0)
     /// Set once by ``requestStop()``.
     let stopRequested = Atomic<Bool>(false)
     let stalls = Atomic<Int>(0)
@@ -117,7 +119,9 @@ final class WatchdogShared: Sendable {
 
     /// Records an answer; runs on the main queue. Only atomics: it never blocks the main thread.
     func answer(ping id: UInt64) {
-        answeredThread.store(stallcap_gettid(), ordering: .relaxed)
+        let tid = stallcap_gettid()
+        answeredThread.store(tid, ordering: .relaxed)
+        answeredCPU.store(UInt64(max(0, stallcap_thread_cpu_ns(tid))), ordering: .relaxed)
         answeredAt.store(stallcap_monotonic_ns(), ordering: .relaxed)
         answeredPing.store(id, ordering: .releasing)
     }

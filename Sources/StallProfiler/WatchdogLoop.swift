@@ -13,6 +13,7 @@ final class WatchdogLoop {
     private let shared: WatchdogShared
     private var detector: StallDetector
     private var sampler: StallSampler? = nil
+    private var mainQueueThreads = MainQueueThreads()
     private var imageGeneration: UInt64 = 0
     private var writeFailed = false
 
@@ -60,6 +61,8 @@ final class WatchdogLoop {
             let answered = shared.answeredPing.load(ordering: .acquiring)
             if answered != lastSeenPing {
                 lastSeenPing = answered
+                mainQueueThreads.answered(
+                    by: shared.answeredThread.load(ordering: .relaxed), cpuNs: shared.answeredCPU.load(ordering: .relaxed))
                 answer = .init(
                     pingID: answered, atNs: shared.answeredAt.load(ordering: .relaxed),
                     threadID: shared.answeredThread.load(ordering: .relaxed))
@@ -79,9 +82,10 @@ final class WatchdogLoop {
         switch action {
         case .sendPing(let id):
             let shared = self.shared
-            configuration.watchedQueue.async { shared.answer(ping: id) }
-        case .beginStall(let stallID, let startNs, let threadID):
+            configuration.post { shared.answer(ping: id) }
+        case .beginStall(let stallID, let startNs, let latestThread):
             shared.stalls.add(1, ordering: .relaxed)
+            let threadID = mainQueueThreads.threadToSample(latest: latestThread)
             let detected = stallcap_monotonic_ns()
             writer.append(.stallBegin(StallBeginRecord(
                 stallID: stallID, startNs: startNs, detectedNs: detected, threadID: threadID)))

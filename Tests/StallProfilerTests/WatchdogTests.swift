@@ -7,23 +7,25 @@ import Testing
 
 @testable import StallProfiler
 
-/// The watchdog in this process, watching a serial queue of the test's own that stands in for the main queue.
+/// The watchdog in this process, watching a thread of the test's own that stands in for the main thread.
 /// One watchdog runs per process at a time, so these tests run one after another.
 @Suite(.serialized) struct WatchdogTests {
-    /// Starts a watchdog on `queue`, waits until the queue has answered a ping, runs `stall` on the queue, waits
+    static let standIn = StandInMainThread()
+
+    /// Starts a watchdog on the stand-in thread, waits until it has answered a ping, runs `stall` on it, waits
     /// for it to end and for the watchdog to see the answer, stops, and reads the capture.
     func capture(stall: @escaping @Sendable () -> Void, threshold: Duration = .milliseconds(100)) throws -> Capture {
         let path = TestSupport.temporaryPath("watchdog.stalls")
         defer { unlink(path) }
-        let queue = DispatchQueue(label: "stand-in main queue")
+        let queue = Self.standIn
         var configuration = StallWatchdog.Configuration(
             threshold: threshold, sampleInterval: .milliseconds(5), outputPath: path)
-        configuration.watchedQueue = queue
+        configuration.post = { queue.post($0) }
         let watchdog = try StallWatchdog.start(configuration)
         defer { watchdog.stop() }
         while !watchdog.statistics.mainQueueAnswered { usleep(1000) }
         let done = DispatchSemaphore(value: 0)
-        queue.async {
+        queue.post {
             stall()
             done.signal()
         }
@@ -32,7 +34,7 @@ import Testing
         let before = watchdog.statistics.stalls
         for _ in 0..<100 {
             let answeredAgain = DispatchSemaphore(value: 0)
-            queue.async { answeredAgain.signal() }
+            queue.post { answeredAgain.signal() }
             answeredAgain.wait()
             usleep(50_000)
             let capture = try CaptureReader.read(path: path)

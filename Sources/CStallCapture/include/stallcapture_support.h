@@ -29,6 +29,10 @@ int64_t stallcap_thread_cpu_ns(pid_t tid);
 /// run queue (ready but not running). Returns 0, or -1 when the file cannot be read.
 int stallcap_thread_schedstat(pid_t tid, uint64_t *run_ns, uint64_t *wait_ns);
 
+/// The state letter of thread `tid` from `/proc/self/task/<tid>/stat` (`R` running or runnable, `S` sleeping,
+/// `D` uninterruptible...), or 0 when it cannot be read.
+char stallcap_thread_state(pid_t tid);
+
 /// One loaded image, as reported by `stallcap_for_each_image`.
 typedef struct {
     /// Path of the file (the executable's real path for the main program).
