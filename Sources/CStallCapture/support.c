@@ -42,19 +42,25 @@ int64_t stallcap_thread_cpu_ns(pid_t tid) {
     return (int64_t)ts.tv_sec * 1000000000ll + (int64_t)ts.tv_nsec;
 }
 
-int stallcap_thread_schedstat(pid_t tid, uint64_t *run_ns, uint64_t *wait_ns) {
+// Reads /proc/self/task/<tid>/<name> into `text` (NUL-terminated); returns the length, or -1.
+static ssize_t read_task_file(pid_t tid, const char *name, char *text, size_t size) {
     char path[64];
-    snprintf(path, sizeof path, "/proc/self/task/%d/schedstat", (int)tid);
+    snprintf(path, sizeof path, "/proc/self/task/%d/%s", (int)tid, name);
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0) return -1;
-    char text[128];
     ssize_t n;
     do {
-        n = read(fd, text, sizeof text - 1);
+        n = read(fd, text, size - 1);
     } while (n < 0 && errno == EINTR);
     close(fd);
     if (n <= 0) return -1;
     text[n] = '\0';
+    return n;
+}
+
+int stallcap_thread_schedstat(pid_t tid, uint64_t *run_ns, uint64_t *wait_ns) {
+    char text[128];
+    if (read_task_file(tid, "schedstat", text, sizeof text) < 0) return -1;
     unsigned long long run = 0, wait = 0;
     if (sscanf(text, "%llu %llu", &run, &wait) != 2) return -1;
     *run_ns = run;
@@ -63,18 +69,8 @@ int stallcap_thread_schedstat(pid_t tid, uint64_t *run_ns, uint64_t *wait_ns) {
 }
 
 char stallcap_thread_state(pid_t tid) {
-    char path[64];
-    snprintf(path, sizeof path, "/proc/self/task/%d/stat", (int)tid);
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return 0;
     char text[512];
-    ssize_t n;
-    do {
-        n = read(fd, text, sizeof text - 1);
-    } while (n < 0 && errno == EINTR);
-    close(fd);
-    if (n <= 0) return 0;
-    text[n] = '\0';
+    if (read_task_file(tid, "stat", text, sizeof text) < 0) return 0;
     // "tid (comm) S ...": the comm may contain spaces and parentheses, so look after the last ')'.
     char *close_paren = strrchr(text, ')');
     if (close_paren == NULL || close_paren[1] != ' ') return 0;
