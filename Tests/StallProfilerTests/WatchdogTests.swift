@@ -90,6 +90,24 @@ import Testing
         #expect(busy.state == .busy && blocked.state == .blocked)
     }
 
+    @Test func aThreadThatBlocksTheSignalCostsMissedSamplesNotAHang() throws {
+        let capture = try capture(stall: {
+            var blocked = sigset_t(), previous = sigset_t()
+            sigemptyset(&blocked)
+            sigaddset(&blocked, SIGPROF)
+            pthread_sigmask(SIG_BLOCK, &blocked, &previous)
+            _ = BusyWork.spin(milliseconds: 500)
+            pthread_sigmask(SIG_SETMASK, &previous, nil)
+        })
+        let stall = try #require(capture.stalls.first)
+        let end = try #require(stall.end)
+        #expect(end.missedCount >= 3)
+        #expect(stall.state == .busy)
+        #expect(capture.closedCleanly)
+        // Nothing was captured while the signal was blocked: no sample carries the spin.
+        #expect(!TestSupport.stacks(of: capture).contains { $0.contains { $0.contains("BusyWork.burn") } })
+    }
+
     @Test func onlyOneWatchdogRunsAtATime() throws {
         let path = TestSupport.temporaryPath("one.stalls")
         defer { unlink(path) }
