@@ -25,7 +25,7 @@ let package = Package(
         .target(name: "StallFormat"),
         .target(name: "StallProfiler", dependencies: ["CStallCapture", "StallFormat"]),
         .target(name: "StallAnalysis", dependencies: ["StallFormat"]),
-        .executableTarget(name: "stallprof", dependencies: ["StallAnalysis"]),
+        .executableTarget(name: "stallprof", dependencies: ["StallAnalysis", "StallFormat"]),
 
         // Example stalling apps (samples/): used by the tests, the demo and the docs.
         .target(name: "StallSamples", dependencies: ["StallProfiler"], path: "samples/StallSamples"),

@@ -14,6 +14,8 @@ for stall in busy blocked; do
     echo
     echo "== STALLPROF_OUTPUT=$capture stall-demo --stall $stall"
     STALLPROF_OUTPUT="$capture" "$bin/stall-demo" --stall "$stall"
+    echo "== stallprof report $capture"
+    "$bin/stallprof" report --top 3 "$capture"
     echo "== stallprof fold --state $stall $capture -o $out/demo-$stall.folded"
     "$bin/stallprof" fold --state "$stall" "$capture" -o "$out/demo-$stall.folded"
     echo "$(wc -l < "$out/demo-$stall.folded") distinct stacks, $(awk '{ s += $NF } END { print s }' "$out/demo-$stall.folded") samples; the top ones, leaf frame first (... = frames toward the root):"

@@ -17,12 +17,14 @@ let rootUsage = """
 
     SUBCOMMANDS:
       fold        folded stacks from stallprof captures
+      report      a summary of captures: stalls, busy or blocked, where the time went
 
     Run 'stallprof <subcommand> --help' for a subcommand's options.
     """
 
 let subcommands: [String: (usage: String, run: ([String]) throws -> Void)] = [
     "fold": (FoldCommand.usage, FoldCommand.run),
+    "report": (ReportCommand.usage, ReportCommand.run),
 ]
 
 /// The one place that turns errors into exit codes.

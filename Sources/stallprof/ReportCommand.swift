@@ -1,0 +1,44 @@
+import StallAnalysis
+import StallFormat
+
+/// `stallprof report`: a summary of captures: their stalls and where each one's samples were.
+enum ReportCommand {
+    static let usage = """
+        USAGE: stallprof report [--state all|busy|blocked] [--top N] [--no-demangle] [-o OUT] FILE...
+
+        Summarizes stallprof captures: the process, a table of stalls (start, duration, busy or blocked, share
+        of time running or ready to run, CPU share, samples, missed samples, thread) and, for each stall, the
+        functions its samples were in (self = the leaf, total = anywhere on the stack).
+
+        OPTIONS:
+          --state STATE     describe only busy or only blocked stalls (default: all)
+          --top N           functions listed per stall (default: 5)
+          --no-demangle     keep Swift symbols mangled
+          -o, --output OUT  write to OUT instead of standard output
+          FILE              a capture file
+        """
+
+    static func run(_ arguments: [String]) throws {
+        let args = try Arguments(
+            arguments, valued: ["--state", "--top", "--output"], flags: ["--no-demangle"], aliases: ["-o": "--output"])
+        var options = StallReportOptions()
+        options.state = try args.choice("--state", as: StallStateFilter.self) ?? .all
+        if let raw = args.value("--top") {
+            guard let top = Int(raw), top > 0 else { throw UsageError(message: "--top takes a positive number, not '\(raw)'") }
+            options.topFunctions = top
+        }
+        options.symbolizer.demangle = !args.flag("--no-demangle")
+        guard !args.positionals.isEmpty else { throw UsageError(message: "no capture files") }
+        var text = ""
+        for path in args.positionals {
+            let capture: Capture
+            do { capture = try CaptureReader.read(path: path) } catch let error as CaptureFormatError {
+                throw AnalysisError.badData(path: error.source, position: "byte \(error.offset)", reason: error.reason)
+            }
+            capture.warnings.forEach { Output.error("warning: \($0)") }
+            if !text.isEmpty { text += "\n" }
+            text += StallReport(capture: capture, options: options).rendered()
+        }
+        try Output.write(text, to: args.value("--output"))
+    }
+}
