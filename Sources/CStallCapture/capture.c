@@ -62,8 +62,19 @@ static uint32_t unwind_by_steps(ucontext_t *uc, uint32_t *flags) {
     return n;
 }
 
+// The interrupted instruction.
+static uintptr_t interrupted_pc(const ucontext_t *uc) {
+#if defined(__x86_64__)
+    return (uintptr_t)uc->uc_mcontext.gregs[REG_RIP];
+#elif defined(__aarch64__)
+    return (uintptr_t)uc->uc_mcontext.pc;
+#else
+#error "stallprof's capture supports x86_64 and aarch64 Linux"
+#endif
+}
+
 static uint32_t unwind_interrupted(ucontext_t *uc, uint32_t *flags) {
-    uintptr_t pc = (uintptr_t)uc->uc_mcontext.gregs[REG_RIP];
+    uintptr_t pc = interrupted_pc(uc);
     // Fast path: libunwind's cached backtrace of the handler's own stack, trimmed to start at the interrupted
     // instruction (dropping the handler and the signal trampoline).
     int total = unw_backtrace(g_scratch, (int)(sizeof g_scratch / sizeof g_scratch[0]));
@@ -80,7 +91,9 @@ static uint32_t unwind_interrupted(ucontext_t *uc, uint32_t *flags) {
         if (total == (int)(sizeof g_scratch / sizeof g_scratch[0])) *flags |= STALLCAP_FLAG_TRUNCATED;
         return n;
     }
-    return unwind_by_steps(uc, flags);
+    uint32_t n = unwind_by_steps(uc, flags);
+    if (n == 0) g_frames[n++] = pc;  // never an empty stack: at least where the thread was
+    return n;
 }
 
 static void handler(int signo, siginfo_t *info, void *context) {
@@ -106,33 +119,54 @@ static void handler(int signo, siginfo_t *info, void *context) {
     errno = saved_errno;
 }
 
+// True when `action` is our handler.
+static int is_ours(const struct sigaction *action) {
+    return (action->sa_flags & SA_SIGINFO) && action->sa_sigaction == handler;
+}
+
+// True when `action` is the default disposition: the only one we take over (SIG_IGN is the app's choice).
+static int is_default(const struct sigaction *action) {
+    return !(action->sa_flags & SA_SIGINFO) && action->sa_handler == SIG_DFL;
+}
+
+int stallcap_signal_allowed(int signo) {
+    return signo == SIGPROF || signo == SIGUSR1 || signo == SIGUSR2 || (signo >= SIGRTMIN && signo <= SIGRTMAX);
+}
+
+void stallcap_warm_thread(void) {
+    static __thread int warmed = 0;
+    if (warmed) return;
+    warmed = 1;
+    void *frames[64];
+    (void)unw_backtrace(frames, 64);
+}
+
 int stallcap_install(int signo) {
     static _Atomic int semaphore_ready = 0;
+    if (!stallcap_signal_allowed(signo)) return EINVAL;
     int current = atomic_load(&g_signo);
-    if (current == signo) return 0;
-    if (signo <= 0 || signo >= NSIG || signo == SIGKILL || signo == SIGSTOP) return EINVAL;
-
     struct sigaction old;
     if (sigaction(signo, NULL, &old) != 0) return errno;
-    if ((old.sa_flags & SA_SIGINFO) ? old.sa_sigaction != NULL
-                                    : (old.sa_handler != SIG_DFL && old.sa_handler != SIG_IGN)) {
-        return EBUSY;
-    }
-    if (current != 0) return EALREADY;
+    if (current == signo && is_ours(&old)) return 0;
+    if (!is_default(&old) && !is_ours(&old)) return EBUSY;  // the app handles or ignores it: never replace that
+    if (current != 0 && current != signo) return EALREADY;
     if (!atomic_exchange(&semaphore_ready, 1) && sem_init(&g_done, 0, 0) != 0) {
         atomic_store(&semaphore_ready, 0);
         return errno;
     }
     // Warm libunwind up on this thread so that its caches and lazily bound symbols exist before any handler runs.
-    void *warm[64];
-    (void)unw_backtrace(warm, 64);
+    stallcap_warm_thread();
 
     struct sigaction action;
     memset(&action, 0, sizeof action);
     action.sa_sigaction = handler;
     action.sa_flags = SA_SIGINFO | SA_RESTART;
-    sigemptyset(&action.sa_mask);
-    if (sigaction(signo, &action, NULL) != 0) return errno;
+    sigfillset(&action.sa_mask);  // no other handler runs inside ours (synchronous faults still get through)
+    if (sigaction(signo, &action, &old) != 0) return errno;
+    if (!is_default(&old) && !is_ours(&old)) {
+        sigaction(signo, &old, NULL);  // someone installed a handler between our check and our install
+        return EBUSY;
+    }
     atomic_store(&g_signo, signo);
     return 0;
 }
@@ -153,6 +187,9 @@ stallcap_status stallcap_sample(pid_t tid, int64_t timeout_ns, uintptr_t *frames
                                 stallcap_sample_info *info) {
     int signo = atomic_load(&g_signo);
     if (signo == 0) return STALLCAP_NOT_INSTALLED;
+    // The app may have replaced or reset the handler since: then our signal could kill it or reach its handler.
+    struct sigaction current;
+    if (sigaction(signo, NULL, &current) != 0 || !is_ours(&current)) return STALLCAP_NOT_INSTALLED;
     uint64_t word = atomic_load_explicit(&g_state, memory_order_acquire);
     if (WORD_STATE(word) == ST_CLAIMED) return STALLCAP_BUSY;
     while (sem_trywait(&g_done) == 0) {
@@ -162,7 +199,9 @@ stallcap_status stallcap_sample(pid_t tid, int64_t timeout_ns, uintptr_t *frames
     atomic_store_explicit(&g_state, WORD(gen, tid, ST_REQUESTED), memory_order_release);
     if (syscall(SYS_tgkill, getpid(), tid, signo) != 0) {
         int err = errno;
-        atomic_store_explicit(&g_state, WORD(gen, tid, ST_IDLE), memory_order_release);
+        uint64_t expected = WORD(gen, tid, ST_REQUESTED);
+        // A stray delivery of the same signal may have claimed the request meanwhile: leave it to finish.
+        if (!atomic_compare_exchange_strong(&g_state, &expected, WORD(gen, tid, ST_IDLE))) return STALLCAP_BUSY;
         errno = err;
         return err == ESRCH ? STALLCAP_NO_THREAD : STALLCAP_ERROR;
     }

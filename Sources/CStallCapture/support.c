@@ -90,11 +90,12 @@ static void find_build_id(const struct dl_phdr_info *info, stallcap_image *image
         if (ph->p_type != PT_NOTE) continue;
         const uint8_t *p = (const uint8_t *)(info->dlpi_addr + ph->p_vaddr);
         const uint8_t *end = p + ph->p_memsz;
+        uint32_t align = ph->p_align == 8 ? 7u : 3u;  // notes in an 8-aligned segment are padded to 8
         while (p + sizeof(ElfW(Nhdr)) <= end) {
             const ElfW(Nhdr) *note = (const ElfW(Nhdr) *)p;
             const uint8_t *name = p + sizeof(ElfW(Nhdr));
-            const uint8_t *desc = name + ((note->n_namesz + 3u) & ~3u);
-            const uint8_t *next = desc + ((note->n_descsz + 3u) & ~3u);
+            const uint8_t *desc = name + ((note->n_namesz + align) & ~align);
+            const uint8_t *next = desc + ((note->n_descsz + align) & ~align);
             if (next > end) break;
             if (note->n_type == NT_GNU_BUILD_ID && note->n_namesz == 4 && memcmp(name, "GNU", 4) == 0) {
                 image->build_id = desc;

@@ -22,11 +22,18 @@ public final class CaptureWriter {
     private var fd: Int32
     private var buffer: [UInt8] = []
 
-    /// Creates (or truncates) `path` and writes the file header.
+    /// Creates (or truncates) the regular file `path` and writes the file header. A FIFO, device or directory is
+    /// refused: writing to a pipe nobody reads would block the writer.
     public init(path: String) throws {
         self.path = path
-        fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NONBLOCK, 0o644)
         if fd < 0 { throw CaptureWriteError(path: path, reason: "cannot create: \(String(cString: strerror(errno)))") }
+        var info = stat()
+        guard fstat(fd, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else {
+            Glibc.close(fd)
+            fd = -1
+            throw CaptureWriteError(path: path, reason: "not a regular file")
+        }
         buffer = CaptureFormat.header
         try flush()
     }

@@ -1,3 +1,4 @@
+import CStallCapture
 import Dispatch
 #if canImport(Glibc)
 import Glibc
@@ -12,13 +13,14 @@ extension StallWatchdog {
         public var sampleInterval: Duration
         /// Where the capture file goes. It is created or truncated by ``StallWatchdog/start(_:)``.
         public var outputPath: String
-        /// The signal used to interrupt the stalled thread. Default: `SIGPROF`, which debuggers pass through
-        /// silently. If the app already has a handler on it, start fails rather than replacing it.
+        /// The signal used to interrupt the stalled thread: `SIGPROF`, `SIGUSR1`, `SIGUSR2` or a real-time signal.
+        /// Default: `SIGPROF`, which debuggers pass through silently. If the app already handles or ignores it,
+        /// start fails rather than replacing that.
         public var signal: Int32 = SIGPROF
         /// Most frames kept per sample, from 16 to 256. Default: 256.
         public var maxFrames: Int = 256
-        /// How long to wait for the stalled thread to answer a sample request before counting it missed.
-        /// Default: nil, meaning twice the sample interval, between 5 ms and 200 ms.
+        /// How long to wait for the stalled thread to answer a sample request before counting it missed, at most
+        /// 1 s and at most the threshold. Default: nil, meaning twice the sample interval, between 5 ms and 200 ms.
         public var sampleTimeout: Duration? = nil
         /// While the stalled thread makes no CPU progress it is not signalled again (its last stack is reused);
         /// it is re-sampled for real at least this often. Default: 1 s.
@@ -55,11 +57,17 @@ extension StallWatchdog {
             guard (16...256).contains(maxFrames) else {
                 throw StallWatchdogError.invalidConfiguration("maxFrames must be between 16 and 256, not \(maxFrames)")
             }
-            guard signal > 0, signal < 65, signal != SIGKILL, signal != SIGSTOP else {
-                throw StallWatchdogError.invalidConfiguration("signal \(signal) cannot be used")
+            guard stallcap_signal_allowed(signal) != 0 else {
+                throw StallWatchdogError.invalidConfiguration(
+                    "signal \(signal) cannot be used; use SIGPROF, SIGUSR1, SIGUSR2 or a real-time signal")
             }
-            if let sampleTimeout, sampleTimeout <= .zero {
-                throw StallWatchdogError.invalidConfiguration("sampleTimeout must be positive")
+            if let sampleTimeout, sampleTimeout <= .zero || sampleTimeout > min(.seconds(1), threshold) {
+                throw StallWatchdogError.invalidConfiguration(
+                    "sampleTimeout must be positive and at most 1 s and the threshold, not \(sampleTimeout)")
+            }
+            guard blockedResampleInterval > .zero, blockedResampleInterval <= .seconds(3600) else {
+                throw StallWatchdogError.invalidConfiguration(
+                    "blockedResampleInterval must be between 0 and 1 hour, not \(blockedResampleInterval)")
             }
         }
 

@@ -16,8 +16,9 @@ extension StallWatchdog {
         func milliseconds(_ name: String) throws -> Duration? {
             guard let raw = environment[name] else { return nil }
             let trimmed = raw.trimmingCharacters(in: .whitespaces)
-            guard let value = Double(trimmed), value.isFinite, value > 0 else {
-                throw StallWatchdogError.invalidConfiguration("\(name)=\(raw) is not a positive number of milliseconds")
+            guard let value = Double(trimmed), value.isFinite, value > 0, value <= 3_600_000 else {
+                throw StallWatchdogError.invalidConfiguration(
+                    "\(name)=\(raw) is not a number of milliseconds between 0 and 3600000")
             }
             return .nanoseconds(Int64(value * 1_000_000))
         }

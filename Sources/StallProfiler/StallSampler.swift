@@ -34,6 +34,8 @@ final class StallSampler {
     private var consecutiveMisses = 0
     private(set) var sampleCount: UInt32 = 0
     private(set) var missedCount = 0
+    /// True once a request failed because the app replaced or reset the signal handler.
+    private(set) var handlerLost = false
 
     init(stallID: UInt32, threadID: Int32, configuration: StallWatchdog.Configuration) {
         self.stallID = stallID
@@ -83,6 +85,7 @@ final class StallSampler {
             stallcap_sample(threadID, timeoutNs, $0.baseAddress, UInt32(maxFrames), &info)
         }
         guard status == STALLCAP_OK else {
+            if status == STALLCAP_NOT_INSTALLED { handlerLost = true }
             missedCount += 1
             consecutiveMisses += 1
             return nil
@@ -97,6 +100,11 @@ final class StallSampler {
         return SampleRecord(
             stallID: stallID, timestampNs: info.timestamp_ns, threadCPUNs: info.thread_cpu_ns,
             runQueueNs: reading?.waitNs ?? 0, flags: flags, frames: buffer[0..<Int(info.frame_count)].map { UInt64($0) })
+    }
+
+    /// Takes back the last sample, taken after the stall had already ended.
+    func retractLastSample() {
+        if sampleCount > 0 { sampleCount -= 1 }
     }
 
     /// The end record. The stall is busy when the thread ran or waited for a CPU for at least half of the time it

@@ -85,18 +85,20 @@ public final class StallWatchdog: Sendable {
     }
 
     /// Stops sampling, flushes and closes the capture file, and waits for the watchdog thread to end. It never
-    /// waits on the main thread, so it is safe to call from it. Calling it again does nothing.
+    /// waits on the main thread, so it is safe to call from it. When it returns, the file is closed, also for a
+    /// second caller; calling it again does nothing.
+    ///
+    /// The watchdog runs until `stop()` is called, not until the object goes away: releasing the last reference
+    /// does not stop it (optimized builds may release an unused reference early).
     public func stop() {
-        guard let handle = thread.withLock({ handle -> pthread_t? in
-            defer { handle = nil }
-            return handle
-        }) else { return }
-        shared.requestStop()
-        pthread_join(handle, nil)
-        Self.running.store(false, ordering: .releasing)
+        thread.withLock { handle in
+            guard let running = handle else { return }
+            shared.requestStop()
+            pthread_join(running, nil)
+            handle = nil
+            Self.running.store(false, ordering: .releasing)
+        }
     }
-
-    deinit { stop() }
 }
 
 /// State shared between the watchdog thread, the ping blocks on the main queue and the public object.
@@ -120,6 +122,7 @@ final class WatchdogShared: Sendable {
     /// Records an answer; runs on the main queue. Only atomics: it never blocks the main thread.
     func answer(ping id: UInt64) {
         let tid = stallcap_gettid()
+        stallcap_warm_thread()  // once per thread: libunwind's per-thread state exists before a handler needs it
         answeredThread.store(tid, ordering: .relaxed)
         answeredCPU.store(UInt64(max(0, stallcap_thread_cpu_ns(tid))), ordering: .relaxed)
         answeredAt.store(stallcap_monotonic_ns(), ordering: .relaxed)

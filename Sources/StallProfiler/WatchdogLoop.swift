@@ -16,6 +16,7 @@ final class WatchdogLoop {
     private var mainQueueThreads = MainQueueThreads()
     private var imageGeneration: UInt64 = 0
     private var writeFailed = false
+    private var warnedHandlerLost = false
 
     typealias Configuration = StallWatchdog.Configuration
 
@@ -34,6 +35,8 @@ final class WatchdogLoop {
         var handle = pthread_t()
         let result = pthread_create(&handle, nil, { context in
             let loop = Unmanaged<WatchdogLoop>.fromOpaque(context!).takeRetainedValue()
+            // The sampling signal is deliberately not blocked here: threads this one causes to be created (the
+            // Dispatch workers that drain the main queue after `dispatchMain()`) inherit its signal mask.
             stallcap_name_thread("stallprof-wd")
             loop.run()
             return nil
@@ -93,11 +96,23 @@ final class WatchdogLoop {
         case .sample:
             guard let sampler else { return }
             let before = sampler.missedCount
+            let answeredBefore = shared.answeredPing.load(ordering: .acquiring)
             if let record = sampler.sample() {
-                writer.append(.sample(record))
-                shared.samples.add(1, ordering: .relaxed)
+                // The main queue may have answered while the sample was taken: a sample from after the stall's
+                // end does not belong to it.
+                let answeredAfter = shared.answeredPing.load(ordering: .acquiring) != answeredBefore
+                if answeredAfter && shared.answeredAt.load(ordering: .relaxed) < record.timestampNs {
+                    sampler.retractLastSample()
+                } else {
+                    writer.append(.sample(record))
+                    shared.samples.add(1, ordering: .relaxed)
+                }
             }
             shared.missed.add(sampler.missedCount - before, ordering: .relaxed)
+            if sampler.handlerLost && !warnedHandlerLost {
+                warnedHandlerLost = true
+                report("the app replaced or reset the handler of signal \(configuration.signal); stalls are detected but no longer sampled")
+            }
         case .endStall(_, let endNs):
             if let sampler { writer.append(.stallEnd(sampler.finish(endNs: endNs))) }
             sampler = nil
@@ -121,9 +136,14 @@ final class WatchdogLoop {
         do { try writer.flush() } catch {
             // The host app comes first: report once, keep running, stop writing.
             writeFailed = true
-            let message = "stallprof: \(error); no further stalls are recorded\n"
-            _ = message.withCString { write(2, $0, strlen($0)) }
+            report("\(error); no further stalls are recorded")
         }
+    }
+
+    /// Tells the developer about a problem, once per kind, on standard error: the host app keeps running.
+    private func report(_ message: String) {
+        let line = "stallprof: \(message)\n"
+        _ = line.withCString { write(2, $0, strlen($0)) }
     }
 }
 

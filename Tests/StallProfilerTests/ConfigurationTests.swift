@@ -11,6 +11,19 @@ import Testing
         #expect(configuration.effectiveSampleTimeoutNs == 20_000_000)
     }
 
+    @Test func outOfRangeFieldsAreRejected() {
+        var configuration = StallWatchdog.Configuration(outputPath: "x")
+        configuration.sampleTimeout = .seconds(5)
+        #expect(throws: StallWatchdogError.self) { try configuration.validate() }
+        configuration.sampleTimeout = .milliseconds(50)
+        #expect(throws: Never.self) { try configuration.validate() }
+        configuration.blockedResampleInterval = .seconds(-1)
+        #expect(throws: StallWatchdogError.self) { try configuration.validate() }
+        configuration.blockedResampleInterval = .seconds(1)
+        configuration.maxFrames = 1000
+        #expect(throws: StallWatchdogError.self) { try configuration.validate() }
+    }
+
     @Test func environmentUnsetStartsNothing() throws {
         #expect(try StallWatchdog.configuration(fromEnvironment: [:]) == nil)
         #expect(try StallWatchdog.startFromEnvironment(["STALLPROF_THRESHOLD_MS": "100"]) == nil)
@@ -28,6 +41,7 @@ import Testing
     @Test(arguments: [
         ("STALLPROF_THRESHOLD_MS", "abc"), ("STALLPROF_THRESHOLD_MS", "-5"), ("STALLPROF_THRESHOLD_MS", "0"),
         ("STALLPROF_INTERVAL_MS", "nan"), ("STALLPROF_INTERVAL_MS", "1000"), ("STALLPROF_THRESHOLD_MS", "1"),
+        ("STALLPROF_THRESHOLD_MS", "1e13"), ("STALLPROF_INTERVAL_MS", "inf"),
     ])
     func invalidEnvironmentValuesAreClearErrors(name: String, value: String) {
         do {

@@ -108,6 +108,41 @@ import Testing
         #expect(!TestSupport.stacks(of: capture).contains { $0.contains { $0.contains("BusyWork.burn") } })
     }
 
+    @Test func aHandlerTheAppResetsMidwayIsNeverSignalledAgain() throws {
+        // The app resets SIGPROF to its default (which terminates) while the watchdog runs: a sample must not
+        // kill it. The stall is still detected; its samples are missed.
+        let capture = try capture(stall: {
+            signal(SIGPROF, SIG_DFL)
+            _ = BusyWork.spin(milliseconds: 300)
+        })
+        let stall = try #require(capture.stalls.first)
+        #expect(stall.samples.isEmpty)
+        #expect((stall.end?.missedCount ?? 0) > 0)
+        // A later start installs the handler again.
+        let again = try self.capture(stall: { _ = BusyWork.spin(milliseconds: 300) })
+        #expect(again.stalls.first?.samples.isEmpty == false)
+    }
+
+    @Test func ignoredAndCrashSignalsAreRefused() throws {
+        signal(SIGUSR1, SIG_IGN)
+        defer { signal(SIGUSR1, SIG_DFL) }
+        var configuration = StallWatchdog.Configuration(outputPath: TestSupport.temporaryPath("ign.stalls"))
+        configuration.signal = SIGUSR1
+        #expect(throws: StallWatchdogError.signalInUse(SIGUSR1)) { try StallWatchdog.start(configuration) }
+        for crash in [SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGCHLD, SIGKILL] {
+            configuration.signal = crash
+            #expect(throws: StallWatchdogError.self) { try StallWatchdog.start(configuration) }
+        }
+    }
+
+    @Test func aFIFOIsNotACaptureFile() throws {
+        let fifo = TestSupport.temporaryPath("capture.fifo")
+        #expect(mkfifo(fifo, 0o600) == 0)
+        defer { unlink(fifo) }
+        // Opening a FIFO nobody reads must fail at once, never block start().
+        #expect(throws: StallWatchdogError.self) { try StallWatchdog.start(.init(outputPath: fifo)) }
+    }
+
     @Test func onlyOneWatchdogRunsAtATime() throws {
         let path = TestSupport.temporaryPath("one.stalls")
         defer { unlink(path) }

@@ -33,7 +33,8 @@ typedef enum {
     STALLCAP_BUSY = 2,
     /// The thread no longer exists.
     STALLCAP_NO_THREAD = 3,
-    /// `stallcap_install` has not succeeded yet.
+    /// `stallcap_install` has not succeeded yet, or the app has since replaced or reset the handler (no signal
+    /// was sent).
     STALLCAP_NOT_INSTALLED = 4,
     /// Sending the signal failed for another reason (errno is kept).
     STALLCAP_ERROR = 5,
@@ -53,11 +54,18 @@ typedef struct {
     uint64_t unwind_ns;
 } stallcap_sample_info;
 
-/// Installs the capture handler for `signo` (with SA_RESTART | SA_SIGINFO) after warming libunwind up.
-/// Idempotent for the same signal. Returns 0, EBUSY when another handler is already installed on `signo`
-/// (it is never replaced silently), EALREADY when the handler is installed on a different signal, or the errno
-/// of a failed call.
+/// Installs the capture handler for `signo` (with SA_RESTART | SA_SIGINFO, all signals masked while it runs)
+/// after warming libunwind up. Idempotent for the same signal. Returns 0; EINVAL for a signal other than
+/// SIGPROF, SIGUSR1, SIGUSR2 or a real-time signal; EBUSY when the app handles or ignores `signo` (never replaced
+/// silently); EALREADY when the handler is installed on a different signal; or the errno of a failed call.
 int stallcap_install(int signo);
+
+/// True for the signals `stallcap_install` accepts.
+int stallcap_signal_allowed(int signo);
+
+/// Runs libunwind once on the calling thread, the first time only, so that its per-thread caches exist before
+/// a handler needs them on that thread. Call it from every thread that may be sampled (not in a handler).
+void stallcap_warm_thread(void);
 
 /// Samples thread `tid` of this process: sends the signal and waits at most `timeout_ns` for the handler.
 /// On STALLCAP_OK, up to `max_frames` addresses (leaf first; the leaf is the interrupted instruction, the others
