@@ -15,6 +15,8 @@ final class WatchdogLoop {
     private var sampler: StallSampler? = nil
     private var mainQueueThreads = MainQueueThreads()
     private var imageGeneration: UInt64 = 0
+    /// Paths of the images written so far.
+    private var knownImagePaths = Set<String>()
     private var writeFailed = false
     private var warnedHandlerLost = false
 
@@ -92,6 +94,12 @@ final class WatchdogLoop {
             let detected = stallcap_monotonic_ns()
             writer.append(.stallBegin(StallBeginRecord(
                 stallID: stallID, startNs: startNs, detectedNs: detected, threadID: threadID)))
+            // Libraries loaded since the last look (perhaps what the main thread is doing now), found without the
+            // loader's lock, so that they can be resolved even if the process dies during the stall.
+            for image in MappedImages.unknown(excluding: knownImagePaths) {
+                knownImagePaths.insert(image.path)
+                writer.append(.image(image))
+            }
             sampler = StallSampler(stallID: stallID, threadID: threadID, configuration: configuration)
         case .sample:
             guard let sampler else { return }
@@ -127,7 +135,15 @@ final class WatchdogLoop {
         guard force || stallcap_image_generation() != imageGeneration else { return }
         let (images, generation) = ImageMap.current()
         imageGeneration = generation
-        images.forEach { writer.append(.image($0)) }
+        for image in images {
+            knownImagePaths.insert(image.path)
+            // /proc/self/maps names files by their real path (/usr/lib/..., not /lib/...).
+            if let real = realpath(image.path, nil) {
+                knownImagePaths.insert(String(cString: real))
+                free(real)
+            }
+            writer.append(.image(image))
+        }
     }
 
     private func flush() {

@@ -1,6 +1,7 @@
 import CStallCapture
 import Dispatch
 import Foundation
+import StallAnalysis
 import StallFormat
 import StallSamples
 import Testing
@@ -141,6 +142,44 @@ import Testing
         defer { unlink(fifo) }
         // Opening a FIFO nobody reads must fail at once, never block start().
         #expect(throws: StallWatchdogError.self) { try StallWatchdog.start(.init(outputPath: fifo)) }
+    }
+
+    @Test func aLibraryLoadedBeforeAStallIsInTheFileWhileTheStallLasts() throws {
+        let path = TestSupport.temporaryPath("dlopen.stalls")
+        defer { unlink(path) }
+        var configuration = StallWatchdog.Configuration(
+            threshold: .milliseconds(100), sampleInterval: .milliseconds(5), outputPath: path)
+        configuration.post = { Self.standIn.post($0) }
+        let watchdog = try StallWatchdog.start(configuration)
+        defer { watchdog.stop() }
+        while !watchdog.statistics.mainQueueAnswered { usleep(1000) }
+        let before = try CaptureReader.read(path: path)
+        #expect(!before.images.contains { $0.path.contains("libbz2") })
+        let handle = try #require(dlopen("libbz2.so.1.0", RTLD_NOW))
+        defer { dlclose(handle) }
+        let done = DispatchSemaphore(value: 0)
+        Self.standIn.post {
+            _ = BusyWork.spin(milliseconds: 500)
+            done.signal()
+        }
+        // Read the file while the stall is still going on: as a killed process would leave it.
+        var during: Capture? = nil
+        for _ in 0..<100 {
+            usleep(20_000)
+            if let capture = try? CaptureReader.read(path: path), capture.stalls.first?.samples.isEmpty == false {
+                during = capture
+                break
+            }
+        }
+        done.wait()
+        let capture = try #require(during)
+        #expect(capture.stalls.first?.isFinished == false)
+        let image = try #require(capture.images.first { $0.path.contains("libbz2") })
+        #expect(!image.buildID.isEmpty)
+        // The bias from the kernel's map agrees with the loader's: a symbol of the library resolves by name.
+        let symbol = try #require(dlsym(handle, "BZ2_bzlibVersion"))
+        let name = Symbolizer(images: capture.images).name(for: UInt64(UInt(bitPattern: symbol)), isReturnAddress: false)
+        #expect(name == "BZ2_bzlibVersion")
     }
 
     @Test func onlyOneWatchdogRunsAtATime() throws {
