@@ -17,12 +17,16 @@ let rootUsage = """
 
     SUBCOMMANDS:
       fold        folded stacks from stallprof captures
+      flamegraph  interactive SVG flame graph from folded stacks or captures
+      diff        two-count folded stacks (before, after) for a differential flame graph
 
     Run 'stallprof <subcommand> --help' for a subcommand's options.
     """
 
 let subcommands: [String: (usage: String, run: ([String]) throws -> Void)] = [
     "fold": (FoldCommand.usage, FoldCommand.run),
+    "flamegraph": (FlameGraphCommand.usage, FlameGraphCommand.run),
+    "diff": (DiffCommand.usage, DiffCommand.run),
 ]
 
 /// The one place that turns errors into exit codes.
