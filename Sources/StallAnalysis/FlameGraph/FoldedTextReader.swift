@@ -7,21 +7,22 @@
 struct FoldedTextReader {
     /// True when the first line with content in `head` reads as a folded line.
     static func recognizes(_ head: ArraySlice<UInt8>) -> Bool {
-        var lines = head.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: true)[...]
-        // The last line of a partial head may be cut; it still decides if it is the only one.
-        while let line = lines.first {
-            let text = String(decoding: line, as: UTF8.self).trimmed
-            if text.isEmpty || text.hasPrefix("# ") {
-                lines = lines.dropFirst()
-                continue
-            }
+        for line in head.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: true) {
+            let text = trimmed(line)
+            if text.isEmpty || isComment(text) { continue }
             return parse(text) != nil
         }
         return false
     }
 
     /// Parses one line: the stack and its counts; nil when the line has no trailing count or no stack.
-    static func parse(_ line: Substring) -> ProfileStack? {
+    static func parse<S: StringProtocol>(_ line: S) -> ProfileStack? {
+        var copy = String(line)
+        return copy.withUTF8 { parse(trimmed(ArraySlice($0))) }
+    }
+
+    /// Parses one trimmed line of bytes.
+    static func parse(_ line: ArraySlice<UInt8>) -> ProfileStack? {
         guard let (count, rest) = trailingNumber(line) else { return nil }
         var stack = rest
         var before: Double? = nil
@@ -30,20 +31,37 @@ struct FoldedTextReader {
             stack = head
         }
         guard !stack.isEmpty else { return nil }
-        return ProfileStack(stack: String(stack), count: count, before: before)
+        return ProfileStack(stack: String(decoding: stack, as: UTF8.self), count: count, before: before)
     }
 
-    /// The number after the last space of `text` and what comes before it (trimmed), if the last word is a
+    /// The number after the last blank of `line` and what comes before it (trimmed), if the last word is a
     /// non-negative decimal number.
-    private static func trailingNumber(_ text: Substring) -> (Double, Substring)? {
-        guard let space = text.lastIndex(where: { $0 == " " || $0 == "\t" }) else { return nil }
-        let word = text[text.index(after: space)...]
+    private static func trailingNumber(_ line: ArraySlice<UInt8>) -> (Double, ArraySlice<UInt8>)? {
+        guard let blank = line.lastIndex(where: isBlank) else { return nil }
+        let word = line[(blank + 1)...]
+        var integer: UInt64 = 0
+        var isWhole = true
         var dots = 0
-        guard !word.isEmpty, word.utf8.allSatisfy({ byte in
-            if byte == UInt8(ascii: ".") { dots += 1; return dots == 1 }
-            return byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9")
-        }), word != ".", let value = Double(word) else { return nil }
-        return (value, text[..<space].trimmed)
+        for byte in word {
+            if byte == UInt8(ascii: ".") {
+                dots += 1
+                isWhole = false
+                guard dots == 1 else { return nil }
+            } else if byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9") {
+                if isWhole { integer = integer &* 10 &+ UInt64(byte - UInt8(ascii: "0")) }
+            } else {
+                return nil
+            }
+        }
+        guard !word.isEmpty, word.count > dots else { return nil }
+        let value: Double
+        if isWhole && word.count < 16 {
+            value = Double(integer)
+        } else {
+            guard let parsed = Double(String(decoding: word, as: UTF8.self)) else { return nil }
+            value = parsed
+        }
+        return (value, trimmed(line[..<blank]))
     }
 
     /// Reads all of `stream`, appending its stacks in input order.
@@ -51,8 +69,8 @@ struct FoldedTextReader {
         var ignored = 0
         var firstIgnored = 0
         while let raw = try stream.nextLine() {
-            let line = String(decoding: raw, as: UTF8.self).trimmed
-            if line.isEmpty || line.hasPrefix("# ") { continue }
+            let line = trimmed(raw)
+            if line.isEmpty || isComment(line) { continue }
             if let entry = parse(line) {
                 stacks.append(entry)
             } else {
@@ -64,15 +82,20 @@ struct FoldedTextReader {
             diagnostics.warn("\(stream.name): ignored \(ignored) lines with invalid format (first: line \(firstIgnored))")
         }
     }
-}
 
-extension StringProtocol {
-    /// Without leading and trailing spaces, tabs and carriage returns.
-    var trimmed: Substring {
-        let isBlank: (Character) -> Bool = { $0 == " " || $0 == "\t" || $0 == "\r" }
-        guard let first = firstIndex(where: { !isBlank($0) }), let last = lastIndex(where: { !isBlank($0) }) else {
-            return Substring()
-        }
-        return Substring(self[first...last])
+    private static func isBlank(_ byte: UInt8) -> Bool {
+        byte == UInt8(ascii: " ") || byte == UInt8(ascii: "\t") || byte == UInt8(ascii: "\r")
+    }
+
+    /// `# ` starts a comment line.
+    private static func isComment(_ line: ArraySlice<UInt8>) -> Bool {
+        line.count >= 2 && line[line.startIndex] == UInt8(ascii: "#") && line[line.startIndex + 1] == UInt8(ascii: " ")
+    }
+
+    /// Without leading and trailing blanks.
+    private static func trimmed(_ line: ArraySlice<UInt8>) -> ArraySlice<UInt8> {
+        guard let first = line.firstIndex(where: { !isBlank($0) }), let last = line.lastIndex(where: { !isBlank($0) })
+        else { return [] }
+        return line[first...last]
     }
 }

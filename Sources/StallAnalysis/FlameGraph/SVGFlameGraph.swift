@@ -15,8 +15,8 @@ public struct SVGFlameGraph: StackRenderer {
 
     /// The SVG for `profile`. An empty profile gives a small SVG saying so (and a warning).
     public func render(_ profile: StackProfile, diagnostics: inout Diagnostics) -> String {
-        var layout = FrameLayout(profile, options: options)
         let framesWidth = Double(options.width) - 2 * Self.xpad
+        let layout = FrameLayout(profile, options: options, framesWidth: framesWidth)
         guard layout.total > 0 else {
             diagnostics.warn("no stack counts found")
             var out = ""
@@ -25,7 +25,6 @@ public struct SVGFlameGraph: StackRenderer {
             out += "ERROR: No valid input provided to flamegraph</text>\n</svg>\n"
             return out
         }
-        layout.prune(narrowerThan: options.minWidth.counts(total: layout.total, framesWidth: framesWidth))
         let geometry = Geometry(options: options, maxDepth: layout.maxDepth)
         var out = ""
         out.reserveCapacity(400 * layout.frames.count + 16_384)
@@ -38,12 +37,13 @@ public struct SVGFlameGraph: StackRenderer {
             let widthPct = frame.width / layout.total * 100
             let y = geometry.y(depth: frame.depth)
             let fill: RGB
-            if let delta = frame.delta, frame.name != "--", frame.name != "-" {
+            let rawName = layout.name(of: frame)
+            if let delta = frame.delta, rawName != "--", rawName != "-" {
                 fill = FrameColors.differential(delta: options.negate ? -delta : delta, maxDelta: layout.maxDelta)
             } else {
-                fill = colors.color(for: frame.name)
+                fill = colors.color(for: rawName)
             }
-            let name = FrameColors.deannotated(frame.name)
+            let name = FrameColors.deannotated(rawName)
             out += "<g><title>"
             out += xmlEscaped(tooltip(frame, name: name, total: layout.total, differential: isDifferential))
             out += "</title><rect x=\"\(fixed(x1, 4))%\" y=\"\(y)\" width=\"\(fixed(widthPct, 4))%\" height=\""
