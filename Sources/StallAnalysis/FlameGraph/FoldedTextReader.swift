@@ -5,14 +5,15 @@
 /// PRIVATE STOPGAP for the flame graph: the `fold` branch adds a folded-text importer to ``Folder``; this reader
 /// stays only for the two-count lines that ``FoldedStacks`` cannot hold, and can be unified with it then.
 struct FoldedTextReader {
-    /// True when the first line with content in `head` reads as a folded line.
+    /// True when the first line with content in `head` reads as a folded line, or when there is no such line (an
+    /// empty input is an empty profile).
     static func recognizes(_ head: ArraySlice<UInt8>) -> Bool {
         for line in head.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: true) {
             let text = trimmed(line)
             if text.isEmpty || isComment(text) { continue }
             return parse(text) != nil
         }
-        return false
+        return true
     }
 
     /// Parses one line: the stack and its counts; nil when the line has no trailing count or no stack.
