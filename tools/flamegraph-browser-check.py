@@ -1,8 +1,11 @@
 #!/usr/bin/env python3
 """Opens `stallprof flamegraph` SVGs in headless Chromium and checks, through the DOM after the embedded script
 ran, that search (?s=) highlights exactly the matching frames with the right matched percentage and that a zoom
-URL (?x=&y=) draws the zoomed frame full width, its ancestors as parents and everything else hidden. Takes a
-screenshot of each view (look at them).
+URL (?x=&y=) draws the zoomed frame full width, its ancestors as parents and everything else hidden. Then drives
+the page like a user through the DevTools protocol (--remote-debugging-pipe, pages served on 127.0.0.1): hover
+shows the tooltip in the details line, a click zooms and writes ?x=&y= into the URL, Reset Zoom clears it, Ctrl-F
+asks for a regular expression and writes ?s=, and the search button resets. Takes a screenshot of each view (look
+at them).
 
 Installs the Debian package `chromium` with apt-get when it is missing and we are root (or have sudo); prints SKIP
 and exits 0 when no Chromium can be had. Exits 1 on a failed check.
@@ -10,12 +13,18 @@ and exits 0 when no Chromium can be had. Exits 1 on a failed check.
 Environment: STALLPROF (default .build/debug/stallprof), CHROMIUM (default: chromium on PATH), SCREENSHOTS (default
 out/flamegraph-browser in the repository).
 """
+import functools
+import http.server
+import json
 import os
 import re
+import select
 import shutil
 import subprocess
 import sys
 import tempfile
+import threading
+import time
 import xml.etree.ElementTree as ET
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -72,6 +81,151 @@ class Browser:
 
 
 HEIGHT = 170  # pixels: the test graphs are 7 rows high
+
+
+class DevTools:
+    """A headless Chromium driven over --remote-debugging-pipe (NUL-terminated JSON on fds 3 and 4)."""
+
+    def __init__(self, binary, profile_dir):
+        to_browser_r, self.to_browser = os.pipe()
+        self.from_browser, from_browser_w = os.pipe()
+
+        def wire():
+            os.dup2(to_browser_r, 3)
+            os.dup2(from_browser_w, 4)
+
+        self.process = subprocess.Popen(
+            [binary, "--headless", "--no-sandbox", "--disable-gpu", "--remote-debugging-pipe",
+             "--user-data-dir=" + profile_dir, "--window-size=1200,300", "about:blank"],
+            pass_fds=(3, 4), preexec_fn=wire, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        os.close(to_browser_r)
+        os.close(from_browser_w)
+        self.buffer, self.next_id, self.dialog_answer, self.loaded = b"", 0, None, False
+        target = self.call("Target.createTarget", {"url": "about:blank"}, session=False)["targetId"]
+        self.session = self.call("Target.attachToTarget", {"targetId": target, "flatten": True},
+                                 session=False)["sessionId"]
+        self.call("Page.enable")
+
+    def _receive(self, deadline):
+        while b"\0" not in self.buffer:
+            ready, _, _ = select.select([self.from_browser], [], [], max(0.0, deadline - time.time()))
+            if not ready:
+                raise TimeoutError("no answer from Chromium")
+            self.buffer += os.read(self.from_browser, 1 << 20)
+        message, self.buffer = self.buffer.split(b"\0", 1)
+        message = json.loads(message)
+        if message.get("method") == "Page.javascriptDialogOpening":
+            self._send("Page.handleJavaScriptDialog", {"accept": self.dialog_answer is not None,
+                                                       "promptText": self.dialog_answer or ""})
+        if message.get("method") == "Page.loadEventFired":
+            self.loaded = True
+        return message
+
+    def _send(self, method, params, session=True):
+        self.next_id += 1
+        message = {"id": self.next_id, "method": method, "params": params or {}}
+        if session:
+            message["sessionId"] = self.session
+        os.write(self.to_browser, json.dumps(message).encode() + b"\0")
+        return self.next_id
+
+    def call(self, method, params=None, session=True, timeout=30):
+        ident = self._send(method, params, session)
+        deadline = time.time() + timeout
+        while True:
+            message = self._receive(deadline)
+            if message.get("id") == ident:
+                if "error" in message:
+                    raise RuntimeError("%s: %s" % (method, message["error"]))
+                return message.get("result", {})
+
+    def open(self, url):
+        self.loaded = False
+        self.call("Page.navigate", {"url": url})
+        deadline = time.time() + 30
+        while not self.loaded:
+            self._receive(deadline)
+
+    def eval(self, expression):
+        result = self.call("Runtime.evaluate", {"expression": expression, "returnByValue": True})
+        if "exceptionDetails" in result:
+            raise RuntimeError("script error: %s" % result["exceptionDetails"])
+        return result["result"].get("value")
+
+    def center(self, selector_js):
+        """Viewport centre of the element the expression returns."""
+        box = self.eval("(function(){var r=(%s).getBoundingClientRect();return [r.x+r.width/2,r.y+r.height/2];})()"
+                        % selector_js)
+        return box
+
+    def mouse(self, kind, point):
+        self.call("Input.dispatchMouseEvent", {"type": kind, "x": point[0], "y": point[1], "button": "left",
+                                               "clickCount": 1})
+
+    def click(self, point):
+        self.mouse("mousePressed", point)
+        self.mouse("mouseReleased", point)
+
+    def ctrl_f(self, answer):
+        self.dialog_answer = answer
+        for kind in ("rawKeyDown", "keyUp"):
+            self.call("Input.dispatchKeyEvent", {"type": kind, "modifiers": 2, "key": "f", "code": "KeyF",
+                                                 "windowsVirtualKeyCode": 70})
+        self.dialog_answer = None
+
+    def close(self):
+        self.process.kill()
+        self.process.wait()
+
+
+def serve(directory):
+    """Serves `directory` on 127.0.0.1 (history.replaceState needs a real origin); returns (server, base URL)."""
+    class Quiet(http.server.SimpleHTTPRequestHandler):
+        def log_message(self, *args):
+            pass
+
+    handler = functools.partial(Quiet, directory=directory)
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server, "http://127.0.0.1:%d/" % server.server_address[1]
+
+
+def interact(binary, work, checks):
+    """Hover, click to zoom, Reset Zoom, Ctrl-F search and reset, as a user would, on layout.svg."""
+    server, base = serve(work)
+    tools = DevTools(binary, os.path.join(work, "devtools-profile"))
+    try:
+        tools.open(base + "layout.svg")
+        frame = ("Array.prototype.find.call(document.getElementById('frames').children, function(g) {"
+                 "return g.getElementsByTagName('title')[0].textContent.indexOf(%s) === 0; })")
+        rect = frame + ".getElementsByTagName('rect')[0]"
+        tools.mouse("mouseMoved", tools.center(rect % json.dumps("CALayer.layout (")))
+        details = tools.eval("document.getElementById('details').textContent")
+        checks.expect(details == "Function: CALayer.layout (97 samples, 86.61%)", "hover: details line %r" % details)
+
+        tools.click(tools.center(rect % json.dumps("Stack.layout (")))
+        state = tools.eval("[location.search, (%s).getAttribute('width')]" % (rect % json.dumps("Stack.layout (")))
+        checks.expect(state == ["?x=15&y=53", "100.0000%"], "click zooms Stack.layout and sets the URL: %s" % state)
+
+        tools.click(tools.center("document.getElementById('unzoom')"))
+        state = tools.eval("[location.search, (%s).getAttribute('width'), document.querySelectorAll('#frames .hide').length]"
+                           % (rect % json.dumps("Stack.layout (")))
+        checks.expect(state == ["", "33.0357%", 0], "Reset Zoom restores the graph and clears the URL: %s" % state)
+
+        tools.ctrl_f("Font|JSON")
+        state = tools.eval("[location.search, document.getElementById('matched').textContent, "
+                           "document.querySelectorAll('#frames rect[fill=\"rgb(230,0,230)\"]').length]")
+        checks.expect(state == ["?s=Font%7CJSON", "Matched: 10.7%", 2], "Ctrl-F searches and sets the URL: %s" % state)
+
+        tools.click(tools.center("document.getElementById('search')"))
+        state = tools.eval("[location.search, document.getElementById('search').textContent, "
+                           "document.querySelectorAll('#frames rect[fill=\"rgb(230,0,230)\"]').length]")
+        checks.expect(state == ["", "Search", 0], "Reset Search restores the colours and clears the URL: %s" % state)
+    except (RuntimeError, TimeoutError, TypeError) as error:
+        checks.expect(False, "interactive session: %s" % error)
+    finally:
+        tools.close()
+        server.shutdown()
 
 
 def frames(root):
@@ -185,6 +339,8 @@ def main():
                       sorted(k[0] for k, f in drawn.items() if "parent" in f["class"]) ==
                       ["App.handleTap", "RunLoop.run", "all", "main"], "icicle zoom: Model.load full width")
         browser.screenshot("file://%s?x=%s&y=%s" % (icicle, key[1], key[2]), os.path.join(SHOTS, "4-icicle.png"), HEIGHT)
+
+        interact(binary, work, checks)
 
         # Differential graph from stallprof diff: red grew, blue shrank.
         before, after = os.path.join(work, "before.folded"), os.path.join(work, "after.folded")
