@@ -9,7 +9,8 @@ enum FlameGraphCommand {
         or `stack before after` for a differential graph) or anything 'stallprof fold' reads, folded on the fly.
 
         OPTIONS (flamegraph.pl's names and meanings):
-          --title TEXT       title (default: Flame Graph; Flame Chart with --flamechart)
+          --title TEXT       title (default: Flame Graph; Icicle Graph with --inverted, Flame Chart with
+                             --flamechart)
           --subtitle TEXT    second title line
           --width PX         image width (default: 1200)
           --height PX        frame height (default: 16)
@@ -42,7 +43,9 @@ enum FlameGraphCommand {
             flags: ["--hash", "--reverse", "--inverted", "--flamechart", "--negate"], aliases: ["-o": "--output"])
         var options = FlameGraphOptions()
         options.flameChart = args.flag("--flamechart")
-        options.title = args.value("--title") ?? (options.flameChart ? "Flame Chart" : options.title)
+        options.inverted = args.flag("--inverted")
+        let implied = options.flameChart ? "Flame Chart" : options.inverted ? "Icicle Graph" : options.title
+        options.title = args.value("--title") ?? implied
         options.subtitle = args.value("--subtitle")
         options.width = try number("--width", args, default: options.width, minimum: 40)
         options.frameHeight = try number("--height", args, default: options.frameHeight, minimum: 2)
@@ -63,7 +66,6 @@ enum FlameGraphCommand {
         }
         options.hash = args.flag("--hash")
         options.reverse = args.flag("--reverse")
-        options.inverted = args.flag("--inverted")
         options.notes = args.value("--notes") ?? options.notes
         if let raw = args.value("--fontsize") {
             guard let size = Double(raw), size >= 1, size <= 200 else {

@@ -1,7 +1,7 @@
 /// Options of an SVG flame graph, named after flamegraph.pl's. Every field documents its default.
 public struct FlameGraphOptions: Sendable, Equatable {
-    /// The title at the top. Default: `"Flame Graph"` (the CLI uses `"Flame Chart"` with `--flamechart`,
-    /// `"Icicle Graph"` is not implied by `--inverted`).
+    /// The title at the top. Default: `"Flame Graph"` (the CLI, as flamegraph.pl, defaults to `"Icicle Graph"` with
+    /// `--inverted` and to `"Flame Chart"` with `--flamechart`).
     public var title = "Flame Graph"
     /// A second line under the title. Default: nil, none.
     public var subtitle: String? = nil
