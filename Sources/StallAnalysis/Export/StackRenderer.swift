@@ -30,9 +30,6 @@ public struct StackProfile: Sendable, Equatable {
         stacks = folded.sorted.map { ProfileStack(stack: $0.stack, count: $0.count) }
     }
 
-    /// True when at least one stack carries a before count.
-    public var isDifferential: Bool { stacks.contains { $0.before != nil } }
-
     /// Sum of all counts.
     public var total: Double { stacks.reduce(0) { $0 + $1.count } }
 

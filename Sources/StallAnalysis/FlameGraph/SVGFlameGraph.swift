@@ -31,7 +31,6 @@ public struct SVGFlameGraph: StackRenderer {
         writeHeader(&out, height: geometry.height)
         writePrelude(&out, geometry: geometry, total: layout.total)
         let colors = FrameColors(palette: options.palette, weightedHash: options.hash)
-        let isDifferential = profile.isDifferential
         for frame in layout.frames {
             let x1 = frame.start / layout.total * 100
             let widthPct = frame.width / layout.total * 100
@@ -45,7 +44,7 @@ public struct SVGFlameGraph: StackRenderer {
             }
             let name = FrameColors.deannotated(rawName)
             out += "<g><title>"
-            out += xmlEscaped(tooltip(frame, name: name, total: layout.total, differential: isDifferential))
+            out += xmlEscaped(tooltip(frame, name: name, total: layout.total))
             out += "</title><rect x=\"\(fixed(x1, 4))%\" y=\"\(y)\" width=\"\(fixed(widthPct, 4))%\" height=\""
             out += "\(options.frameHeight - 1)\" fill=\"\(fill.css)\" fg:x=\"\(FoldedStacks.format(frame.start))\""
             out += " fg:w=\"\(FoldedStacks.format(frame.width))\"/>"
@@ -64,12 +63,12 @@ public struct SVGFlameGraph: StackRenderer {
         return out
     }
 
-    /// `name (N samples, P%)`, `all (N samples, 100%)` for the root, and `; +D%` for differential profiles.
-    func tooltip(_ frame: LaidOutFrame, name: Substring, total: Double, differential: Bool) -> String {
+    /// `name (N samples, P%)`, `all (N samples, 100%)` for the root, and `; +D%` for frames of differential stacks.
+    func tooltip(_ frame: LaidOutFrame, name: Substring, total: Double) -> String {
         let count = "\(grouped(frame.width)) \(options.countName)"
         if frame.depth == 0 { return "all (\(count), 100%)" }
         var text = "\(name) (\(count), \(fixed(frame.width / total * 100, 2))%"
-        if differential, var delta = frame.delta {
+        if var delta = frame.delta {
             if options.negate { delta = -delta }
             let pct = fixed(delta / total * 100, 2)
             text += delta > 0 ? "; +\(pct)%" : "; \(pct)%"
