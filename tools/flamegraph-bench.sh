@@ -2,7 +2,8 @@
 # Large-input benchmark of `stallprof flamegraph`: renders N unique stacks (default 100,000, generated with a fixed
 # seed) with a release build and prints the time, peak memory, SVG size and frames drawn. When FlameGraph's scripts
 # are available (FLAMEGRAPH_DIR=/path/to/FlameGraph, containing flamegraph.pl), renders the same folded input with
-# flamegraph.pl and prints the speed-up (goal: at least 5x).
+# flamegraph.pl and prints the speed-up (goal: at least 5x). When Chromium is installed, also times loading the
+# SVG and running a search in it.
 # Usage: tools/flamegraph-bench.sh [N]     Environment: FLAMEGRAPH_DIR, KEEP=1 to keep the files in out/.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -54,6 +55,18 @@ frames = flamegraph_svg.read(svg)["frames"]
 print("stallprof flamegraph: %.2f s, peak RSS %d MB, SVG %.1f MB, %d frames drawn (depth %d)" % (
     seconds, rss // 1024, os.path.getsize(svg) / 1e6, len(frames), max(f[3] for f in frames)))
 PY
+
+# How heavy the SVG is for a browser: headless Chromium loads it and runs a search (?s=), start to end.
+chromium=$(command -v chromium || command -v chromium-browser || true)
+if [ -n "$chromium" ]; then
+    start=$(date +%s.%N)
+    timeout 300 "$chromium" --headless --no-sandbox --disable-gpu --user-data-dir="$work/chromium" \
+        --virtual-time-budget=1000 --dump-dom "file://$(realpath "$work/stallprof.svg")?s=layout" \
+        2>/dev/null >"$work/dom.html" || true
+    end=$(date +%s.%N)
+    matched=$(grep -o 'Matched: [0-9.]*%' "$work/dom.html" || echo "no search result")
+    python3 -c "print('chromium: load + search of the SVG in %.2f s (%s)' % ($end - $start, '$matched'))"
+fi
 
 if [ -n "${FLAMEGRAPH_DIR:-}" ] && [ -f "$FLAMEGRAPH_DIR/flamegraph.pl" ]; then
     measure perl "$work/flamegraph-pl.svg" perl "$FLAMEGRAPH_DIR/flamegraph.pl" "$work/input.folded"
