@@ -41,22 +41,20 @@ struct FoldedTextReader {
         guard let blank = line.lastIndex(where: isBlank) else { return nil }
         let word = line[(blank + 1)...]
         var integer: UInt64 = 0
-        var isWhole = true
         var dots = 0
         for byte in word {
             if byte == UInt8(ascii: ".") {
                 dots += 1
-                isWhole = false
                 guard dots == 1 else { return nil }
             } else if byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9") {
-                if isWhole { integer = integer &* 10 &+ UInt64(byte - UInt8(ascii: "0")) }
+                if dots == 0 { integer = integer &* 10 &+ UInt64(byte - UInt8(ascii: "0")) }
             } else {
                 return nil
             }
         }
         guard !word.isEmpty, word.count > dots else { return nil }
         let value: Double
-        if isWhole && word.count < 16 {
+        if dots == 0 && word.count < 16 {
             value = Double(integer)
         } else {
             guard let parsed = Double(String(decoding: word, as: UTF8.self)) else { return nil }
