@@ -45,6 +45,8 @@ let package = Package(
             name: "StallProfilerTests",
             dependencies: ["StallProfiler", "StallFormat", "StallAnalysis", "CStallCapture", "StallSamples"]
         ),
-        .testTarget(name: "StallAnalysisTests", dependencies: ["StallAnalysis", "StallFormat"]),
+        .testTarget(
+            name: "StallAnalysisTests", dependencies: ["StallAnalysis", "StallFormat"],
+            resources: [.copy("Fixtures")]),
     ]
 )

@@ -17,6 +17,8 @@ let rootUsage = """
 
     SUBCOMMANDS:
       fold        folded stacks from stallprof captures
+      flamegraph  interactive SVG flame graph from folded stacks or captures
+      diff        two-count folded stacks (before, after) for a differential flame graph
       report      a summary of captures: stalls, busy or blocked, where the time went
 
     Run 'stallprof <subcommand> --help' for a subcommand's options.
@@ -24,6 +26,8 @@ let rootUsage = """
 
 let subcommands: [String: (usage: String, run: ([String]) throws -> Void)] = [
     "fold": (FoldCommand.usage, FoldCommand.run),
+    "flamegraph": (FlameGraphCommand.usage, FlameGraphCommand.run),
+    "diff": (DiffCommand.usage, DiffCommand.run),
     "report": (ReportCommand.usage, ReportCommand.run),
 ]
 

@@ -28,6 +28,9 @@ public struct StallCaptureImporter: StackImporter {
         public var state: StallStateFilter = .all
         /// Keep only these stall numbers. Default: empty, every stall.
         public var stallIDs: Set<UInt32> = []
+        /// Keep only samples taken this many nanoseconds after their stall's start (both ends included). Default:
+        /// nil, every sample.
+        public var window: ClosedRange<UInt64>? = nil
         /// How names are resolved. Default: ``SymbolizerOptions/init()``.
         public var symbolizer = SymbolizerOptions()
 
@@ -72,6 +75,11 @@ public struct StallCaptureImporter: StackImporter {
             guard options.state.accepts(stall.state) else { continue }
             guard options.stallIDs.isEmpty || options.stallIDs.contains(stall.id) else { continue }
             for sample in stall.samples where !sample.frames.isEmpty {
+                if let window = options.window,
+                    !window.contains(sample.timestampNs &- min(sample.timestampNs, stall.begin.startNs))
+                {
+                    continue
+                }
                 stacks.add(frames: symbolizer.rootFirstNames(leafFirst: sample.frames))
             }
         }

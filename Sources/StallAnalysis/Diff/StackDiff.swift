@@ -1,0 +1,72 @@
+/// Options of `stallprof diff`. Every field documents its default.
+public struct DiffOptions: Sendable, Equatable {
+    /// Scale the before counts so both profiles have the same total (compares shapes, not amounts). Default: false.
+    public var normalize = false
+    /// Replace hexadecimal numbers (`0x7f3a...`) in frame names by `0x...`, so addresses that moved between runs
+    /// match. Default: false.
+    public var stripHex = false
+
+    /// Creates the default options.
+    public init() {}
+}
+
+/// The two-count folded format (`stack before after`) that a differential flame graph draws: width from after,
+/// colour from after minus before (difffolded.pl's output; inferno's rules for fractional counts, which are
+/// truncated to integers with a warning).
+public enum StackDiff {
+    /// One line per stack of either profile, byte-sorted; a stack missing from one side counts 0 there.
+    public static func diff(before: FoldedStacks, after: FoldedStacks, options: DiffOptions = DiffOptions(),
+                            diagnostics: inout Diagnostics) -> String
+    {
+        let old = prepared(before, options: options)
+        let new = prepared(after, options: options)
+        var scale = 1.0
+        if options.normalize, old.total > 0 { scale = new.total / old.total }
+        if (old.counts.values.contains { $0 != $0.rounded(.towardZero) })
+            || (new.counts.values.contains { $0 != $0.rounded(.towardZero) })
+        {
+            diagnostics.warn("fractional counts are truncated to integers")
+        }
+        var merged = old
+        merged.merge(new)
+        var out = ""
+        for (stack, _) in merged.sorted {
+            let first = ((old.counts[stack] ?? 0) * scale).rounded(.towardZero)
+            let second = (new.counts[stack] ?? 0).rounded(.towardZero)
+            out += "\(stack) \(FoldedStacks.format(first)) \(FoldedStacks.format(second))\n"
+        }
+        return out
+    }
+
+    /// `stacks` with hex numbers stripped as `options` say.
+    static func prepared(_ stacks: FoldedStacks, options: DiffOptions) -> FoldedStacks {
+        guard options.stripHex else { return stacks }
+        var result = FoldedStacks()
+        for (stack, count) in stacks.counts { result.add(folded: strippingHex(stack), count: count) }
+        return result
+    }
+
+    /// `text` with every `0x` followed by hexadecimal digits replaced by `0x...`.
+    static func strippingHex(_ text: String) -> String {
+        let bytes = Array(text.utf8)
+        var out: [UInt8] = []
+        out.reserveCapacity(bytes.count)
+        var index = 0
+        func isHex(_ byte: UInt8) -> Bool {
+            (byte >= 48 && byte <= 57) || (byte >= 65 && byte <= 70) || (byte >= 97 && byte <= 102)
+        }
+        while index < bytes.count {
+            if bytes[index] == UInt8(ascii: "0"), index + 2 < bytes.count, bytes[index + 1] == UInt8(ascii: "x"),
+                isHex(bytes[index + 2])
+            {
+                out += Array("0x...".utf8)
+                index += 2
+                while index < bytes.count, isHex(bytes[index]) { index += 1 }
+            } else {
+                out.append(bytes[index])
+                index += 1
+            }
+        }
+        return String(decoding: out, as: UTF8.self)
+    }
+}

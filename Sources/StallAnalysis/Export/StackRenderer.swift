@@ -1,0 +1,58 @@
+/// One weighted stack of a ``StackProfile``: the folded text (`root;...;leaf`), its count and, for a
+/// differential profile, the count it had before.
+public struct ProfileStack: Sendable, Equatable {
+    /// Frames root first, joined by `;`.
+    public var stack: String
+    /// The count (for a differential profile: the count after).
+    public var count: Double
+    /// The count before, for a differential profile (`stack before after` lines); nil otherwise.
+    public var before: Double?
+
+    /// Creates an entry.
+    public init(stack: String, count: Double, before: Double? = nil) {
+        self.stack = stack
+        self.count = count
+        self.before = before
+    }
+}
+
+/// Weighted stacks in a meaningful order: what every renderer and exporter consumes. The order matters only to
+/// time-ordered outputs (a flame chart); others sort as they need.
+public struct StackProfile: Sendable, Equatable {
+    /// The stacks, in input order.
+    public var stacks: [ProfileStack]
+
+    /// Creates a profile from stacks in input order.
+    public init(stacks: [ProfileStack] = []) { self.stacks = stacks }
+
+    /// A profile of `folded`'s stacks in byte order.
+    public init(_ folded: FoldedStacks) {
+        stacks = folded.sorted.map { ProfileStack(stack: $0.stack, count: $0.count) }
+    }
+
+    /// Sum of all counts.
+    public var total: Double { stacks.reduce(0) { $0 + $1.count } }
+
+    /// The stacks summed by folded text (before counts are dropped).
+    public var folded: FoldedStacks {
+        var result = FoldedStacks()
+        for entry in stacks { result.add(folded: entry.stack, count: entry.count) }
+        return result
+    }
+}
+
+/// An output format drawn from a ``StackProfile``: the SVG flame graph today; speedscope, pprof or Perfetto
+/// exporters sit beside it, each in its own file with an `Options` struct whose fields document their defaults.
+public protocol StackRenderer {
+    /// The format's options.
+    associatedtype Options: Sendable
+
+    /// The options this renderer was made with.
+    var options: Options { get }
+
+    /// Creates a renderer.
+    init(options: Options)
+
+    /// The whole output for `profile`. Tolerated problems go to `diagnostics`.
+    func render(_ profile: StackProfile, diagnostics: inout Diagnostics) -> String
+}

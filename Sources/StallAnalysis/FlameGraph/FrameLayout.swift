@@ -1,0 +1,140 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// One rectangle of a flame graph, in counts: frames with the same ancestors that follow each other in the
+/// (sorted) input are merged into one.
+struct LaidOutFrame: Equatable {
+    /// Where the function name lies in ``FrameLayout/arena`` (empty for the root, `all`).
+    var nameBytes: Range<Int>
+    /// 0 for the root, 1 for the outermost function.
+    var depth: Int
+    /// Start, in counts from the left edge.
+    var start: Double
+    /// End, in counts from the left edge.
+    var end: Double
+    /// For differential profiles: after minus before of the stack that opened the frame if it was that stack's
+    /// leaf, else 0 (flamegraph.pl's rule: colour shows self change). Nil for plain profiles.
+    var delta: Double?
+
+    /// Width in counts.
+    var width: Double { end - start }
+}
+
+/// The merged frames of a profile: flamegraph.pl's flow over sorted stacks. Stacks are copied into one byte
+/// arena and compared with `memcmp`, so 100,000 stacks lay out without per-frame strings.
+struct FrameLayout {
+    /// Every frame wide enough to draw, the root first.
+    private(set) var frames: [LaidOutFrame] = []
+    /// Sum of all counts (the root's width).
+    let total: Double
+    /// Largest absolute self change, at least 1 (differential profiles).
+    private(set) var maxDelta: Double = 1
+    /// Deepest depth kept.
+    private(set) var maxDepth = 0
+    /// Frames narrower than this many counts are left out.
+    let minimum: Double
+    /// Every stack's folded bytes (reversed for `reverse`), back to back.
+    private(set) var arena: [UInt8] = []
+
+    /// Lays out `profile`: reversed stacks and a flame chart as `options` say; frames narrower than the minimum
+    /// width at `framesWidth` pixels are left out as they close (their children are narrower still).
+    init(_ profile: StackProfile, options: FlameGraphOptions, framesWidth: Double) {
+        let stacks = profile.stacks.filter { !$0.stack.isEmpty }
+        total = stacks.reduce(0) { $0 + $1.count }
+        minimum = options.minWidth.counts(total: total, framesWidth: framesWidth)
+        var spans: [Range<Int>] = []
+        spans.reserveCapacity(stacks.count)
+        for entry in stacks {
+            let start = arena.count
+            if options.reverse {
+                let frames = entry.stack.utf8.split(separator: UInt8(ascii: ";"), omittingEmptySubsequences: false)
+                for (index, frame) in frames.reversed().enumerated() {
+                    if index > 0 { arena.append(UInt8(ascii: ";")) }
+                    arena.append(contentsOf: frame)
+                }
+            } else {
+                arena.append(contentsOf: entry.stack.utf8)
+            }
+            spans.append(start..<arena.count)
+        }
+        var order = Array(spans.indices)
+        if options.flameChart && !options.reverse {
+            order.reverse()
+        } else {
+            arena.withUnsafeBufferPointer { bytes in
+                order.sort { Self.precedes(bytes, spans[$0], spans[$1]) }
+            }
+        }
+        arena.withUnsafeBufferPointer { bytes in
+            flow(bytes, order.map { (spans[$0], stacks[$0]) })
+        }
+        frames.sort { ($0.depth, $0.start) < ($1.depth, $1.start) }
+        maxDepth = frames.reduce(0) { max($0, $1.depth) }
+    }
+
+    /// The name of `frame`.
+    func name(of frame: LaidOutFrame) -> Substring {
+        Substring(String(decoding: arena[frame.nameBytes], as: UTF8.self))
+    }
+
+    /// Merges the stacks, in order, into frames: a frame stays open while the following stacks share it and its
+    /// ancestors.
+    private mutating func flow(_ bytes: UnsafeBufferPointer<UInt8>, _ ordered: [(Range<Int>, ProfileStack)]) {
+        var open: [LaidOutFrame] = []
+        var previous = 0..<0
+        var time = 0.0
+        var ends: [Int] = []
+        var openEnds: [Int] = []  // where each open frame ends, relative to its stack's start (the same in all)
+        for (span, entry) in ordered {
+            ends.removeAll(keepingCapacity: true)
+            for index in span where bytes[index] == UInt8(ascii: ";") { ends.append(index) }
+            ends.append(span.upperBound)
+            var common = 0
+            let limit = min(previous.count, span.count)
+            while common < limit, bytes[previous.lowerBound + common] == bytes[span.lowerBound + common] { common += 1 }
+            if open.isEmpty {
+                open.append(LaidOutFrame(nameBytes: 0..<0, depth: 0, start: time, end: time,
+                                         delta: entry.before.map { _ in 0 }))
+                openEnds.append(0)
+            }
+            // Frame 0 is the root; frame d >= 1 is shared when it ends at the same offset within the common prefix.
+            var shared = 1
+            while shared < open.count, shared - 1 < ends.count, ends[shared - 1] - span.lowerBound <= common,
+                openEnds[shared] == ends[shared - 1] - span.lowerBound
+            {
+                shared += 1
+            }
+            close(&open, downTo: shared, at: time)
+            openEnds.removeSubrange(shared...)
+            let delta = entry.before.map { entry.count - $0 }
+            if let delta { maxDelta = max(maxDelta, abs(delta)) }
+            for depth in stride(from: shared, through: ends.count, by: 1) {
+                let start = depth == 1 ? span.lowerBound : ends[depth - 2] + 1
+                open.append(
+                    LaidOutFrame(
+                        nameBytes: start..<ends[depth - 1], depth: depth, start: time, end: time,
+                        delta: delta.map { depth == ends.count ? $0 : 0 }))
+                openEnds.append(ends[depth - 1] - span.lowerBound)
+            }
+            time += entry.count
+            previous = span
+        }
+        close(&open, downTo: 0, at: time)
+    }
+
+    private mutating func close(_ open: inout [LaidOutFrame], downTo depth: Int, at time: Double) {
+        while open.count > depth {
+            var frame = open.removeLast()
+            frame.end = time
+            if frame.width >= minimum { frames.append(frame) }
+        }
+    }
+
+    /// True when the bytes of `a` sort before those of `b` (`LC_ALL=C sort`).
+    private static func precedes(_ bytes: UnsafeBufferPointer<UInt8>, _ a: Range<Int>, _ b: Range<Int>) -> Bool {
+        let limit = min(a.count, b.count)
+        let order = limit == 0 ? 0 : memcmp(bytes.baseAddress! + a.lowerBound, bytes.baseAddress! + b.lowerBound, limit)
+        return order != 0 ? order < 0 : a.count < b.count
+    }
+}

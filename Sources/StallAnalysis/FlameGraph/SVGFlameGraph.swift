@@ -1,0 +1,172 @@
+/// The interactive SVG flame graph (flamegraph.pl's output, drawn directly): self-contained, no network.
+///
+/// Each frame is a `<g>` in `<svg id="frames">` holding a `<title>` (`name (N samples, P%)`, plus the change for
+/// differential profiles), a `<rect>` whose `x` and `width` are percentages of the frames area and whose `fg:x`
+/// and `fg:w` are in counts, and a `<text>` label only when the name fits.
+public struct SVGFlameGraph: StackRenderer {
+    /// The options in use.
+    public let options: FlameGraphOptions
+
+    /// Creates a renderer.
+    public init(options: FlameGraphOptions = FlameGraphOptions()) { self.options = options }
+
+    /// Horizontal padding on each side, pixels.
+    static let xpad = 10.0
+
+    /// The SVG for `profile`. An empty profile gives a small SVG saying so (and a warning).
+    public func render(_ profile: StackProfile, diagnostics: inout Diagnostics) -> String {
+        let framesWidth = Double(options.width) - 2 * Self.xpad
+        let layout = FrameLayout(profile, options: options, framesWidth: framesWidth)
+        guard layout.total > 0 else {
+            diagnostics.warn("no stack counts found")
+            var out = ""
+            writeHeader(&out, height: options.fontSize * 5)
+            out += "<text x=\"50%\" y=\"\(fixed(options.fontSize * 2, 2))\" text-anchor=\"middle\">"
+            out += "ERROR: No valid input provided to flamegraph</text>\n</svg>\n"
+            return out
+        }
+        let geometry = Geometry(options: options, maxDepth: layout.maxDepth)
+        var out = ""
+        out.reserveCapacity(400 * layout.frames.count + 16_384)
+        writeHeader(&out, height: geometry.height)
+        writePrelude(&out, geometry: geometry, total: layout.total)
+        let colors = FrameColors(palette: options.palette, weightedHash: options.hash)
+        for frame in layout.frames {
+            let x1 = frame.start / layout.total * 100
+            let widthPct = frame.width / layout.total * 100
+            let y = geometry.y(depth: frame.depth)
+            let fill: RGB
+            let rawName = layout.name(of: frame)
+            if let delta = frame.delta, rawName != "--", rawName != "-" {
+                fill = FrameColors.differential(delta: options.negate ? -delta : delta, maxDelta: layout.maxDelta)
+            } else {
+                fill = colors.color(for: rawName)
+            }
+            let name = FrameColors.deannotated(rawName)
+            out += "<g><title>"
+            out += xmlEscaped(tooltip(frame, name: name, total: layout.total))
+            out += "</title><rect x=\"\(fixed(x1, 4))%\" y=\"\(y)\" width=\"\(fixed(widthPct, 4))%\" height=\""
+            out += "\(options.frameHeight - 1)\" fill=\"\(fill.css)\" fg:x=\"\(FoldedStacks.format(frame.start))\""
+            out += " fg:w=\"\(FoldedStacks.format(frame.width))\"/>"
+            let fit = Int((widthPct / 100 * framesWidth - 3) / (options.fontSize * options.fontWidth))
+            if fit >= 3 {
+                let shown = frame.depth == 0 ? "all" : name
+                let label = shown.count < fit ? String(shown) : String(shown.prefix(fit - 2)) + ".."
+                out += "<text x=\"\(fixed(x1 + 300 / framesWidth, 4))%\" y=\""
+                out += "\(fixed(Double(y) + Double(options.frameHeight - 1) / 2 + 3, 2))\">"
+                out += xmlEscaped(label)
+                out += "</text>"
+            }
+            out += "</g>\n"
+        }
+        out += "</svg>\n</svg>\n"
+        return out
+    }
+
+    /// `name (N samples, P%)`, `all (N samples, 100%)` for the root, and `; +D%` for frames of differential stacks.
+    func tooltip(_ frame: LaidOutFrame, name: Substring, total: Double) -> String {
+        let count = "\(grouped(frame.width)) \(options.countName)"
+        if frame.depth == 0 { return "all (\(count), 100%)" }
+        var text = "\(name) (\(count), \(fixed(frame.width / total * 100, 2))%"
+        if var delta = frame.delta {
+            if options.negate { delta = -delta }
+            let pct = fixed(delta / total * 100, 2)
+            text += delta > 0 ? "; +\(pct)%" : "; \(pct)%"
+        }
+        return text + ")"
+    }
+
+    /// Vertical positions.
+    struct Geometry {
+        let options: FlameGraphOptions
+        let height: Double
+        let ypad1: Double
+        let ypad2: Double
+
+        init(options: FlameGraphOptions, maxDepth: Int) {
+            self.options = options
+            let subtitle = options.subtitle == nil ? 0 : options.fontSize * 2
+            ypad1 = options.inverted ? options.fontSize * 4 + subtitle + 4 : options.fontSize * 3 + subtitle
+            ypad2 = options.inverted ? options.fontSize + 10 : options.fontSize * 2 + 10
+            height = Double((maxDepth + 1) * options.frameHeight) + ypad1 + ypad2
+        }
+
+        /// Top of the rectangle of a frame at `depth`.
+        func y(depth: Int) -> Int {
+            let row = Double(options.frameHeight)
+            if options.inverted { return Int(ypad1 + Double(depth) * row) }
+            return Int(height - ypad2 - Double(depth + 1) * row + 1)
+        }
+    }
+
+    private func writeHeader(_ out: inout String, height: Double) {
+        let h = FoldedStacks.format(height.rounded(.up))
+        out += "<?xml version=\"1.0\" standalone=\"no\"?>\n"
+        out += "<!DOCTYPE svg PUBLIC \"-//W3C//DTD SVG 1.1//EN\" \"http://www.w3.org/Graphics/SVG/1.1/DTD/svg11.dtd\">\n"
+        out += "<svg version=\"1.1\" width=\"\(options.width)\" height=\"\(h)\" onload=\"init(evt)\" "
+        out += "viewBox=\"0 0 \(options.width) \(h)\" xmlns=\"http://www.w3.org/2000/svg\" "
+        out += "xmlns:xlink=\"http://www.w3.org/1999/xlink\" xmlns:fg=\"https://stallprof.dev/flamegraph\">\n"
+        out += "<!--Flame graph drawn by stallprof (after brendangregg/FlameGraph).-->\n"
+    }
+
+    private func writePrelude(_ out: inout String, geometry: Geometry, total: Double) {
+        let notes = xmlEscaped(options.notes).replacingDashes()
+        out += "<!--NOTES: \(notes)-->\n"
+        let (stop1, stop2) = (options.background ?? FrameColors.defaultBackground(for: options.palette)).stops
+        out += "<defs><linearGradient id=\"background\" y1=\"0\" y2=\"1\" x1=\"0\" x2=\"0\">"
+        out += "<stop stop-color=\"\(stop1)\" offset=\"5%\"/><stop stop-color=\"\(stop2)\" offset=\"95%\"/>"
+        out += "</linearGradient></defs>\n"
+        out += "<style type=\"text/css\">\n"
+        out += "text { font-family:\(cssFont(options.fontType)); font-size:\(FoldedStacks.format(options.fontSize))px; fill:rgb(0,0,0); }\n"
+        out += "#title { text-anchor:middle; font-size:\(FoldedStacks.format(options.fontSize + 5))px; }\n"
+        out += "#subtitle { text-anchor:middle; fill:rgb(160,160,160); }\n"
+        out += "#search, #matched { text-anchor:end; }\n#search { opacity:0.1; cursor:pointer; }\n"
+        out += "#search:hover, #search.show { opacity:1; }\n#unzoom { cursor:pointer; }\n"
+        out += "#frames > *:hover { stroke:black; stroke-width:0.5; cursor:pointer; }\n"
+        out += ".hide { display:none; }\n.parent { opacity:0.5; }\n</style>\n"
+        out += "<script type=\"text/ecmascript\"><![CDATA[\n"
+        out += "var fg_nametype = \(jsString(options.nameType));\n"
+        out += "var fg_fontsize = \(FoldedStacks.format(options.fontSize));\n"
+        out += "var fg_fontwidth = \(options.fontWidth);\n"
+        out += "var fg_inverted = \(options.inverted);\n"
+        out += "var fg_searchcolor = \(jsString(options.searchColor));\n"
+        out += FlameGraphScript.source
+        out += "]]></script>\n"
+        let width = Double(options.width), fs = options.fontSize
+        let detailsY = options.inverted ? geometry.ypad1 - fs / 2 - 4 : geometry.height - geometry.ypad2 / 2
+        out += "<rect x=\"0\" y=\"0\" width=\"100%\" height=\"\(fixed(geometry.height, 0))\" fill=\"url(#background)\"/>\n"
+        out += "<text id=\"title\" x=\"50%\" y=\"\(fixed(fs * 2, 2))\">\(xmlEscaped(options.title))</text>\n"
+        if let subtitle = options.subtitle {
+            out += "<text id=\"subtitle\" x=\"50%\" y=\"\(fixed(fs * 4, 2))\">\(xmlEscaped(subtitle))</text>\n"
+        }
+        out += "<text id=\"details\" x=\"\(fixed(Self.xpad, 0))\" y=\"\(fixed(detailsY, 2))\"> </text>\n"
+        out += "<text id=\"unzoom\" class=\"hide\" x=\"\(fixed(Self.xpad, 0))\" y=\"\(fixed(fs * 2, 2))\">Reset Zoom</text>\n"
+        out += "<text id=\"search\" x=\"\(fixed(width - Self.xpad, 0))\" y=\"\(fixed(fs * 2, 2))\">Search</text>\n"
+        out += "<text id=\"matched\" x=\"\(fixed(width - Self.xpad, 0))\" y=\"\(fixed(detailsY, 2))\"> </text>\n"
+        out += "<svg id=\"frames\" x=\"\(fixed(Self.xpad, 0))\" width=\"\(fixed(width - 2 * Self.xpad, 0))\" "
+        out += "total_samples=\"\(FoldedStacks.format(total))\">\n"
+    }
+
+    /// A font family list for CSS: quoted unless a generic family, with a generic fallback.
+    private func cssFont(_ family: String) -> String {
+        let generic: Set<String> = ["serif", "sans-serif", "monospace", "cursive", "fantasy", "system-ui"]
+        if generic.contains(family) { return family }
+        let quoted = "'" + family.replacingOccurrences("\\", with: "\\\\").replacingOccurrences("'", with: "\\'") + "'"
+        return xmlEscaped(quoted) + ", sans-serif"
+    }
+
+    /// A JavaScript string literal (safe inside CDATA).
+    private func jsString(_ text: String) -> String {
+        var out = "\""
+        for scalar in text.unicodeScalars {
+            switch scalar {
+            case "\"": out += "\\\""
+            case "\\": out += "\\\\"
+            case "\n": out += "\\n"
+            case "<", ">", "&", "]": out += "\\u" + String(scalar.value, radix: 16).leftPadded(to: 4)
+            default: out.unicodeScalars.append(scalar)
+            }
+        }
+        return out + "\""
+    }
+}

@@ -1,0 +1,87 @@
+import Foundation
+import Testing
+
+/// `stallprof flamegraph` and `stallprof diff` as a user runs them: standard input and output, `-o`, exit codes.
+/// Uses the `stallprof` built beside the tests (tools/test.sh builds every product first).
+@Suite(.enabled(if: BuiltCLI.path != nil, "stallprof is not built beside the tests"))
+struct FlameGraphCLITests {
+    static var binary: String? { BuiltCLI.path }
+
+    static func fixture(_ name: String) -> String {
+        Bundle.module.path(forResource: name, ofType: nil, inDirectory: "Fixtures/flamegraph")!
+    }
+
+    /// Runs stallprof with `arguments` and `input` on standard input; returns the exit code, stdout and stderr.
+    static func run(_ arguments: [String], input: String = "") throws -> (Int32, String, String) {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: binary!)
+        process.arguments = arguments
+        let (stdin, stdout, stderr) = (Pipe(), Pipe(), Pipe())
+        process.standardInput = stdin
+        process.standardOutput = stdout
+        process.standardError = stderr
+        try process.run()
+        stdin.fileHandleForWriting.write(Data(input.utf8))
+        try stdin.fileHandleForWriting.close()
+        let out = stdout.fileHandleForReading.readDataToEndOfFile()
+        let err = stderr.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return (process.terminationStatus, String(decoding: out, as: UTF8.self), String(decoding: err, as: UTF8.self))
+    }
+
+    @Test func drawsFromStandardInputToStandardOutput() throws {
+        let (status, svg, _) = try Self.run(["flamegraph", "--title", "a<b", "-"], input: "main;work 3\nmain 1\n")
+        #expect(status == 0)
+        let frames = try #require(SVGFrames(svg))
+        #expect(frames.texts["title"] == "a<b")
+        #expect(frames.structure == ["all@0 0.0+4.0", "main@1 0.0+4.0", "work@2 1.0+3.0"])
+    }
+
+    @Test func writesTheOutputFileAndMapsOptions() throws {
+        let out = FileManager.default.temporaryDirectory.appendingPathComponent("fg-cli-\(getpid()).svg").path
+        defer { try? FileManager.default.removeItem(atPath: out) }
+        let (status, stdout, stderr) = try Self.run(
+            ["flamegraph", "--inverted", "--minwidth", "0", "--colors", "mem", "--bgcolors", "#102030",
+             Self.fixture("layout-stall.folded"), "-o", out])
+        #expect(status == 0 && stdout.isEmpty)
+        #expect(stderr.contains("ignored 1 lines"))
+        let svg = try String(contentsOfFile: out, encoding: .utf8)
+        let frames = try #require(SVGFrames(svg))
+        #expect(frames.texts["title"] == "Icicle Graph")
+        #expect(frames.frame("all")!.y < frames.frame("main")!.y)
+        #expect(svg.contains("stop-color=\"#102030\""))
+    }
+
+    @Test func exitCodes() throws {
+        #expect(try Self.run(["flamegraph", "--colors", "plaid", "-"]).0 == 64)
+        #expect(try Self.run(["flamegraph", "--minwidth", "wide", "-"]).0 == 64)
+        #expect(try Self.run(["diff", Self.fixture("before.folded")]).0 == 64)
+        let (empty, svg, stderr) = try Self.run(["flamegraph", "-"], input: "")
+        #expect(empty == 65 && svg.contains("ERROR: No valid input") && stderr.contains("no stack counts"))
+        #expect(try Self.run(["flamegraph", "-"], input: "this is not a profile\n").0 == 65)
+        // A missing input is bad data, as for fold (exit 65), and the message names it.
+        let (missing, _, missingError) = try Self.run(["flamegraph", "/nonexistent/file"])
+        #expect(missing == 65 && missingError.contains("/nonexistent/file"))
+    }
+
+    @Test func diffThenDifferentialGraph() throws {
+        let (status, diff, _) = try Self.run(
+            ["diff", "--strip-hex", Self.fixture("before.folded"), Self.fixture("after.folded")])
+        #expect(status == 0)
+        #expect(diff.split(separator: "\n").contains("main;0x...;decode 5 5"))
+        let (drawn, svg, _) = try Self.run(["flamegraph", "--negate", "-"], input: diff)
+        #expect(drawn == 0)
+        let frames = try #require(SVGFrames(svg))
+        #expect(frames.frame("tap")?.fill.hasSuffix(",255)") == true)  // grew, negated: blue
+        #expect(frames.frame("tap")?.title == "tap (70 samples, 66.67%; -28.57%)")
+    }
+}
+
+/// Where the `stallprof` executable of this build is: beside the tests' resource bundle.
+enum BuiltCLI {
+    static let path: String? = {
+        let directory = Bundle.module.bundleURL.deletingLastPathComponent()
+        let path = directory.appendingPathComponent("stallprof").path
+        return FileManager.default.isExecutableFile(atPath: path) ? path : nil
+    }()
+}

@@ -1,0 +1,71 @@
+import Foundation
+import Testing
+
+@testable import StallAnalysis
+
+/// `stallprof diff`: two profiles into `stack before after` lines.
+@Suite struct StackDiffTests {
+    static func load(_ name: String) throws -> FoldedStacks {
+        let path = try #require(Bundle.module.path(forResource: name, ofType: nil, inDirectory: "Fixtures/flamegraph"))
+        return try ProfileLoader.load([InputSource(path: path)], options: FoldOptions()).0.folded
+    }
+
+    @Test func unionOfStacksWithZerosForMissingOnes() throws {
+        var diagnostics = Diagnostics()
+        let text = StackDiff.diff(before: try Self.load("before.folded"), after: try Self.load("after.folded"),
+                                  diagnostics: &diagnostics)
+        #expect(text == """
+            main;0x7fab00;decode 5 0
+            main;0x7fcd00;decode 0 5
+            main;layout;draw 20 20
+            main;layout;measure 40 10
+            main;tap 40 70
+
+            """)
+        #expect(diagnostics.warnings.isEmpty)
+    }
+
+    @Test func stripHexMergesMovedAddresses() throws {
+        var options = DiffOptions()
+        options.stripHex = true
+        var diagnostics = Diagnostics()
+        let text = StackDiff.diff(before: try Self.load("before.folded"), after: try Self.load("after.folded"),
+                                  options: options, diagnostics: &diagnostics)
+        #expect(text.contains("main;0x...;decode 5 5\n"))
+        #expect(!text.contains("0x7f"))
+    }
+
+    @Test func normalizeScalesBeforeToAfterTotal() {
+        var before = FoldedStacks(), after = FoldedStacks()
+        before.add(folded: "a", count: 10)
+        before.add(folded: "b", count: 30)
+        after.add(folded: "a", count: 40)
+        after.add(folded: "b", count: 40)
+        var options = DiffOptions()
+        options.normalize = true
+        var diagnostics = Diagnostics()
+        #expect(StackDiff.diff(before: before, after: after, options: options, diagnostics: &diagnostics)
+            == "a 20 40\nb 60 40\n")
+    }
+
+    @Test func fractionalCountsAreTruncatedWithAWarning() {
+        var before = FoldedStacks(), after = FoldedStacks()
+        before.add(folded: "a", count: 11.98)
+        after.add(folded: "a", count: 3)
+        var diagnostics = Diagnostics()
+        #expect(StackDiff.diff(before: before, after: after, diagnostics: &diagnostics) == "a 11 3\n")
+        #expect(diagnostics.warnings.count == 1)
+    }
+
+    @Test func diffOutputDrawsAsADifferentialGraph() throws {
+        var diagnostics = Diagnostics()
+        let text = StackDiff.diff(before: try Self.load("before.folded"), after: try Self.load("after.folded"),
+                                  diagnostics: &diagnostics)
+        let stacks = text.split(separator: "\n").compactMap { FoldedTextReader.parse($0) }
+        #expect(stacks.allSatisfy { $0.before != nil })
+        let svg = try #require(SVGFrames(SVGFlameGraph().render(StackProfile(stacks: stacks), diagnostics: &diagnostics)))
+        #expect(svg.total == 105)  // width from AFTER
+        #expect(svg.frame("tap")?.fill.hasPrefix("rgb(255,") == true)  // grew: red
+        #expect(svg.frame("measure")?.fill.hasSuffix(",255)") == true)  // shrank: blue
+    }
+}

@@ -1,0 +1,367 @@
+#!/usr/bin/env python3
+"""Opens `stallprof flamegraph` SVGs in headless Chromium and checks, through the DOM after the embedded script
+ran, that search (?s=) highlights exactly the matching frames with the right matched percentage and that a zoom
+URL (?x=&y=) draws the zoomed frame full width, its ancestors as parents and everything else hidden. Then drives
+the page like a user through the DevTools protocol (--remote-debugging-pipe, pages served on 127.0.0.1): hover
+shows the tooltip in the details line, a click zooms and writes ?x=&y= into the URL, Reset Zoom clears it, Ctrl-F
+asks for a regular expression and writes ?s=, and the search button resets. Takes a screenshot of each view (look
+at them).
+
+Installs the Debian package `chromium` with apt-get when it is missing and we are root (or have sudo); prints SKIP
+and exits 0 when no Chromium can be had. Exits 1 on a failed check.
+
+Environment: STALLPROF (default .build/debug/stallprof), CHROMIUM (default: chromium on PATH), SCREENSHOTS (default
+out/flamegraph-browser in the repository).
+"""
+import functools
+import http.server
+import json
+import os
+import re
+import select
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import xml.etree.ElementTree as ET
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+STALLPROF = os.environ.get("STALLPROF", os.path.join(REPO, ".build", "debug", "stallprof"))
+SHOTS = os.environ.get("SCREENSHOTS", os.path.join(REPO, "out", "flamegraph-browser"))
+SVG = "{http://www.w3.org/2000/svg}"
+SEARCH_FILL = "rgb(230,0,230)"
+
+LAYOUT_STALL = """\
+main;RunLoop.run;CALayer.layout;Text<"a" & b>.measure 60
+main;RunLoop.run;CALayer.layout;Stack.layout;Text<"a" & b>.measure 30
+main;RunLoop.run;CALayer.layout;Stack.layout;Font.load 7
+main;RunLoop.run;App.handleTap;Model.load 10
+main;RunLoop.run;App.handleTap;Model.load;JSON.decode 5
+"""
+BEFORE = "main;RunLoop.run;CALayer.layout;Text.measure 10\nmain;RunLoop.run;App.handleTap 40\nmain;idle 50\n"
+AFTER = "main;RunLoop.run;CALayer.layout;Text.measure 70\nmain;RunLoop.run;App.handleTap 10\nmain;idle 50\n"
+
+
+def find_chromium():
+    for name in filter(None, [os.environ.get("CHROMIUM"), "chromium", "chromium-browser", "google-chrome"]):
+        path = shutil.which(name)
+        if path:
+            return path
+    if shutil.which("apt-get"):
+        sudo = [] if os.geteuid() == 0 else (["sudo", "-n"] if shutil.which("sudo") else None)
+        if sudo is not None:
+            print("browser-check: installing chromium with apt-get", file=sys.stderr)
+            env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
+            subprocess.run(sudo + ["apt-get", "update", "-qq"], env=env, capture_output=True)
+            subprocess.run(sudo + ["apt-get", "install", "-y", "-qq", "chromium"], env=env, capture_output=True)
+            return shutil.which("chromium")
+    return None
+
+
+class Browser:
+    def __init__(self, binary, profile_dir):
+        self.base = [binary, "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
+                     "--user-data-dir=" + profile_dir, "--virtual-time-budget=3000", "--enable-logging=stderr",
+                     "--v=0"]
+
+    def dom(self, url):
+        """The DOM after load, parsed, and the console errors."""
+        run = subprocess.run(self.base + ["--dump-dom", url], capture_output=True, text=True, timeout=120)
+        errors = [line for line in run.stderr.splitlines() if "CONSOLE" in line and "Uncaught" in line]
+        text = re.sub(r"<!DOCTYPE[^>]*>", "", run.stdout)
+        return ET.fromstring(text), errors
+
+    def screenshot(self, url, path, height):
+        """A PNG of the page; `height` is the SVG's own height."""
+        subprocess.run(self.base + ["--screenshot=" + path, "--window-size=1200,%d" % height, url],
+                       capture_output=True, timeout=120)
+        return os.path.exists(path)
+
+
+HEIGHT = 170  # pixels: the test graphs are 7 rows high
+
+
+class DevTools:
+    """A headless Chromium driven over --remote-debugging-pipe (NUL-terminated JSON on fds 3 and 4)."""
+
+    def __init__(self, binary, profile_dir):
+        to_browser_r, self.to_browser = os.pipe()
+        self.from_browser, from_browser_w = os.pipe()
+
+        def wire():
+            os.dup2(to_browser_r, 3)
+            os.dup2(from_browser_w, 4)
+
+        self.process = subprocess.Popen(
+            [binary, "--headless", "--no-sandbox", "--disable-gpu", "--remote-debugging-pipe",
+             "--user-data-dir=" + profile_dir, "--window-size=1200,300", "about:blank"],
+            pass_fds=(3, 4), preexec_fn=wire, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        os.close(to_browser_r)
+        os.close(from_browser_w)
+        self.buffer, self.next_id, self.dialog_answer, self.loaded = b"", 0, None, False
+        target = self.call("Target.createTarget", {"url": "about:blank"}, session=False)["targetId"]
+        self.session = self.call("Target.attachToTarget", {"targetId": target, "flatten": True},
+                                 session=False)["sessionId"]
+        self.call("Page.enable")
+
+    def _receive(self, deadline):
+        while b"\0" not in self.buffer:
+            ready, _, _ = select.select([self.from_browser], [], [], max(0.0, deadline - time.time()))
+            if not ready:
+                raise TimeoutError("no answer from Chromium")
+            self.buffer += os.read(self.from_browser, 1 << 20)
+        message, self.buffer = self.buffer.split(b"\0", 1)
+        message = json.loads(message)
+        if message.get("method") == "Page.javascriptDialogOpening":
+            self._send("Page.handleJavaScriptDialog", {"accept": self.dialog_answer is not None,
+                                                       "promptText": self.dialog_answer or ""})
+        if message.get("method") == "Page.loadEventFired":
+            self.loaded = True
+        return message
+
+    def _send(self, method, params, session=True):
+        self.next_id += 1
+        message = {"id": self.next_id, "method": method, "params": params or {}}
+        if session:
+            message["sessionId"] = self.session
+        os.write(self.to_browser, json.dumps(message).encode() + b"\0")
+        return self.next_id
+
+    def call(self, method, params=None, session=True, timeout=30):
+        ident = self._send(method, params, session)
+        deadline = time.time() + timeout
+        while True:
+            message = self._receive(deadline)
+            if message.get("id") == ident:
+                if "error" in message:
+                    raise RuntimeError("%s: %s" % (method, message["error"]))
+                return message.get("result", {})
+
+    def open(self, url):
+        self.loaded = False
+        self.call("Page.navigate", {"url": url})
+        deadline = time.time() + 30
+        while not self.loaded:
+            self._receive(deadline)
+
+    def eval(self, expression):
+        result = self.call("Runtime.evaluate", {"expression": expression, "returnByValue": True})
+        if "exceptionDetails" in result:
+            raise RuntimeError("script error: %s" % result["exceptionDetails"])
+        return result["result"].get("value")
+
+    def center(self, selector_js):
+        """Viewport centre of the element the expression returns."""
+        box = self.eval("(function(){var r=(%s).getBoundingClientRect();return [r.x+r.width/2,r.y+r.height/2];})()"
+                        % selector_js)
+        return box
+
+    def mouse(self, kind, point):
+        self.call("Input.dispatchMouseEvent", {"type": kind, "x": point[0], "y": point[1], "button": "left",
+                                               "clickCount": 1})
+
+    def click(self, point):
+        self.mouse("mousePressed", point)
+        self.mouse("mouseReleased", point)
+
+    def ctrl_f(self, answer):
+        self.dialog_answer = answer
+        for kind in ("rawKeyDown", "keyUp"):
+            self.call("Input.dispatchKeyEvent", {"type": kind, "modifiers": 2, "key": "f", "code": "KeyF",
+                                                 "windowsVirtualKeyCode": 70})
+        self.dialog_answer = None
+
+    def close(self):
+        self.process.kill()
+        self.process.wait()
+
+
+def serve(directory):
+    """Serves `directory` on 127.0.0.1 (history.replaceState needs a real origin); returns (server, base URL)."""
+    class Quiet(http.server.SimpleHTTPRequestHandler):
+        def log_message(self, *args):
+            pass
+
+    handler = functools.partial(Quiet, directory=directory)
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server, "http://127.0.0.1:%d/" % server.server_address[1]
+
+
+def interact(binary, work, checks):
+    """Hover, click to zoom, Reset Zoom, Ctrl-F search and reset, as a user would, on layout.svg."""
+    server, base = serve(work)
+    tools = DevTools(binary, os.path.join(work, "devtools-profile"))
+    try:
+        tools.open(base + "layout.svg")
+        frame = ("Array.prototype.find.call(document.getElementById('frames').children, function(g) {"
+                 "return g.getElementsByTagName('title')[0].textContent.indexOf(%s) === 0; })")
+        rect = frame + ".getElementsByTagName('rect')[0]"
+        tools.mouse("mouseMoved", tools.center(rect % json.dumps("CALayer.layout (")))
+        details = tools.eval("document.getElementById('details').textContent")
+        checks.expect(details == "Function: CALayer.layout (97 samples, 86.61%)", "hover: details line %r" % details)
+
+        tools.click(tools.center(rect % json.dumps("Stack.layout (")))
+        state = tools.eval("[location.search, (%s).getAttribute('width')]" % (rect % json.dumps("Stack.layout (")))
+        checks.expect(state == ["?x=15&y=53", "100.0000%"], "click zooms Stack.layout and sets the URL: %s" % state)
+
+        tools.click(tools.center("document.getElementById('unzoom')"))
+        state = tools.eval("[location.search, (%s).getAttribute('width'), document.querySelectorAll('#frames .hide').length]"
+                           % (rect % json.dumps("Stack.layout (")))
+        checks.expect(state == ["", "33.0357%", 0], "Reset Zoom restores the graph and clears the URL: %s" % state)
+
+        tools.ctrl_f("Font|JSON")
+        state = tools.eval("[location.search, document.getElementById('matched').textContent, "
+                           "document.querySelectorAll('#frames rect[fill=\"rgb(230,0,230)\"]').length]")
+        checks.expect(state == ["?s=Font%7CJSON", "Matched: 10.7%", 2], "Ctrl-F searches and sets the URL: %s" % state)
+
+        tools.click(tools.center("document.getElementById('search')"))
+        state = tools.eval("[location.search, document.getElementById('search').textContent, "
+                           "document.querySelectorAll('#frames rect[fill=\"rgb(230,0,230)\"]').length]")
+        checks.expect(state == ["", "Search", 0], "Reset Search restores the colours and clears the URL: %s" % state)
+    except (RuntimeError, TimeoutError, TypeError) as error:
+        checks.expect(False, "interactive session: %s" % error)
+    finally:
+        tools.close()
+        server.shutdown()
+
+
+def frames(root):
+    """{(name, fg:x, y): {'rect': attrs, 'class': str, 'label': str|None}} of the #frames groups."""
+    container = next(s for s in root.iter(SVG + "svg") if s.get("id") == "frames")
+    result = {}
+    for g in container:
+        title = g.find(SVG + "title").text
+        rect = g.find(SVG + "rect")
+        attrs = {k.split("}")[-1] if k.startswith("{") else k: v for k, v in rect.attrib.items()}
+        fgx = next(v for k, v in rect.attrib.items() if k.endswith("}x"))
+        fgw = next(v for k, v in rect.attrib.items() if k.endswith("}w"))
+        label = g.find(SVG + "text")
+        name = re.sub(r" \([^(]*\)$", "", title)
+        result[(name, fgx, rect.get("y"))] = {"x": rect.get("x"), "width": rect.get("width"), "fill": rect.get("fill"),
+                                             "fgw": float(fgw), "class": g.get("class") or "",
+                                             "label": None if label is None else "".join(label.itertext())}
+    return result
+
+
+def text(root, ident):
+    return next("".join(t.itertext()) for t in root.iter(SVG + "text") if t.get("id") == ident)
+
+
+class Checks:
+    def __init__(self):
+        self.failures = 0
+
+    def expect(self, condition, message):
+        print(("ok    " if condition else "FAIL  ") + message)
+        if not condition:
+            self.failures += 1
+
+
+def render(work, name, content, *options):
+    source = os.path.join(work, name + ".folded")
+    with open(source, "w") as handle:
+        handle.write(content)
+    out = os.path.join(work, name + ".svg")
+    subprocess.run([STALLPROF, "flamegraph", *options, source, "-o", out], check=True)
+    return out
+
+
+def main():
+    binary = find_chromium()
+    if not binary:
+        print("browser-check: SKIP: no Chromium and it cannot be installed here (set CHROMIUM to a binary)")
+        return 0
+    if not os.path.exists(STALLPROF):
+        print("browser-check: no %s; run swift build first" % STALLPROF)
+        return 1
+    os.makedirs(SHOTS, exist_ok=True)
+    checks = Checks()
+    with tempfile.TemporaryDirectory() as work:
+        browser = Browser(binary, os.path.join(work, "profile"))
+        plain = render(work, "layout", LAYOUT_STALL, "--title", "Main-thread stall <layout & text>")
+        url = "file://" + plain
+        page, errors = browser.dom(url)
+        drawn = frames(page)
+        checks.expect(not errors, "plain view: no script errors %s" % errors[:1])
+        checks.expect(len(drawn) == 11 and all(not f["class"] for f in drawn.values()),
+                      "plain view: 11 frames, none hidden (%d)" % len(drawn))
+        checks.expect(text(page, "title") == "Main-thread stall <layout & text>", "plain view: escaped title")
+        browser.screenshot(url, os.path.join(SHOTS, "1-plain.png"), HEIGHT)
+
+        # Search by URL: exactly the frames whose name matches, matched = union of the outermost matches.
+        page, errors = browser.dom(url + "?s=" + "Stack%7CModel%7CJSON")
+        drawn = frames(page)
+        hit = sorted(k[0] for k, f in drawn.items() if f["fill"] == SEARCH_FILL)
+        want = sorted(k[0] for k in drawn if re.search("Stack|Model|JSON", k[0]))
+        checks.expect(not errors and hit == want == ["JSON.decode", "Model.load", "Stack.layout"],
+                      "search ?s=Stack|Model|JSON highlights %s" % hit)
+        checks.expect(text(page, "matched") == "Matched: 46.4%", "search: %r (37 + 15 of 112; JSON.decode inside "
+                      "Model.load counted once)" % text(page, "matched"))
+        checks.expect(text(page, "search") == "Reset Search", "search: button turns into Reset Search")
+        browser.screenshot(url + "?s=Stack%7CModel%7CJSON", os.path.join(SHOTS, "2-search.png"), HEIGHT)
+
+        # Zoom by URL: Stack.layout full width, ancestors parents, siblings and other subtrees hidden.
+        key = next(k for k in drawn if k[0] == "Stack.layout")
+        zoom_url = "%s?x=%s&y=%s" % (url, key[1], key[2])
+        page, errors = browser.dom(zoom_url)
+        drawn = frames(page)
+        zoomed = drawn[key]
+        checks.expect(not errors and zoomed["x"] == "0.0000%" and zoomed["width"] == "100.0000%",
+                      "zoom ?x=%s&y=%s: Stack.layout at x %s, width %s" % (key[1], key[2], zoomed["x"], zoomed["width"]))
+        parents = sorted(k[0] for k, f in drawn.items() if "parent" in f["class"])
+        hidden = sorted(k[0] for k, f in drawn.items() if "hide" in f["class"])
+        checks.expect(parents == ["CALayer.layout", "RunLoop.run", "all", "main"], "zoom: parents %s" % parents)
+        checks.expect(hidden == ["App.handleTap", "JSON.decode", "Model.load", 'Text<"a" & b>.measure'],
+                      "zoom: hidden %s" % hidden)
+        child = next(f for k, f in drawn.items() if k[0] == "Font.load")
+        checks.expect(abs(float(child["width"].rstrip("%")) - 100 * 7 / 37) < 0.01 and child["label"] == "Font.load",
+                      "zoom: child Font.load rescaled to %s of the zoomed frame, labelled" % child["width"])
+        checks.expect(text(page, "unzoom") == "Reset Zoom" and "hide" not in (
+            next(t for t in page.iter(SVG + "text") if t.get("id") == "unzoom").get("class") or ""),
+            "zoom: Reset Zoom shown")
+        browser.screenshot(zoom_url, os.path.join(SHOTS, "3-zoom.png"), HEIGHT)
+
+        # Zoom and search together: the matched percentage is relative to the zoomed frame.
+        page, _ = browser.dom(zoom_url + "&s=Font")
+        checks.expect(text(page, "matched") == "Matched: 18.9%", "zoom+search: %r of the zoomed frame" %
+                      text(page, "matched"))
+
+        # Icicle graph: zoom works upside down.
+        icicle = render(work, "icicle", LAYOUT_STALL, "--inverted", "--title", "Icicle")
+        drawn = frames(browser.dom("file://" + icicle)[0])
+        key = next(k for k in drawn if k[0] == "Model.load")
+        page, errors = browser.dom("file://%s?x=%s&y=%s" % (icicle, key[1], key[2]))
+        drawn = frames(page)
+        checks.expect(not errors and drawn[key]["width"] == "100.0000%" and
+                      sorted(k[0] for k, f in drawn.items() if "parent" in f["class"]) ==
+                      ["App.handleTap", "RunLoop.run", "all", "main"], "icicle zoom: Model.load full width")
+        browser.screenshot("file://%s?x=%s&y=%s" % (icicle, key[1], key[2]), os.path.join(SHOTS, "4-icicle.png"), HEIGHT)
+
+        interact(binary, work, checks)
+
+        # Differential graph from stallprof diff: red grew, blue shrank.
+        before, after = os.path.join(work, "before.folded"), os.path.join(work, "after.folded")
+        for path, content in ((before, BEFORE), (after, AFTER)):
+            with open(path, "w") as handle:
+                handle.write(content)
+        diff = subprocess.run([STALLPROF, "diff", before, after], capture_output=True, text=True, check=True).stdout
+        differential = render(work, "diff", diff, "--title", "Differential: after the fix")
+        page, errors = browser.dom("file://" + differential)
+        drawn = frames(page)
+        fill = {k[0]: f["fill"] for k, f in drawn.items()}
+        checks.expect(not errors and fill["Text.measure"].startswith("rgb(255,") and
+                      fill["App.handleTap"].endswith(",255)"), "differential: grew red %s, shrank blue %s" %
+                      (fill["Text.measure"], fill["App.handleTap"]))
+        browser.screenshot("file://" + differential, os.path.join(SHOTS, "5-differential.png"), HEIGHT)
+
+    shots = sorted(os.listdir(SHOTS))
+    checks.expect(len([s for s in shots if s.endswith(".png")]) >= 5, "screenshots in %s: %s" % (SHOTS, shots))
+    print("browser-check: %s (%d failed)" % ("FAILED" if checks.failures else "passed", checks.failures))
+    return 1 if checks.failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
