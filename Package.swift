@@ -14,6 +14,7 @@ let package = Package(
         .executable(name: "stall-demo", targets: ["stall-demo"]),
         .executable(name: "stall-demo-async", targets: ["stall-demo-async"]),
         .executable(name: "stallprof-bench-capture", targets: ["stallprof-bench-capture"]),
+        .executable(name: "stallprof-bench-bisect", targets: ["stallprof-bench-bisect"]),  // bisect (issue 3)
     ],
     targets: [
         .systemLibrary(
@@ -39,6 +40,8 @@ let package = Package(
             dependencies: ["CStallCapture", "StallProfiler"],
             path: "tools/bench-capture"
         ),
+        // Bisect (issue 3): run counts of the search on simulated repros.
+        .executableTarget(name: "stallprof-bench-bisect", dependencies: ["StallAnalysis"], path: "tools/bench-bisect"),
 
         .testTarget(name: "StallFormatTests", dependencies: ["StallFormat"]),
         .testTarget(
