@@ -118,7 +118,7 @@ extension BisectSearch {
         if !flaky {
             for cause in tree.causes {
                 for member in cause.sorted() {
-                    if try reproduces(enabled: cause.subtracting([member])) { try becomeFlaky() }
+                    if try reproduces(enabled: cause.subtracting([member]), phase: .verify) { try becomeFlaky() }
                 }
                 claims.append(claim("{\(names(cause).joined(separator: ", "))} is a minimal cause", allFlags.subtracting(cause)))
             }

@@ -143,8 +143,8 @@ public final class BisectSearch {
     }
 
     /// True when enabling exactly `enabled` still shows the problem (freezes, or never runs cleanly).
-    func reproduces(enabled: Set<Int>) throws -> Bool {
-        try decide(allFlags.subtracting(enabled)).reproduces
+    func reproduces(enabled: Set<Int>, phase: BisectPhase = .search) throws -> Bool {
+        try decide(allFlags.subtracting(enabled), phase: phase).reproduces
     }
 
     /// Which of two enabled sets reproduces (0 or 1), or nil when neither does. Runs them in turn, so that a
