@@ -45,6 +45,12 @@ public enum ProcessRunner {
             sigemptyset(&action.sa_mask)
             sigaction(signal, &action, nil)
         }
+        // A parent may have left them blocked (the mask is inherited across exec).
+        var mask = sigset_t()
+        sigemptyset(&mask)
+        sigaddset(&mask, SIGINT)
+        sigaddset(&mask, SIGTERM)
+        pthread_sigmask(SIG_UNBLOCK, &mask, nil)
     }
 
     /// Runs every launch at once, each classified by its own classifier, and returns one observation each, in
