@@ -110,9 +110,9 @@ import Testing
     }
 
     /// 70 % freeze rate, AND pair, fixed seeds (deterministic). Issue 3 asks for the right answer within 90
-    /// runs in 99 % of cases; the search reaches about 98 % right answers and 92 % within 90 runs (see
-    /// tools/bench-bisect.sh). This test guards what is reached: no more than 3 % wrong answers, no more than
-    /// 10 % over 90 runs, and never a confident wrong answer from a single cause.
+    /// runs in 99 % of cases; the search reaches about 98.5 % right answers and 96 % right within 90 runs (see
+    /// tools/bench-bisect.sh). This test guards what is reached: at most 3 % wrong answers, at most 8 % over
+    /// 90 runs.
     @Test func flakyAndPair() throws {
         var wrong = 0
         var overBudget = 0
@@ -122,7 +122,7 @@ import Testing
             if outcome.trials.count > 90 { overBudget += 1 }
         }
         #expect(wrong <= 6)
-        #expect(overBudget <= 20)
+        #expect(overBudget <= 16)
     }
 
     @Test func tooFlakySaysSo() throws {

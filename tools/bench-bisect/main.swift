@@ -79,7 +79,8 @@ for rate in [0.7, 0.5] {
     for seed in 1...seeds {
         let (outcome, count) = runs([["f4", "f9"]], flags: flags, freezeRate: rate, seed: UInt64(seed))
         let correct = outcome.verdict == .found && Set(outcome.causes.map(Set.init)) == [["f4", "f9"]]
-        if correct { right += 1 } else if getenv("BENCH_DEBUG") != nil {
+        if correct { right += 1 }
+        if (!correct || count > 90) && getenv("BENCH_DEBUG") != nil {
             print("seed \(seed): \(outcome.verdict) \(outcome.causes) runs \(count) repeats \(outcome.repeats) calib rate \(outcome.freezeRate ?? -1) \(outcome.message ?? "")")
         }
         if correct && count <= 90 { within90 += 1 }

@@ -79,6 +79,14 @@ extension BisectSearch {
                     continue
                 }
                 let found = try reduce(forced: [], candidates: enabled.sorted())
+                // Two causes sharing a core: if the core alone freezes, neither is minimal, so a freeze was
+                // missed on the way (the search then returns a core plus one untested flag, again and again).
+                for earlier in tree.causes {
+                    let core = earlier.intersection(found)
+                    if !core.isEmpty, core != earlier, try reproduces(enabled: core) {
+                        try missedFreeze("{\(names(core).joined(separator: ","))} alone froze")
+                    }
+                }
                 tree.causes.append(found)
                 cause = found
             }
@@ -118,7 +126,9 @@ extension BisectSearch {
         if !flaky {
             for cause in tree.causes {
                 for member in cause.sorted() {
-                    if try reproduces(enabled: cause.subtracting([member]), phase: .verify) { try becomeFlaky() }
+                    if try reproduces(enabled: cause.subtracting([member]), phase: .verify) {
+                        try missedFreeze("{\(names(cause.subtracting([member])).joined(separator: ","))} alone froze")
+                    }
                 }
                 claims.append(claim("{\(names(cause).joined(separator: ", "))} is a minimal cause", allFlags.subtracting(cause)))
             }

@@ -111,24 +111,24 @@ public final class BisectSearch {
     /// Switches to repeated runs (and restarts) on the first sign of flakiness; in flaky mode, a missed freeze
     /// asks for more repetitions.
     func checkConsistency() throws {
-        let contradiction = evidence.contradiction(repeats: repeats)
-        if !flaky {
-            guard evidence.showsFlakiness || contradiction != nil else { return }
-            try becomeFlaky()
-        } else if let contradiction {
-            guard options.repeats == nil else {
-                throw SearchInterrupt.inconsistent(
-                    "disabling {\(names(contradiction).joined(separator: ","))} looked good in \(repeats) runs, "
-                        + "but a configuration with fewer flags enabled froze; raise --repeat")
-            }
-            repeats += 1
-            throw SearchInterrupt.restart
+        if !flaky && evidence.showsFlakiness { try missedFreeze("a configuration both froze and ran clean") }
+        if let contradiction = evidence.contradiction(repeats: repeats) {
+            try missedFreeze(
+                "disabling {\(names(contradiction).joined(separator: ","))} looked good in \(repeats) runs, but a "
+                    + "configuration with fewer flags enabled froze")
         }
     }
 
-    /// Records that the repro is flaky and restarts the search with repeated runs.
-    func becomeFlaky() throws -> Never {
-        flaky = true
+    /// A freeze was missed: the first time, the repro is flaky and the search restarts with repeated runs;
+    /// after that, each miss asks for one more clean run per configuration (unless `--repeat` fixed it).
+    func missedFreeze(_ why: String) throws -> Never {
+        if !flaky {
+            flaky = true
+        } else if options.repeats == nil {
+            repeats += 1
+        } else {
+            throw SearchInterrupt.inconsistent("\(why) (with --repeat \(repeats)); raise --repeat")
+        }
         throw SearchInterrupt.restart
     }
 

@@ -12,8 +12,8 @@ public struct BisectSearchOptions: Sendable {
     /// Default: 10.
     public var flakyCalibrationRuns = 10
     /// Accepted probability that one configuration judged good is in fact a missed freeze. With a measured
-    /// freeze rate p, a configuration is good after k clean runs with (1 - p)^k <= this. Default: 0.003.
-    public var missProbability = 0.003
+    /// freeze rate p, a configuration is good after k clean runs with (1 - p)^k <= this. Default: 0.01.
+    public var missProbability = 0.01
     /// Clean runs that make a configuration good, fixed (`--repeat`); nil chooses from the calibration: 1 for a
     /// deterministic repro, more for a flaky one. Default: nil.
     public var repeats: Int? = nil
