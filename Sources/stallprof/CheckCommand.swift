@@ -1,10 +1,13 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import StallAnalysis
 
 /// `stallprof check`: one run, classified; exit codes for `git bisect run`.
 enum CheckCommand {
     static let usage = """
         USAGE: stallprof check [--window SECONDS] [--busy FRACTION] [--idle FRACTION] [--sustain SECONDS] \\
-                               -- COMMAND [ARGS...]
+                               [--measure cpu|watchdog] -- COMMAND [ARGS...]
 
         Runs COMMAND once (directly, no shell, in its own process group, with the caller's environment) and
         classifies the run by its main thread's CPU use. Exits 0 when good, 1 when frozen, 125 when
@@ -20,17 +23,23 @@ enum CheckCommand {
           --busy FRACTION     main-thread CPU (of one core) that counts as busy (default: 0.9)
           --idle FRACTION     main-thread CPU below which it counts as idle (default: 0.1)
           --sustain SECONDS   busy this long = frozen; the run is killed then (default: 1)
+          --measure MEASURE   cpu: the first thread's CPU from /proc (default); watchdog: the stall file of
+                              the app's own StallWatchdog (STALLPROF_OUTPUT is set for each run)
         """
 
     /// The names of the options shared with `stallprof bisect`.
-    static let classifierOptionNames: Set<String> = ["--window", "--busy", "--idle", "--sustain"]
+    static let classifierOptionNames: Set<String> = ["--window", "--busy", "--idle", "--sustain", "--measure"]
 
     static func run(_ arguments: [String]) throws {
         let args = try Arguments(arguments, valued: classifierOptionNames, flags: [])
         let options = try classifierOptions(args)
         let command = try commandAfterDashDash(args)
         ProcessRunner.installInterruptHandlers()
-        let launch = ProcessRunner.Launch(arguments: command, inheritOutput: true)
+        var launch = ProcessRunner.Launch(arguments: command, inheritOutput: true)
+        if options.measure == .watchdog {
+            launch.environment["STALLPROF_OUTPUT"] = "/tmp/stallprof-check-\(getpid()).stalls"
+        }
+        defer { launch.environment["STALLPROF_OUTPUT"].map { _ = unlink($0) } }
         let observation = try ProcessRunner.run([launch], options: options)[0]
         let trial = BisectTrial(disabled: [], phase: .verify, observation: observation)
         let line = "check: " + BisectProgress.line(trial, number: 1).drop { $0 != ":" }.dropFirst(2)
@@ -53,6 +62,7 @@ enum CheckCommand {
         options.idleThreshold = try number("--idle") ?? options.idleThreshold
         options.sustainedSeconds = try number("--sustain") ?? options.sustainedSeconds
         options.intervalSeconds = min(options.intervalSeconds, options.sustainedSeconds / 5)
+        options.measure = try args.choice("--measure", as: RunClassifierOptions.Measure.self) ?? .cpu
         do { try options.validate() } catch let error as AnalysisError { throw UsageError(message: error.description) }
         return options
     }

@@ -92,6 +92,16 @@ import Glibc
         #expect(try run(stallprof(crash), environment: ["STALLPROF_DISABLE": "z"]) == 125)
     }
 
+    @Test func checkCanMeasureThroughTheAppsWatchdog() throws {
+        let chat = ["\(Self.products)/chat-freeze", "--chunk-ms", "3"]
+        let check = ["check", "--measure", "watchdog", "--window", "5", "--"] + chat
+        #expect(try run(stallprof(check)) == 1)
+        #expect(try run(stallprof(check), environment: ["STALLPROF_DISABLE": "lazy-stack"]) == 0)
+        let noWatchdog = ["check", "--measure", "watchdog", "--window", "1", "--sustain", "0.3", "--"]
+            + repro("a", ["--freeze-when", "a"])
+        #expect(try run(stallprof(noWatchdog)) == 125, "an app without a watchdog gives no verdict")
+    }
+
     @Test func chatFreezeIsTheAutoscrollLazyStackInteraction() throws {
         let (json, junit) = (scratch("chat.json"), scratch("chat.xml"))
         defer { unlink(json); unlink(junit) }

@@ -5,7 +5,8 @@ import Glibc
 /// Runs the command under bisection for ``BisectSearch``: each configuration executes the command directly, in
 /// a process group of its own, with `STALLPROF_DISABLE` listing the disabled flags and
 /// `STALLPROF_FLAGS_REPORT` naming a scratch file where ``StallFlags`` (in the app) lists the flags it
-/// consulted. Those names are gathered in ``consultedFlags``.
+/// consulted. Those names are gathered in ``consultedFlags``. With ``RunClassifierOptions/Measure/watchdog``,
+/// `STALLPROF_OUTPUT` also names a scratch capture file for the app's watchdog.
 public final class BisectCommandRunner {
     /// The command and its arguments.
     public let command: [String]
@@ -34,15 +35,19 @@ public final class BisectCommandRunner {
     /// Runs the command once per configuration (flags to disable), all at once, and classifies each run.
     public func run(_ configurations: [[String]], _ phase: BisectPhase) throws -> [BisectObservation] {
         var reports: [String] = []
+        var captures: [String] = []
         let launches = configurations.map { disabled -> ProcessRunner.Launch in
             counter += 1
             let report = "\(scratch)/flags-\(counter)"
             reports.append(report)
-            return ProcessRunner.Launch(
-                arguments: command,
-                environment: ["STALLPROF_DISABLE": disabled.joined(separator: ","), "STALLPROF_FLAGS_REPORT": report])
+            var environment = ["STALLPROF_DISABLE": disabled.joined(separator: ","), "STALLPROF_FLAGS_REPORT": report]
+            if classifier.measure == .watchdog {
+                environment["STALLPROF_OUTPUT"] = "\(scratch)/run-\(counter).stalls"
+                captures.append(environment["STALLPROF_OUTPUT"]!)
+            }
+            return ProcessRunner.Launch(arguments: command, environment: environment)
         }
-        defer { reports.forEach { unlink($0) } }
+        defer { (reports + captures).forEach { unlink($0) } }
         let observations = try ProcessRunner.run(launches, options: classifier)
         for report in reports {
             guard let text = readWholeFile(report) else { continue }

@@ -1,3 +1,4 @@
+import StallFormat
 import Synchronization
 #if canImport(Glibc)
 import Glibc
@@ -88,12 +89,14 @@ public enum ProcessRunner {
 /// One running child process and what is known of it.
 private final class Child {
     let pid: pid_t
+    let capturePath: String?
     var classifier: RunClassifier
     var observation: BisectObservation?
     var reaped = false
 
     init(_ launch: ProcessRunner.Launch, options: RunClassifierOptions) throws {
         classifier = RunClassifier(options: options)
+        capturePath = options.measure == .watchdog ? launch.environment["STALLPROF_OUTPUT"] : nil
         pid = try spawn(launch)
     }
 
@@ -108,8 +111,14 @@ private final class Child {
             finish(classifier.verdictAtExit(status: code), seconds: seconds, detail: detail)
             return
         }
-        guard let times = mainThreadTimes(pid) else { return }
-        if let verdict = classifier.record(seconds: seconds, cpuSeconds: times.cpu, waitSeconds: times.wait) {
+        let verdict: RunVerdict?
+        if let capturePath {
+            verdict = classifier.record(seconds: seconds, capture: try? CaptureReader.read(path: capturePath))
+        } else {
+            guard let times = mainThreadTimes(pid) else { return }
+            verdict = classifier.record(seconds: seconds, cpuSeconds: times.cpu, waitSeconds: times.wait)
+        }
+        if let verdict {
             finish(verdict, seconds: seconds, detail: verdict == .frozen ? "frozen" : "window elapsed")
         }
     }

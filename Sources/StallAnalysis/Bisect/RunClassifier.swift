@@ -1,3 +1,5 @@
+import StallFormat
+
 /// When a run is frozen, good or inconclusive. Every field documents its default.
 public struct RunClassifierOptions: Sendable, Equatable {
     /// Main-thread use, as a fraction of one core, at or above which the main thread counts as busy. Use is
@@ -13,6 +15,20 @@ public struct RunClassifierOptions: Sendable, Equatable {
     public var windowSeconds = 10.0
     /// Time between two measurements of the main thread's CPU time. Default: 0.1 s.
     public var intervalSeconds = 0.1
+    /// Where the measurements come from. Default: `.cpu`.
+    public var measure = Measure.cpu
+
+    /// Where a run's measurements come from.
+    public enum Measure: String, Sendable, CaseIterable {
+        /// The CPU counters of the process's first thread (tid == pid) in /proc. Works with any app whose main
+        /// queue runs on its first thread (`RunLoop.main`, or no run loop at all).
+        case cpu
+        /// The stall file of the app's own ``StallWatchdog`` (the app must link StallProfiler and call
+        /// `StallWatchdog.startFromEnvironment()`): `STALLPROF_OUTPUT` is set for each run, and the run is frozen
+        /// when a busy stall has lasted the sustained period. It follows whichever thread services the main
+        /// queue, also with `dispatchMain()` or an async main, where the first thread only waits.
+        case watchdog
+    }
 
     /// Creates the default options.
     public init() {}
@@ -38,6 +54,7 @@ public struct RunClassifier: Sendable {
     /// The options in use.
     public let options: RunClassifierOptions
     private var samples: [(seconds: Double, cpu: Double, runnable: Double)] = []
+    private var watchdogCPU: Double?
 
     /// Creates a classifier.
     public init(options: RunClassifierOptions) { self.options = options }
@@ -64,7 +81,8 @@ public struct RunClassifier: Sendable {
     public func verdictAtExit(status: Int32?) -> RunVerdict { status == 0 ? .good : .inconclusive }
 
     /// The main thread's CPU use over the last sustained period (or what was measured of it), in cores.
-    public func recentCPU() -> Double? { recentUse(\.cpu) }
+    /// With `.watchdog`, the CPU ratio of the stall in progress.
+    public func recentCPU() -> Double? { options.measure == .watchdog ? watchdogCPU : recentUse(\.cpu) }
 
     private func recentUse(_ measure: KeyPath<(seconds: Double, cpu: Double, runnable: Double), Double>) -> Double? {
         guard let last = samples.last else { return nil }
@@ -72,5 +90,20 @@ public struct RunClassifier: Sendable {
             ?? samples.first, last.seconds > start.seconds
         else { return nil }
         return (last[keyPath: measure] - start[keyPath: measure]) / (last.seconds - start.seconds)
+    }
+
+    /// Records what the app's watchdog capture showed at `seconds` after the start: nil when there is no
+    /// capture (yet); otherwise its stalls. Returns `.frozen` once a busy stall in progress has lasted the
+    /// sustained period; at the end of the window, `.good` when no stall is in progress, `.inconclusive` when
+    /// one is (or when there is no capture).
+    public mutating func record(seconds: Double, capture: Capture?) -> RunVerdict? {
+        let stall = capture?.stalls.last.flatMap { $0.isFinished ? nil : $0 }
+        samples.append((seconds, 0, 0))
+        watchdogCPU = stall?.cpuRatio
+        if let stall, stall.state == .busy, Double(stall.durationNs) / 1e9 >= options.sustainedSeconds - 1e-9 {
+            return .frozen
+        }
+        guard seconds >= options.windowSeconds else { return nil }
+        return capture != nil && stall == nil ? .good : .inconclusive
     }
 }
