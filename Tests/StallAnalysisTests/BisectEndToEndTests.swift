@@ -56,6 +56,21 @@ import Glibc
         #expect(second.runs == first.runs, "every configuration came from the journal")
     }
 
+    @Test func independentCausesInParallelRunsWithAGitHubSummary() throws {
+        let (json, summary) = (scratch("or.json"), scratch("summary.md"))
+        defer { unlink(json); unlink(summary) }
+        let flags = "a,b,c,d,e,f"
+        let command = ["bisect", "--flags", flags, "-j", "2", "--json", json] + Self.fast + ["--"]
+            + repro(flags, ["--freeze-when", "a,d"])
+        #expect(try run(stallprof(command), environment: ["GITHUB_STEP_SUMMARY": summary]) == 0)
+        let result = try report(json)
+        #expect(result.causes.sorted { $0[0] < $1[0] } == [["a"], ["d"]])
+        #expect(result.fixes.isEmpty)
+        #expect(result.minimalFix == ["a", "d"])
+        let markdown = try #require(readFile(summary))
+        #expect(markdown.contains("### stallprof bisect: found") && markdown.contains("| minimal fix | `a`, `d` |"))
+    }
+
     @Test func crashingConfigurationsAreNeverFixes() throws {
         let json = scratch("crash.json")
         defer { unlink(json) }

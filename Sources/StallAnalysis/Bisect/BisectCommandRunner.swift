@@ -1,3 +1,4 @@
+import StallFormat
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -57,18 +58,7 @@ public final class BisectCommandRunner {
     }
 }
 
-/// The contents of a file, or nil when it cannot be read.
+/// The contents of a file as text, or nil when it cannot be read.
 func readWholeFile(_ path: String) -> String? {
-    let fd = open(path, O_RDONLY | O_CLOEXEC)
-    guard fd >= 0 else { return nil }
-    defer { close(fd) }
-    var bytes: [UInt8] = []
-    var buffer = [UInt8](repeating: 0, count: 65536)
-    while true {
-        let count = read(fd, &buffer, buffer.count)
-        if count < 0 && errno == EINTR { continue }
-        guard count > 0 else { break }
-        bytes += buffer[..<count]
-    }
-    return String(decoding: bytes, as: UTF8.self)
+    (try? CaptureReader.readWholeFile(path)).map { String(decoding: $0, as: UTF8.self) }
 }

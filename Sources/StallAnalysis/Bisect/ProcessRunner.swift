@@ -32,8 +32,8 @@ public enum ProcessRunner {
         }
     }
 
-    /// Seconds to wait after SIGTERM before SIGKILL. Default: 1.
-    nonisolated(unsafe) public static var killGraceSeconds = 1.0
+    /// Seconds to wait after SIGTERM before SIGKILL.
+    public static let killGraceSeconds = 1.0
 
     private static let interruption = Atomic<Int32>(0)
 
