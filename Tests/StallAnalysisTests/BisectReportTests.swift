@@ -68,6 +68,12 @@ import Glibc
         #expect(try BisectJournal.load(path: path, flags: flags, command: ["app"]) == trials)
         #expect(throws: AnalysisError.self) { try BisectJournal.load(path: path, flags: ["a"], command: ["app"]) }
         #expect(try BisectJournal.load(path: path + ".missing", flags: flags, command: ["app"]).isEmpty)
+        let more = BisectTrial(disabled: ["a"], phase: .search, observation: BisectObservation(.good))
+        do {
+            let resumed = try BisectJournal(path: path, flags: flags, command: ["app"], resuming: true)
+            try resumed.append(more)
+        }
+        #expect(try BisectJournal.load(path: path, flags: flags, command: ["app"]) == trials + [more])
     }
 
     @Test func progressLineNamesTheConfiguration() {

@@ -49,12 +49,18 @@ public final class BisectJournal {
         }
     }
 
-    /// Opens the journal for writing: appends when `resuming` and the file has a header, else starts it anew.
+    /// Opens the journal for writing: appends when `resuming` and the file has a header (dropping a last line
+    /// cut short by a kill), else starts it anew.
     public init(path: String, flags: [String], command: [String], resuming: Bool) throws {
         self.path = path
-        let fresh = !resuming || (readWholeFile(path) ?? "").isEmpty
+        let existing = resuming ? Array((readWholeFile(path) ?? "").utf8) : []
+        let complete = existing.lastIndex(of: UInt8(ascii: "\n")).map { $0 + 1 } ?? 0
+        let fresh = complete == 0
         fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | (fresh ? O_TRUNC : 0), 0o644)
         guard fd >= 0 else { throw AnalysisError.output(path: path, reason: String(cString: strerror(errno))) }
+        if complete < existing.count && ftruncate(fd, off_t(complete)) != 0 {
+            throw AnalysisError.output(path: path, reason: String(cString: strerror(errno)))
+        }
         if fresh { try writeLine(Header(flags: flags, command: command)) }
     }
 

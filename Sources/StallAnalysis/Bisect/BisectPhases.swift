@@ -121,7 +121,7 @@ extension BisectSearch {
         for fix in fixes.sorted().map({ Set([$0]) }) + (minimalFix.count > 1 ? [minimalFix] : []) {
             if evidence[fix].verifyRuns == 0 { try execute([fix], phase: .verify) }
             guard try decide(fix) == .good else { throw SearchInterrupt.restart }
-            claims.append(claim("disabling \(names(fix).joined(separator: " + ")) fixes the freeze", fix))
+            claims.append(claim("disabling \(names(fix).joined(separator: " + ")) fixes the freeze", [fix]))
         }
         if !flaky {
             for cause in tree.causes {
@@ -130,7 +130,8 @@ extension BisectSearch {
                         try missedFreeze("{\(names(cause.subtracting([member])).joined(separator: ","))} alone froze")
                     }
                 }
-                claims.append(claim("{\(names(cause).joined(separator: ", "))} is a minimal cause", allFlags.subtracting(cause)))
+                let checks = cause.sorted().map { allFlags.subtracting(cause.subtracting([$0])) }
+                claims.append(claim("{\(names(cause).joined(separator: ", "))} is a minimal cause", checks))
             }
         }
         let none = Set<Int>()
@@ -145,16 +146,18 @@ extension BisectSearch {
             }
             try execute([none], phase: .verify)
         }
-        claims.append(claim("with every flag enabled it still freezes", none))
+        claims.append(claim("with every flag enabled it still freezes", [none]))
         return outcome(.found, tree: tree, fixes: fixes, minimalFix: minimalFix, claims: claims)
     }
 
-    private func claim(_ statement: String, _ disabled: Set<Int>) -> BisectClaim {
-        let runs = evidence[disabled]
-        return BisectClaim(
-            statement: statement, passed: true,
-            evidence: "disabled {\(names(disabled).joined(separator: ","))}: \(runs.frozen) frozen, "
-                + "\(runs.clean) good, \(runs.inconclusive) inconclusive")
+    /// A verified claim, with the runs of the configurations (disabled sets) behind it.
+    private func claim(_ statement: String, _ configurations: [Set<Int>]) -> BisectClaim {
+        let evidence = configurations.map { disabled in
+            let runs = self.evidence[disabled]
+            return "disabled {\(names(disabled).joined(separator: ","))}: \(runs.frozen) frozen, \(runs.clean) good, "
+                + "\(runs.inconclusive) inconclusive"
+        }
+        return BisectClaim(statement: statement, passed: true, evidence: evidence.joined(separator: "; "))
     }
 
     func outcome(
