@@ -5,8 +5,9 @@
 // The options override BisectSearchOptions' defaults, to compare settings.
 //
 // Deterministic repros: mean and worst runs over every placement of the culprits (sampled for large n) for
-// n = 8, 16, 32, 64 flags with one culprit, an AND pair and an OR pair. Flaky repro: 12 flags, an AND pair,
-// freeze rate 70 %, over N seeds: how often the answer is right, and the distribution of runs.
+// n = 8, 12, 16, 32, 64 flags with one culprit, an AND pair and an OR pair. Flaky repro: 12 flags, an AND
+// pair, freeze rate 70 % and 50 %, over N seeds: how often the answer is right, and the distribution of runs.
+// With BENCH_DEBUG set, one line per flaky seed that ends wrong or over 90 runs.
 #if canImport(Glibc)
 import Glibc
 #endif
