@@ -102,6 +102,21 @@ import Testing
         #expect(resumed.trials == complete.trials)
     }
 
+    /// Resuming a flaky search from half of its runs reaches the right answer, and from all of them runs
+    /// little or nothing more.
+    @Test(arguments: [3, 11, 19, 27]) func resumingAFlakySearch(seed: Int) throws {
+        let complete = try search(SimulatedRepro(causes: [["f4", "f9"]], freezeRate: 0.7, seed: UInt64(seed)))
+        try #require(complete.verdict == .found)
+        for kept in [complete.trials.count / 2, complete.trials.count] {
+            let repro = SimulatedRepro(causes: [["f4", "f9"]], freezeRate: 0.7, seed: UInt64(seed + 1000))
+            let search = BisectSearch(flags: Self.twelve, run: repro.predicate())
+            try search.replay(Array(complete.trials.prefix(kept)))
+            let resumed = try search.search()
+            #expect(sorted(resumed.causes) == [["f4", "f9"]])
+            if kept == complete.trials.count { #expect(repro.runs <= 10) }
+        }
+    }
+
     @Test func parallelRunsFindTheSameAnswer() throws {
         var options = BisectSearchOptions()
         options.parallelism = 3

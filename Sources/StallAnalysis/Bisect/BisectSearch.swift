@@ -38,7 +38,6 @@ public final class BisectSearch {
     var evidence = EvidenceStore()
     var flaky = false
     var repeats = 1
-    var replayed = 0
 
     /// Creates a search over `flags` that runs configurations with `run`.
     public init(flags: [String], options: BisectSearchOptions = BisectSearchOptions(), run: @escaping Run) {
@@ -53,7 +52,11 @@ public final class BisectSearch {
         for trial in earlier {
             try record(disabled: indices(of: trial.disabled), trial: trial)
         }
-        replayed += earlier.count
+        // What the earlier search had learnt about flakiness, so it does not decide with fewer repetitions.
+        flaky = flaky || evidence.showsFlakiness || evidence.contradiction(repeats: repeats) != nil
+        while flaky, options.repeats == nil, repeats < options.maxRepeats, evidence.contradiction(repeats: repeats) != nil {
+            repeats += 1
+        }
     }
 
     /// Runs the search to its end.
