@@ -136,18 +136,20 @@ public final class BisectSearch {
     }
 
     /// The status of a configuration, running it until it is decided.
-    func decide(_ disabled: Set<Int>, phase: BisectPhase = .search) throws -> ConfigurationStatus {
+    /// `atLeast` raises the clean runs required for this one question.
+    func decide(_ disabled: Set<Int>, phase: BisectPhase = .search, atLeast: Int = 1) throws -> ConfigurationStatus {
+        let required = max(repeats, atLeast)
         while true {
-            let status = evidence.status(disabled, repeats: repeats)
+            let status = evidence.status(disabled, repeats: required)
             if status != .undecided { return status }
-            let missing = repeats - evidence[disabled].clean
+            let missing = required - evidence[disabled].clean
             try execute(Array(repeating: disabled, count: max(1, min(options.parallelism, missing))), phase: phase)
         }
     }
 
     /// True when enabling exactly `enabled` still shows the problem (freezes, or never runs cleanly).
-    func reproduces(enabled: Set<Int>, phase: BisectPhase = .search) throws -> Bool {
-        try decide(allFlags.subtracting(enabled), phase: phase).reproduces
+    func reproduces(enabled: Set<Int>, phase: BisectPhase = .search, atLeast: Int = 1) throws -> Bool {
+        try decide(allFlags.subtracting(enabled), phase: phase, atLeast: atLeast).reproduces
     }
 
     /// Which of two enabled sets reproduces (0 or 1), or nil when neither does. Runs them in turn, so that a
