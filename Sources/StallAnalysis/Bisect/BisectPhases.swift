@@ -90,6 +90,7 @@ extension BisectSearch {
                         try missedFreeze("{\(names(core).joined(separator: ","))} alone froze")
                     }
                 }
+                try checkMinimal(found)
                 tree.causes.append(found)
                 cause = found
             }
@@ -114,8 +115,8 @@ extension BisectSearch {
         }
     }
 
-    /// Verifies the answer: re-runs each fix and the minimal fix, checks (deterministic repro) that each cause
-    /// is minimal, re-checks the all-enabled run.
+    /// Verifies the answer: re-runs each fix and the minimal fix, re-checks the all-enabled run. (Causes were
+    /// checked to be minimal as they were found.)
     func verify(_ tree: CauseTree) throws -> BisectOutcome {
         guard !tree.causes.isEmpty else { return outcome(.none, message: "no configuration reproduced the freeze") }
         let fixes = tree.causes.dropFirst().reduce(tree.causes[0]) { $0.intersection($1) }
@@ -126,19 +127,9 @@ extension BisectSearch {
             guard try decide(fix) == .good else { throw SearchInterrupt.restart }
             claims.append(claim("disabling \(names(fix).joined(separator: " + ")) fixes the freeze", [fix]))
         }
-        if !flaky {
-            for cause in tree.causes {
-                // A freeze missed while searching usually shows as one flag too many in a cause; AND
-                // interactions of three or more flags are rare, so their minimality is checked twice.
-                let runs = cause.count >= 3 ? 2 : 1
-                for member in cause.sorted() {
-                    if try reproduces(enabled: cause.subtracting([member]), phase: .verify, atLeast: runs) {
-                        try missedFreeze("{\(names(cause.subtracting([member])).joined(separator: ","))} alone froze")
-                    }
-                }
-                let checks = cause.sorted().map { allFlags.subtracting(cause.subtracting([$0])) }
-                claims.append(claim("{\(names(cause).joined(separator: ", "))} is a minimal cause", checks))
-            }
+        for cause in tree.causes where minimalityIsChecked(cause) {
+            let checks = cause.sorted().map { allFlags.subtracting(cause.subtracting([$0])) }
+            claims.append(claim("{\(names(cause).joined(separator: ", "))} is a minimal cause", checks))
         }
         let none = Set<Int>()
         while evidence[none].verifyFrozen == 0 {
@@ -154,6 +145,24 @@ extension BisectSearch {
         }
         claims.append(claim("with every flag enabled it still freezes", [none]))
         return outcome(.found, tree: tree, fixes: fixes, minimalFix: minimalFix, claims: claims)
+    }
+
+    /// Whether a cause's minimality is checked: always for a deterministic repro (one run per check), and for
+    /// causes of three or more flags with a flaky one. A freeze missed while searching shows as a flag too many
+    /// in a cause; AND interactions of three or more flags are rare, so their checks need twice the usual clean
+    /// runs.
+    func minimalityIsChecked(_ cause: Set<Int>) -> Bool { !flaky || cause.count >= 3 }
+
+    /// Checks, right after it is found (before its branches cost runs), that enabling a cause minus any one of
+    /// its flags is good; a freeze there means a freeze was missed while searching.
+    func checkMinimal(_ cause: Set<Int>) throws {
+        guard minimalityIsChecked(cause) else { return }
+        for member in cause.sorted() {
+            let rest = cause.subtracting([member])
+            if try reproduces(enabled: rest, phase: .verify, atLeast: cause.count >= 3 ? 2 * repeats : 1) {
+                try missedFreeze("{\(names(rest).joined(separator: ","))} alone froze")
+            }
+        }
     }
 
     /// A verified claim, with the runs of the configurations (disabled sets) behind it.

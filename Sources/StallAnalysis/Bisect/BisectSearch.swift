@@ -14,8 +14,9 @@
 ///    other with the found part forced on.
 /// 3. Independent causes: a hitting-set tree. Each cause found opens one branch per member with that member
 ///    also disabled; a branch that still freezes holds another cause, one that is good is a fix.
-/// 4. Verification: each single fix and the minimal fix are re-run, the all-enabled run is re-checked, and
-///    (for a deterministic repro) each cause is checked to be minimal.
+/// 4. Minimality, as each cause is found: enabling it minus any one member must be good (always for a
+///    deterministic repro; for causes of three or more flags, with twice the clean runs, for a flaky one).
+/// 5. Verification: each single fix and the minimal fix are re-run, the all-enabled run is re-checked.
 ///
 /// Every configuration's runs are kept, so none runs more often than needed. A freeze observed once is trusted;
 /// a clean result is not. Any sign of flakiness (a configuration that both froze and ran clean, a
