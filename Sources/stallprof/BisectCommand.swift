@@ -29,7 +29,8 @@ enum BisectCommand {
     static func run(_ arguments: [String]) throws {
         let args = try Arguments(
             arguments,
-            valued: CheckCommand.classifierOptionNames.union(["--flags", "--repeat", "--jobs", "--max-runs", "--json", "--junit", "--journal"]),
+            valued: CheckCommand.classifierOptionNames.union(
+                ["--flags", "--repeat", "--jobs", "--max-runs", "--json", "--junit", "--journal"]),
             flags: ["--resume"], aliases: ["-j": "--jobs"])
         let classifier = try CheckCommand.classifierOptions(args)
         let command = try CheckCommand.commandAfterDashDash(args)
@@ -51,6 +52,7 @@ enum BisectCommand {
             journal = try BisectJournal(path: path, flags: flags, command: command, resuming: args.flag("--resume"))
         }
         var progress = BisectProgress()
+        defer { progress.finish() }  // also when interrupted
         var journalError: Error?
         search.onTrial = { trial in
             progress.report(trial)

@@ -8,6 +8,7 @@ public struct BisectProgress {
     /// Rewrite one live line (true on a terminal) or print one line per run.
     public let live: Bool
     private var count = 0
+    private var finished = false
 
     /// Creates a reporter; `live` defaults to whether standard error is a terminal.
     public init(live: Bool = isatty(2) == 1) { self.live = live }
@@ -18,8 +19,11 @@ public struct BisectProgress {
         write(Self.line(trial, number: count))
     }
 
-    /// Ends the live line (call once, before printing anything else).
-    public func finish() { if live && count > 0 { emit("\n") } }
+    /// Ends the live line, before anything else is printed. Calling it again does nothing.
+    public mutating func finish() {
+        if live && count > 0 && !finished { emit("\n") }
+        finished = true
+    }
 
     /// The text of one run's line: `run 7 [search] disabled {a,b}: frozen (CPU 0.99, 1.2 s, frozen)`.
     public static func line(_ trial: BisectTrial, number: Int) -> String {
