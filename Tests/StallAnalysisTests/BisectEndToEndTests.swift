@@ -1,5 +1,6 @@
 import FoundationEssentials
 import StallAnalysis
+import StallFormat
 import Testing
 #if canImport(Glibc)
 import Glibc
@@ -204,12 +205,6 @@ import Glibc
     }
 
     func readFile(_ path: String) -> String? {
-        let fd = open(path, O_RDONLY)
-        guard fd >= 0 else { return nil }
-        defer { close(fd) }
-        var bytes: [UInt8] = []
-        var buffer = [UInt8](repeating: 0, count: 65536)
-        while case let count = read(fd, &buffer, buffer.count), count > 0 { bytes += buffer[..<count] }
-        return String(decoding: bytes, as: UTF8.self)
+        (try? CaptureReader.readWholeFile(path)).map { String(decoding: $0, as: UTF8.self) }
     }
 }
