@@ -63,9 +63,8 @@ public enum ProcessRunner {
         let start = monotonicSeconds()
         while children.contains(where: { $0.observation == nil }) {
             sleepSeconds(options.intervalSeconds)
-            if case let signal = interruption.load(ordering: .relaxed), signal != 0 {
-                throw RunInterrupted(signal: signal)
-            }
+            let signal = interruption.load(ordering: .relaxed)
+            if signal != 0 { throw RunInterrupted(signal: signal) }
             let now = monotonicSeconds() - start
             for index in children.indices where children[index].observation == nil {
                 children[index].poll(at: now)
@@ -115,7 +114,13 @@ private final class Child {
         if let capturePath {
             verdict = classifier.record(seconds: seconds, capture: try? CaptureReader.read(path: capturePath))
         } else {
-            guard let times = mainThreadTimes(pid) else { return }
+            guard let times = mainThreadTimes(pid) else {
+                // The first thread is gone (it called pthread_exit) while the process lives: no verdict.
+                if seconds >= classifier.options.windowSeconds {
+                    finish(.inconclusive, seconds: seconds, detail: "main thread not measurable")
+                }
+                return
+            }
             verdict = classifier.record(seconds: seconds, cpuSeconds: times.cpu, waitSeconds: times.wait)
         }
         if let verdict {
