@@ -116,6 +116,10 @@ import Glibc
         let noWatchdog = ["check", "--measure", "watchdog", "--window", "1", "--sustain", "0.3", "--"]
             + repro("a", ["--freeze-when", "a"])
         #expect(try run(stallprof(noWatchdog)) == 125, "an app without a watchdog gives no verdict")
+        // An async main runs the main actor on a worker thread: only the watchdog sees its stall.
+        let async = ["--sustain", "0.5", "--window", "5", "--", "\(Self.products)/stall-demo-async", "--stall-ms", "1500"]
+        #expect(try run(stallprof(["check", "--measure", "watchdog"] + async)) == 1)
+        #expect(try run(stallprof(["check", "--measure", "cpu"] + async)) == 0)
     }
 
     @Test func chatFreezeIsTheAutoscrollLazyStackInteraction() throws {
