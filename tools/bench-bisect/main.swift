@@ -29,8 +29,10 @@ while let argument = arguments.next() {
     }
 }
 
-@MainActor func runs(_ causes: [Set<String>], flags: [String], freezeRate: Double = 1, seed: UInt64 = 1) -> (BisectOutcome, Int) {
-    let repro = SimulatedRepro(causes: causes, freezeRate: freezeRate, seed: seed)
+@MainActor func runs(
+    _ causes: [Set<String>], flags: [String], freezeRate: Double = 1, seed: UInt64 = 1, crash: Set<String> = []
+) -> (BisectOutcome, Int) {
+    let repro = SimulatedRepro(causes: causes, freezeRate: freezeRate, crashWhenDisabled: crash, seed: seed)
     let outcome = try! BisectSearch(flags: flags, options: options, run: repro.predicate()).search()
     return (outcome, repro.runs)
 }
@@ -69,6 +71,28 @@ for n in [8, 12, 16, 32, 64] {
         cells.append(pad("\((mean * 10).rounded() / 10) / \(worst)", 12) + (wrong > 0 ? " (\(wrong) wrong)" : ""))
     }
     print(pad("\(n)", 4) + "  " + cells.joined(separator: "  "))
+}
+
+// Issue 3's other deterministic budgets, 12 flags: a flag whose disabling crashes the freezing app (with one
+// culprit or an AND pair elsewhere), and calibration that fails.
+do {
+    let flags = (0..<12).map { "f\($0)" }
+    var worstCrash = 0
+    var wrongCrash = 0
+    for crasher in flags {
+        for placement in placements(12, size: 1) + placements(12, size: 2) {
+            let cause = Set(placement.map { "f\($0)" })
+            guard !cause.contains(crasher) else { continue }
+            let (outcome, count) = runs([cause], flags: flags, crash: [crasher])
+            if outcome.causes.map(Set.init) != [cause] || outcome.fixes.contains(crasher) { wrongCrash += 1 }
+            worstCrash = max(worstCrash, count)
+        }
+    }
+    let (_, notReproducible) = runs([], flags: flags)
+    let (_, notAttributable) = runs([[]], flags: flags)
+    print("\n12 flags, deterministic: a crashing flag (every culprit and AND-pair placement): worst \(worstCrash) runs"
+        + (wrongCrash > 0 ? " (\(wrongCrash) wrong)" : "") + "; not-reproducible \(notReproducible) runs; "
+        + "not-attributable \(notAttributable) runs")
 }
 
 for rate in [0.7, 0.5] {
