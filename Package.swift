@@ -14,6 +14,9 @@ let package = Package(
         .executable(name: "stall-demo", targets: ["stall-demo"]),
         .executable(name: "stall-demo-async", targets: ["stall-demo-async"]),
         .executable(name: "stallprof-bench-capture", targets: ["stallprof-bench-capture"]),
+        .executable(name: "stallprof-bench-bisect", targets: ["stallprof-bench-bisect"]),  // bisect (issue 3)
+        .executable(name: "flag-repro", targets: ["flag-repro"]),  // bisect (issue 3)
+        .executable(name: "chat-freeze", targets: ["chat-freeze"]),  // bisect (issue 3)
     ],
     targets: [
         .systemLibrary(
@@ -32,6 +35,10 @@ let package = Package(
         .executableTarget(name: "stall-demo", dependencies: ["StallSamples"], path: "samples/stall-demo"),
         .executableTarget(
             name: "stall-demo-async", dependencies: ["StallSamples"], path: "samples/stall-demo-async"),
+        // Bisect (issue 3): a tiny app that freezes when given flag groups are enabled (end-to-end tests).
+        .executableTarget(name: "flag-repro", dependencies: ["StallProfiler"], path: "samples/flag-repro"),
+        // Bisect (issue 3): the post-mortem's chat app; freezes when autoscroll and lazy-stack are both on.
+        .executableTarget(name: "chat-freeze", dependencies: ["StallProfiler"], path: "samples/chat-freeze"),
 
         // Benchmarks (driven by scripts in tools/).
         .executableTarget(
@@ -39,6 +46,8 @@ let package = Package(
             dependencies: ["CStallCapture", "StallProfiler"],
             path: "tools/bench-capture"
         ),
+        // Bisect (issue 3): run counts of the search on simulated repros.
+        .executableTarget(name: "stallprof-bench-bisect", dependencies: ["StallAnalysis"], path: "tools/bench-bisect"),
 
         .testTarget(name: "StallFormatTests", dependencies: ["StallFormat"]),
         .testTarget(

@@ -4,12 +4,22 @@ import Glibc
 import StallAnalysis
 
 /// stallprof: the analyzer. A tiny root command; each subcommand lives in its own file.
-/// Exit codes: 0 ok, 1 failure, 64 usage, 65 bad data (sysexits.h).
+/// Exit codes: 0 ok, 1 failure, 64 usage, 65 bad data (sysexits.h); bisect's own: 3, 4, 5; check's 125.
 enum ExitCode {
     static let success: Int32 = 0
     static let failure: Int32 = 1
     static let usage: Int32 = 64
     static let dataError: Int32 = 65
+    /// bisect: with nothing disabled the command does not freeze.
+    static let notReproducible: Int32 = 3
+    /// bisect: with everything disabled the command still freezes.
+    static let notAttributable: Int32 = 4
+    /// bisect: too flaky for a confident answer.
+    static let tooFlaky: Int32 = 5
+    /// check: inconclusive run (git bisect's "skip").
+    static let skip: Int32 = 125
+    /// Interrupted by SIGINT or SIGTERM (128 + 2).
+    static let interrupted: Int32 = 130
 }
 
 let rootUsage = """
@@ -20,6 +30,8 @@ let rootUsage = """
       flamegraph  interactive SVG flame graph from folded stacks or captures
       diff        two-count folded stacks (before, after) for a differential flame graph
       report      a summary of captures: stalls, busy or blocked, where the time went
+      bisect      find which flags, when disabled, end a main-thread freeze
+      check       run a command once: exit 0 good, 1 frozen, 125 inconclusive (for git bisect run)
 
     Run 'stallprof <subcommand> --help' for a subcommand's options.
     """
@@ -29,6 +41,8 @@ let subcommands: [String: (usage: String, run: ([String]) throws -> Void)] = [
     "flamegraph": (FlameGraphCommand.usage, FlameGraphCommand.run),
     "diff": (DiffCommand.usage, DiffCommand.run),
     "report": (ReportCommand.usage, ReportCommand.run),
+    "bisect": (BisectCommand.usage, BisectCommand.run),
+    "check": (CheckCommand.usage, CheckCommand.run),
 ]
 
 /// The one place that turns errors into exit codes.
@@ -65,6 +79,21 @@ let subcommands: [String: (usage: String, run: ([String]) throws -> Void)] = [
         case .usage: return ExitCode.usage
         case .output: return ExitCode.failure
         }
+    } catch let error as BisectVerdictError {
+        Output.error(error.description)
+        switch error.verdict {
+        case .found: return ExitCode.success
+        case .none, .inconsistent: return ExitCode.failure
+        case .notReproducible: return ExitCode.notReproducible
+        case .notAttributable: return ExitCode.notAttributable
+        case .tooFlaky: return ExitCode.tooFlaky
+        }
+    } catch let error as CheckVerdictError {
+        Output.error(error.description)
+        return error.verdict == .frozen ? ExitCode.failure : ExitCode.skip
+    } catch let error as RunInterrupted {
+        Output.error("error: \(error)")
+        return ExitCode.interrupted
     } catch {
         Output.error("error: \(error)")
         return ExitCode.failure

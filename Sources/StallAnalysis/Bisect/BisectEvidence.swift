@@ -1,0 +1,84 @@
+/// What the runs of one configuration showed so far.
+public struct ConfigurationEvidence: Sendable, Equatable {
+    /// Runs that froze.
+    public var frozen = 0
+    /// Runs that were good.
+    public var clean = 0
+    /// Runs that crashed, failed or were killed before a verdict.
+    public var inconclusive = 0
+    /// Runs made to verify the answer (counted in the three above as well).
+    public var verifyRuns = 0
+    /// Verification runs that froze.
+    public var verifyFrozen = 0
+
+    /// Every run of the configuration.
+    public var total: Int { frozen + clean + inconclusive }
+
+    mutating func add(_ verdict: RunVerdict, phase: BisectPhase) {
+        switch verdict {
+        case .frozen: frozen += 1
+        case .good: clean += 1
+        case .inconclusive: inconclusive += 1
+        }
+        if phase == .verify {
+            verifyRuns += 1
+            if verdict == .frozen { verifyFrozen += 1 }
+        }
+    }
+}
+
+/// The status of a configuration under the current number of clean runs required.
+enum ConfigurationStatus: Equatable {
+    /// At least one run froze: a freeze is trusted.
+    case frozen
+    /// No run froze, at least one was inconclusive: never counted as fixed.
+    case inconclusive
+    /// Enough clean runs and nothing else.
+    case good
+    /// More runs are needed.
+    case undecided
+
+    /// True when the configuration still shows the problem (a freeze, or no clean answer).
+    var reproduces: Bool { self == .frozen || self == .inconclusive }
+}
+
+/// Every configuration run so far (a configuration is the set of disabled flag indices), used as a cache so
+/// that no configuration runs more often than the search needs, and to detect contradictions.
+struct EvidenceStore {
+    private(set) var byConfiguration: [Set<Int>: ConfigurationEvidence] = [:]
+
+    subscript(_ disabled: Set<Int>) -> ConfigurationEvidence { byConfiguration[disabled] ?? ConfigurationEvidence() }
+
+    mutating func record(_ disabled: Set<Int>, _ verdict: RunVerdict, phase: BisectPhase) {
+        byConfiguration[disabled, default: ConfigurationEvidence()].add(verdict, phase: phase)
+    }
+
+    /// The status of `disabled` when `repeats` clean runs make a configuration good.
+    func status(_ disabled: Set<Int>, repeats: Int) -> ConfigurationStatus {
+        let evidence = self[disabled]
+        if evidence.frozen > 0 { return .frozen }
+        if evidence.inconclusive > 0 { return .inconclusive }
+        return evidence.clean >= repeats ? .good : .undecided
+    }
+
+    /// True when some configuration both froze and ran clean: the repro is not deterministic.
+    var showsFlakiness: Bool { byConfiguration.values.contains { $0.frozen > 0 && $0.clean > 0 } }
+
+    /// A configuration judged good although one that disables a superset of its flags (enables fewer) froze.
+    /// Freezing is monotone in the enabled flags, so this means a freeze was missed.
+    func contradiction(repeats: Int) -> Set<Int>? {
+        let frozen = byConfiguration.filter { $0.value.frozen > 0 }.map(\.key)
+        for (disabled, evidence) in byConfiguration where evidence.frozen == 0 && evidence.inconclusive == 0 {
+            guard evidence.clean >= repeats else { continue }
+            if frozen.contains(where: { disabled.isSubset(of: $0) }) { return disabled }
+        }
+        return nil
+    }
+
+    /// The freeze rate of a configuration: (freezes + 0.5) / (freezes + clean runs + 1). Meant for the
+    /// all-enabled configuration, whose runs do not stop at the first freeze (so the estimate is not biased).
+    func freezeRate(_ disabled: Set<Int>) -> Double {
+        let evidence = self[disabled]
+        return (Double(evidence.frozen) + 0.5) / (Double(evidence.frozen + evidence.clean) + 1)
+    }
+}

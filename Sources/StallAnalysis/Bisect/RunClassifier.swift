@@ -1,0 +1,109 @@
+import StallFormat
+
+/// When a run is frozen, good or inconclusive. Every field documents its default.
+public struct RunClassifierOptions: Sendable, Equatable {
+    /// Main-thread use, as a fraction of one core, at or above which the main thread counts as busy. Use is
+    /// CPU time plus the time spent runnable but waiting for a CPU, when the kernel reports it. Default: 0.9.
+    public var busyThreshold = 0.9
+    /// Main-thread CPU below which the main thread counts as idle. Default: 0.1.
+    public var idleThreshold = 0.1
+    /// How long the main thread must stay busy for the run to be frozen: its CPU use averaged over the last
+    /// this many seconds reaches the busy threshold. The run is killed as soon as that is so. Default: 1 s.
+    public var sustainedSeconds = 1.0
+    /// Longest observation of one run (`--window`). A run still going at the end is good when its main thread
+    /// was idle over the last `sustainedSeconds`, inconclusive otherwise. Default: 10 s.
+    public var windowSeconds = 10.0
+    /// Time between two measurements of the main thread's CPU time. Default: 0.1 s.
+    public var intervalSeconds = 0.1
+    /// Where the measurements come from. Default: `.cpu`.
+    public var measure = Measure.cpu
+
+    /// Where a run's measurements come from.
+    public enum Measure: String, Sendable, CaseIterable {
+        /// The CPU counters of the process's first thread (tid == pid) in /proc. Works with any app whose main
+        /// queue runs on its first thread (`RunLoop.main`, or no run loop at all).
+        case cpu
+        /// The stall file of the app's own ``StallWatchdog`` (the app must link StallProfiler and call
+        /// `StallWatchdog.startFromEnvironment()`): `STALLPROF_OUTPUT` is set for each run, and the run is frozen
+        /// when a busy stall has lasted the sustained period. It follows whichever thread services the main
+        /// queue, also with `dispatchMain()` or an async main, where the first thread only waits.
+        case watchdog
+    }
+
+    /// Creates the default options.
+    public init() {}
+
+    /// Checks the values; throws ``AnalysisError/usage(_:)`` naming the first bad one.
+    public func validate() throws {
+        guard busyThreshold > 0, busyThreshold <= 1 else { throw AnalysisError.usage("the busy threshold must be in (0, 1]") }
+        guard idleThreshold >= 0, idleThreshold < busyThreshold else {
+            throw AnalysisError.usage("the idle threshold must be at least 0 and below the busy threshold")
+        }
+        guard intervalSeconds >= 0.01, sustainedSeconds >= intervalSeconds else {
+            throw AnalysisError.usage("the sustained period must be at least one measurement interval (\(intervalSeconds) s)")
+        }
+        guard windowSeconds >= sustainedSeconds else {
+            throw AnalysisError.usage("--window must be at least the sustained period (\(sustainedSeconds) s)")
+        }
+    }
+}
+
+/// Classifies one run from successive measurements of its main thread's CPU time. Pure: it sees numbers, not
+/// processes, so tests feed it synthetic measurements.
+public struct RunClassifier: Sendable {
+    /// The options in use.
+    public let options: RunClassifierOptions
+    private var samples: [(seconds: Double, cpu: Double, runnable: Double)] = []
+    private var watchdogCPU: Double?
+
+    /// Creates a classifier.
+    public init(options: RunClassifierOptions) { self.options = options }
+
+    /// Records that at `seconds` after the start the main thread had used `cpuSeconds` of CPU in total and
+    /// had waited `waitSeconds` in total for a CPU while runnable (the run-queue wait of schedstat; 0 when
+    /// unknown). Busy and idle are judged on CPU plus wait, so a spinning thread on a loaded machine, which
+    /// gets less than a whole core, still counts as busy.
+    /// Returns `.frozen` once the main thread has been busy for the sustained period, `.good` or
+    /// `.inconclusive` once the window is over, nil while the run should go on.
+    public mutating func record(seconds: Double, cpuSeconds: Double, waitSeconds: Double = 0) -> RunVerdict? {
+        samples.append((seconds, cpuSeconds, cpuSeconds + waitSeconds))
+        if let first = samples.first, seconds - first.seconds >= options.sustainedSeconds - 1e-9,
+            let recent = recentUse(\.runnable), recent >= options.busyThreshold
+        {
+            return .frozen
+        }
+        guard seconds >= options.windowSeconds else { return nil }
+        return (recentUse(\.runnable) ?? 1) < options.idleThreshold ? .good : .inconclusive
+    }
+
+    /// The verdict of a run that ended by itself: good after exit status 0, inconclusive otherwise (a crash, a
+    /// failure or a signal). A freeze seen before the end has already been reported by ``record(seconds:cpuSeconds:)``.
+    public func verdictAtExit(status: Int32?) -> RunVerdict { status == 0 ? .good : .inconclusive }
+
+    /// The main thread's CPU use over the last sustained period (or what was measured of it), in cores.
+    /// With `.watchdog`, the CPU ratio of the stall in progress.
+    public func recentCPU() -> Double? { options.measure == .watchdog ? watchdogCPU : recentUse(\.cpu) }
+
+    private func recentUse(_ measure: KeyPath<(seconds: Double, cpu: Double, runnable: Double), Double>) -> Double? {
+        guard let last = samples.last else { return nil }
+        guard let start = samples.last(where: { last.seconds - $0.seconds >= options.sustainedSeconds - 1e-9 })
+            ?? samples.first, last.seconds > start.seconds
+        else { return nil }
+        return (last[keyPath: measure] - start[keyPath: measure]) / (last.seconds - start.seconds)
+    }
+
+    /// Records what the app's watchdog capture showed at `seconds` after the start: nil when there is no
+    /// capture (yet); otherwise its stalls. Returns `.frozen` once a busy stall in progress has lasted the
+    /// sustained period; at the end of the window, `.good` when no stall is in progress, `.inconclusive` when
+    /// one is (or when there is no capture).
+    public mutating func record(seconds: Double, capture: Capture?) -> RunVerdict? {
+        let stall = capture?.stalls.last.flatMap { $0.isFinished ? nil : $0 }
+        samples.append((seconds, 0, 0))
+        watchdogCPU = stall?.cpuRatio
+        if let stall, stall.state == .busy, Double(stall.durationNs) / 1e9 >= options.sustainedSeconds - 1e-9 {
+            return .frozen
+        }
+        guard seconds >= options.windowSeconds else { return nil }
+        return capture != nil && stall == nil ? .good : .inconclusive
+    }
+}

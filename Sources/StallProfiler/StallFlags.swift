@@ -1,0 +1,75 @@
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Feature flags that `stallprof bisect` can switch off, to find which components cause a freeze.
+///
+/// ```swift
+/// if StallFlags.isEnabled("autoscroll") { scrollToBottom() }
+/// ```
+///
+/// A flag is enabled unless its name is listed in the environment variable `STALLPROF_DISABLE`
+/// (comma-separated names, spaces around names ignored). The variable is read once, at the first call.
+///
+/// So that the tool can tell a flag the app never reads from an innocent one: when `STALLPROF_FLAGS_REPORT`
+/// names a file, the first time each distinct flag name is consulted, the name and a newline are appended to
+/// that file with a single `write(2)` (opened `O_APPEND`), so the line survives a kill that follows.
+public enum StallFlags {
+    /// Environment variable listing the disabled flags, comma-separated.
+    public static let disableVariable = "STALLPROF_DISABLE"
+    /// Environment variable naming the file that receives each consulted flag name, one per line.
+    public static let reportVariable = "STALLPROF_FLAGS_REPORT"
+
+    /// False when `name` is listed in `STALLPROF_DISABLE`, true otherwise. Safe from any thread; cheap enough
+    /// for a hot loop (one uncontended lock).
+    public static func isEnabled(_ name: String) -> Bool {
+        registry.withLock { state in
+            if state == nil {
+                state = FlagRegistry(disabledList: environment(disableVariable), reportPath: environment(reportVariable))
+            }
+            return state!.isEnabled(name)
+        }
+    }
+
+    private static let registry = Mutex<FlagRegistry?>(nil)
+
+    private static func environment(_ name: String) -> String? {
+        getenv(name).map { String(cString: $0) }
+    }
+}
+
+/// The parsed flag configuration and the report of consulted names.
+struct FlagRegistry: ~Copyable {
+    let disabled: Set<String>
+    private var reported: Set<String> = []
+    private let reportDescriptor: Int32
+
+    /// Parses `disabledList` (comma-separated) and opens `reportPath` for appending when given.
+    init(disabledList: String?, reportPath: String?) {
+        disabled = Set(
+            (disabledList ?? "").split(separator: ",").map { $0.trimmingSpaces() }.filter { !$0.isEmpty })
+        if let reportPath, !reportPath.isEmpty {
+            reportDescriptor = open(reportPath, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0o644)
+        } else {
+            reportDescriptor = -1
+        }
+    }
+
+    /// Whether `name` is enabled; reports the name the first time it is consulted.
+    mutating func isEnabled(_ name: String) -> Bool {
+        if reportDescriptor >= 0, reported.insert(name).inserted {
+            let line = Array((name + "\n").utf8)
+            _ = line.withUnsafeBytes { write(reportDescriptor, $0.baseAddress, $0.count) }
+        }
+        return !disabled.contains(name)
+    }
+
+    deinit { if reportDescriptor >= 0 { close(reportDescriptor) } }
+}
+
+extension Substring {
+    fileprivate func trimmingSpaces() -> String {
+        String(drop { $0 == " " || $0 == "\t" }.reversed().drop { $0 == " " || $0 == "\t" }.reversed())
+    }
+}

@@ -1,0 +1,214 @@
+import FoundationEssentials
+import StallAnalysis
+import StallFormat
+import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `stallprof bisect` and `stallprof check` on the real sample apps (built by `swift build`, next to the test
+/// bundle). Short windows; structural assertions only (verdicts, causes, exit codes, no process left).
+@Suite(.serialized) struct BisectEndToEndTests {
+    /// The directory of the built products.
+    static let products: String = {
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        let count = readlink("/proc/self/exe", &buffer, buffer.count)
+        let path = String(decoding: buffer[..<max(0, count)], as: UTF8.self)
+        var directory = path[..<(path.lastIndex(of: "/") ?? path.endIndex)]
+        if let bundle = directory.range(of: ".xctest/") { directory = path[..<bundle.lowerBound] }
+        while !directory.isEmpty && access(String(directory) + "/stallprof", X_OK) != 0 {
+            guard let slash = directory.lastIndex(of: "/") else { break }
+            directory = directory[..<slash]
+        }
+        return String(directory)
+    }()
+
+    static let fast = ["--window", "3", "--sustain", "0.3"]
+
+    func scratch(_ name: String) -> String { "/tmp/stallprof-e2e-\(getpid())-\(name)" }
+
+    func report(_ path: String) throws -> BisectReport {
+        let text = try #require(readFile(path))
+        return try JSONDecoder().decode(BisectReport.self, from: Data(text.utf8))
+    }
+
+    func repro(_ flags: String, _ extra: [String]) -> [String] {
+        ["\(Self.products)/flag-repro", "--flags", flags, "--run-ms", "30"] + extra
+    }
+
+    @Test func bisectFindsAnAndPairAndResumesFromItsJournal() throws {
+        let (json, journal) = (scratch("and.json"), scratch("and.journal"))
+        defer { unlink(json); unlink(journal) }
+        let flags = "a,b,c,d,e,f"
+        let command = ["bisect", "--flags", flags, "--json", json, "--journal", journal] + Self.fast + ["--"]
+            + repro(flags, ["--freeze-when", "b+e"])
+        #expect(try run(stallprof(command)) == 0)
+        let first = try report(json)
+        #expect(first.verdict == .found)
+        #expect(first.causes == [["b", "e"]])
+        #expect(first.fixes == ["b", "e"])
+        #expect(first.runs == first.trials.count && first.runs <= 25)
+        #expect(first.unconsultedFlags == [])
+        let resumed = ["bisect", "--flags", flags, "--json", json, "--journal", journal, "--resume"] + Self.fast
+            + ["--"] + repro(flags, ["--freeze-when", "b+e"])
+        #expect(try run(stallprof(resumed)) == 0)
+        let second = try report(json)
+        #expect(second.causes == first.causes)
+        #expect(second.runs == first.runs, "every configuration came from the journal")
+    }
+
+    @Test func independentCausesInParallelRunsWithAGitHubSummary() throws {
+        let (json, summary) = (scratch("or.json"), scratch("summary.md"))
+        defer { unlink(json); unlink(summary) }
+        let flags = "a,b,c,d,e,f"
+        let command = ["bisect", "--flags", flags, "-j", "2", "--json", json] + Self.fast + ["--"]
+            + repro(flags, ["--freeze-when", "a,d"])
+        #expect(try run(stallprof(command), environment: ["GITHUB_STEP_SUMMARY": summary]) == 0)
+        let result = try report(json)
+        #expect(result.causes.sorted { $0[0] < $1[0] } == [["a"], ["d"]])
+        #expect(result.fixes.isEmpty)
+        #expect(result.minimalFix == ["a", "d"])
+        let markdown = try #require(readFile(summary))
+        #expect(markdown.contains("### stallprof bisect: found") && markdown.contains("| minimal fix | `a`, `d` |"))
+    }
+
+    @Test func crashingConfigurationsAreNeverFixes() throws {
+        let json = scratch("crash.json")
+        defer { unlink(json) }
+        let flags = "a,b,c,d,z"
+        let command = ["bisect", "--flags", flags, "--json", json] + Self.fast + ["--"]
+            + repro(flags, ["--freeze-when", "c", "--crash-when-disabled", "z", "--ignore", "d"])
+        #expect(try run(stallprof(command)) == 0)
+        let result = try report(json)
+        #expect(result.causes == [["c"]])
+        #expect(result.fixes == ["c"])
+        #expect(result.unconsultedFlags == ["d"])
+        #expect(result.trials.contains { $0.verdict == .inconclusive })
+    }
+
+    @Test func calibrationVerdictsHaveTheirExitCodes() throws {
+        let json = scratch("calibration.json")
+        defer { unlink(json) }
+        let never = ["bisect", "--flags", "a,b", "--json", json] + Self.fast + ["--"]
+            + repro("a,b", ["--freeze-when", "a+c", "--ignore", "c"])
+        #expect(try run(stallprof(never)) == 3)
+        #expect(try report(json).verdict == .notReproducible)
+        let always = ["bisect", "--flags", "a,b", "--json", json] + Self.fast + ["--"]
+            + repro("a,b,x", ["--freeze-when", "x"])
+        #expect(try run(stallprof(always)) == 4)
+        #expect(try report(json).verdict == .notAttributable)
+        #expect(try run(stallprof(["bisect", "--flags", "a", "--"])) == 64)
+    }
+
+    @Test func checkExitCodesDriveGitBisect() throws {
+        let frozen = ["check"] + Self.fast + ["--"] + repro("a", ["--freeze-when", "a"])
+        #expect(try run(stallprof(frozen)) == 1)
+        #expect(try run(stallprof(frozen), environment: ["STALLPROF_DISABLE": "a"]) == 0)
+        let crash = ["check"] + Self.fast + ["--"] + repro("a,z", ["--freeze-when", "a", "--crash-when-disabled", "z"])
+        #expect(try run(stallprof(crash), environment: ["STALLPROF_DISABLE": "z"]) == 125)
+    }
+
+    @Test func checkCanMeasureThroughTheAppsWatchdog() throws {
+        let chat = ["\(Self.products)/chat-freeze", "--chunk-ms", "3"]
+        let check = ["check", "--measure", "watchdog", "--window", "5", "--"] + chat
+        #expect(try run(stallprof(check)) == 1)
+        #expect(try run(stallprof(check), environment: ["STALLPROF_DISABLE": "lazy-stack"]) == 0)
+        let noWatchdog = ["check", "--measure", "watchdog", "--window", "1", "--sustain", "0.3", "--"]
+            + repro("a", ["--freeze-when", "a"])
+        #expect(try run(stallprof(noWatchdog)) == 125, "an app without a watchdog gives no verdict")
+        // An async main runs the main actor on a worker thread: only the watchdog sees its stall.
+        let async = ["--sustain", "0.5", "--window", "5", "--", "\(Self.products)/stall-demo-async", "--stall-ms", "1500"]
+        #expect(try run(stallprof(["check", "--measure", "watchdog"] + async)) == 1)
+        #expect(try run(stallprof(["check", "--measure", "cpu"] + async)) == 0)
+    }
+
+    @Test func chatFreezeIsTheAutoscrollLazyStackInteraction() throws {
+        let (json, junit) = (scratch("chat.json"), scratch("chat.xml"))
+        defer { unlink(json); unlink(junit) }
+        let command = ["bisect", "--flags", "autoscroll,lazy-stack,markdown-cache", "--json", json, "--junit", junit]
+            + ["--window", "5", "--", "\(Self.products)/chat-freeze", "--chunk-ms", "3"]
+        #expect(try run(stallprof(command)) == 0)
+        let result = try report(json)
+        #expect(result.causes == [["autoscroll", "lazy-stack"]])
+        #expect(result.fixes == ["autoscroll", "lazy-stack"])
+        #expect(!result.minimalFix.contains("markdown-cache") && result.minimalFix.count == 1)
+        #expect(result.runs <= 20)
+        let xml = try #require(readFile(junit))
+        #expect(xml.contains("disabling autoscroll fixes the freeze") && xml.contains("failures=\"0\""))
+    }
+
+    @Test func interruptionLeavesNoProcessBehind() throws {
+        let marker = "marker\(getpid())"
+        let command = ["bisect", "--flags", "a,\(marker)", "--window", "20", "--sustain", "10", "--"]
+            + repro("a,\(marker)", ["--freeze-when", "a"])
+        let pid = try spawn(stallprof(command), environment: [:])
+        var found = false
+        for _ in 0..<100 where !found {
+            usleep(50_000)
+            found = !processes(containing: marker, besides: pid).isEmpty
+        }
+        #expect(found, "the child started")
+        kill(pid, SIGINT)
+        #expect(wait(pid) == 130)
+        #expect(processes(containing: marker, besides: pid).isEmpty)
+    }
+
+    // MARK: Helpers
+
+    func stallprof(_ arguments: [String]) -> [String] { ["\(Self.products)/stallprof"] + arguments }
+
+    func run(_ arguments: [String], environment: [String: String] = [:]) throws -> Int32 {
+        wait(try spawn(arguments, environment: environment))
+    }
+
+    func spawn(_ arguments: [String], environment: [String: String]) throws -> pid_t {
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        var mask = sigset_t()
+        sigemptyset(&mask)
+        posix_spawnattr_setsigmask(&attributes, &mask)
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK))
+        let inherited = (0..<Int.max).lazy.map { environ[$0] }.prefix { $0 != nil }.map { String(cString: $0!) }
+        let env = inherited.filter { entry in !environment.keys.contains { entry.hasPrefix($0 + "=") } }
+            + environment.map { "\($0.key)=\($0.value)" }
+        let argv = arguments.map { strdup($0) } + [nil]
+        let envp = env.map { strdup($0) } + [nil]
+        defer { (argv + envp).forEach { free($0) } }
+        var pid: pid_t = 0
+        let result = posix_spawn(&pid, arguments[0], &actions, &attributes, argv, envp)
+        try #require(result == 0, "cannot start \(arguments[0])")
+        return pid
+    }
+
+    func wait(_ pid: pid_t) -> Int32 {
+        var status: Int32 = 0
+        while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+        return status & 0x7f == 0 ? (status >> 8) & 0xff : 128 + (status & 0x7f)
+    }
+
+    /// Live processes (not zombies) other than `pid` whose command line contains `text`.
+    func processes(containing text: String, besides pid: pid_t) -> [pid_t] {
+        guard let directory = opendir("/proc") else { return [] }
+        defer { closedir(directory) }
+        var found: [pid_t] = []
+        while let entry = readdir(directory) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+            guard let other = pid_t(name), other != pid, other != getpid(),
+                let cmdline = readFile("/proc/\(name)/cmdline"), cmdline.contains(text),
+                let stat = readFile("/proc/\(name)/stat"), !stat.contains(") Z ")
+            else { continue }
+            found.append(other)
+        }
+        return found
+    }
+
+    func readFile(_ path: String) -> String? {
+        (try? CaptureReader.readWholeFile(path)).map { String(decoding: $0, as: UTF8.self) }
+    }
+}

@@ -1,0 +1,46 @@
+// flag-repro: a tiny app for end-to-end tests of `stallprof bisect`. It reads every flag of --flags through
+// StallFlags, then spins on its main thread forever when every flag of some --freeze-when group is enabled;
+// otherwise it works for --run-ms and exits 0.
+//
+//   flag-repro --flags a,b,c,d --freeze-when a+b,c [--crash-when-disabled d] [--run-ms 200] [--ignore c]
+//
+// --crash-when-disabled F: when a group is enabled but F is disabled, abort (SIGABRT) instead of freezing.
+// --ignore F: never consult flag F (to test the report of unconsulted flags).
+#if canImport(Glibc)
+import Glibc
+#endif
+import StallProfiler
+
+func fail(_ message: String) -> Never {
+    let line = Array("flag-repro: \(message)\n".utf8)
+    _ = line.withUnsafeBytes { write(2, $0.baseAddress, $0.count) }
+    exit(64)
+}
+
+var flags: [String] = []
+var groups: [[String]] = []
+var crashWhenDisabled: String? = nil
+var ignored: Set<String> = []
+var runMilliseconds = 200
+var arguments = CommandLine.arguments.dropFirst().makeIterator()
+while let option = arguments.next() {
+    guard let value = arguments.next() else { fail("\(option) needs a value") }
+    switch option {
+    case "--flags": flags = value.split(separator: ",").map(String.init)
+    case "--freeze-when": groups = value.split(separator: ",").map { $0.split(separator: "+").map(String.init) }
+    case "--crash-when-disabled": crashWhenDisabled = value
+    case "--ignore": ignored.insert(value)
+    case "--run-ms": runMilliseconds = Int(value) ?? 200
+    default: fail("unknown option \(option)")
+    }
+}
+
+var enabled: Set<String> = []
+for flag in flags where !ignored.contains(flag) && StallFlags.isEnabled(flag) { enabled.insert(flag) }
+if groups.contains(where: { $0.allSatisfy(enabled.contains) }) {
+    if let crashWhenDisabled, !enabled.contains(crashWhenDisabled) { abort() }
+    var spins: UInt64 = 0
+    while true { spins &+= 1 }  // the freeze: the main thread burns CPU forever
+}
+usleep(UInt32(runMilliseconds) * 1000)
+exit(0)
