@@ -4,7 +4,8 @@ import StallFormat
 /// `stallprof report`: a summary of captures: their stalls and where each one's samples were.
 enum ReportCommand {
     static let usage = """
-        USAGE: stallprof report [--state all|busy|blocked] [--top N] [--no-demangle] [-o OUT] FILE...
+        USAGE: stallprof report [--state all|busy|blocked] [--top N] [--simplify-names] [--no-demangle] \\
+                                [-o OUT] FILE...
 
         Summarizes stallprof captures: the process, a table of stalls (start, duration, busy or blocked, share
         of time running or ready to run, CPU share, samples, missed samples, thread) and, for each stall, the
@@ -13,6 +14,8 @@ enum ReportCommand {
         OPTIONS:
           --state STATE     describe only busy or only blocked stalls (default: all)
           --top N           functions listed per stall (default: 5)
+          --simplify-names  short Swift names (static BusyWork.descend(_:until:)) when the toolchain's
+                            libswiftDemangle.so is found
           --no-demangle     keep Swift symbols mangled
           -o, --output OUT  write to OUT instead of standard output
           FILE              a capture file
@@ -20,7 +23,7 @@ enum ReportCommand {
 
     static func run(_ arguments: [String]) throws {
         let args = try Arguments(
-            arguments, valued: ["--state", "--top", "--output"], flags: ["--no-demangle"], aliases: ["-o": "--output"])
+            arguments, valued: ["--state", "--top", "--output"], flags: ["--no-demangle", "--simplify-names"], aliases: ["-o": "--output"])
         var options = StallReportOptions()
         options.state = try args.choice("--state", as: StallStateFilter.self) ?? .all
         if let raw = args.value("--top") {
@@ -28,6 +31,7 @@ enum ReportCommand {
             options.topFunctions = top
         }
         options.symbolizer.demangle = !args.flag("--no-demangle")
+        options.symbolizer.simplifyNames = args.flag("--simplify-names")
         guard !args.positionals.isEmpty else { throw UsageError(message: "no capture files") }
         var text = ""
         for path in args.positionals {

@@ -67,4 +67,13 @@ import Testing
         #expect(SwiftDemangler.demangle("pthread_mutex_lock") == nil)
         #expect(SwiftDemangler.readable("main") == "main")
     }
+
+    @Test func simplifiesWithTheToolchainsLibrary() throws {
+        try #require(SwiftDemangler.canSimplify, "libswiftDemangle.so ships with the toolchain that built this test")
+        #expect(SwiftDemangler.simplified("$s12StallSamples8BusyWorkO7descend_5untilS2i_s6UInt64VtFZ")
+            == "static BusyWork.descend(_:until:)")
+        #expect(SwiftDemangler.simplified("$sSi1poiyS2i_SitFZ") == "static Int.+ infix(_:_:)")
+        #expect(SwiftDemangler.simplified("$sNotAValidSymbol") == nil)
+        #expect(SwiftDemangler.simplified("memcpy") == nil)
+    }
 }

@@ -61,6 +61,22 @@ import Testing
         #expect(try String(contentsOfFile: output, encoding: .utf8) == all.out)
     }
 
+    @Test func reportSummarizesRealCaptures() throws {
+        let (busy, blocked) = try captures()
+        defer { unlink(busy); unlink(blocked) }
+        let report = try stallprof(["report", busy, blocked])
+        #expect(report.status == 0, "\(report.err)")
+        #expect(report.out.contains("capture \(busy): pid "))
+        #expect(report.out.contains("1 stall: 1 busy, 0 blocked"))
+        #expect(report.out.contains("1 stall: 0 busy, 1 blocked"))
+        #expect(report.out.contains("StallSamples.BusyWork.burn"))
+        #expect(report.out.contains("__lll_lock_wait") || report.out.contains("pthread_mutex_lock"))
+        let short = try stallprof(["report", "--simplify-names", "--state", "busy", busy])
+        #expect(short.out.contains("BusyWork.burn(until:)") && !short.out.contains("Swift.UInt64"))
+        #expect(try stallprof(["report", "--top", "0", busy]).status == 64)
+        #expect(try stallprof(["report", "/nonexistent.stalls"]).status == 65)
+    }
+
     @Test func truncatedCaptureFoldsWithAWarning() throws {
         let (busy, blocked) = try captures()
         defer { unlink(busy); unlink(blocked) }

@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import StallFormat
 
 /// Demangles Swift symbols with the runtime's own `swift_demangle` (exported by libswiftCore.so).
 public enum SwiftDemangler {
@@ -31,4 +32,46 @@ public enum SwiftDemangler {
 
     /// `demangle(name)`, or `name` itself when it does not demangle.
     public static func readable(_ name: String) -> String { demangle(name) ?? name }
+
+    private typealias SimplifyFunction = @convention(c) (UnsafePointer<CChar>?, UnsafeMutablePointer<CChar>?, Int) -> Int
+
+    /// `swift_demangle_getSimplifiedDemangledName` from the toolchain's libswiftDemangle.so (not part of the
+    /// runtime), found next to the runtime's libswiftCore.so; nil when it is not installed.
+    private static let simplifyFunction: SimplifyFunction? = {
+        var candidates = ["libswiftDemangle.so"]
+        // The runtime this process uses, from the kernel's map of it:
+        // <toolchain>/usr/lib/swift/linux/libswiftCore.so -> <toolchain>/usr/lib/libswiftDemangle.so
+        if let maps = try? CaptureReader.readWholeFile("/proc/self/maps"),
+            let line = String(decoding: maps, as: UTF8.self).split(separator: "\n").first(where: {
+                $0.hasSuffix("/libswiftCore.so")
+            }),
+            let slash = line.firstIndex(of: "/")
+        {
+            let path = line[slash...]
+            let directory = path.split(separator: "/", omittingEmptySubsequences: false).dropLast(3).joined(separator: "/")
+            candidates.insert(directory + "/libswiftDemangle.so", at: 0)
+        }
+        for candidate in candidates {
+            if let library = dlopen(candidate, RTLD_NOW | RTLD_LOCAL),
+                let symbol = dlsym(library, "swift_demangle_getSimplifiedDemangledName")
+            {
+                return unsafeBitCast(symbol, to: SimplifyFunction.self)
+            }
+        }
+        return nil
+    }()
+
+    /// True when simplified names are available (the Swift toolchain's libswiftDemangle.so was found).
+    public static var canSimplify: Bool { simplifyFunction != nil }
+
+    /// The simplified demangled form of `name`, as `swift demangle --simplified` prints it
+    /// (`static BusyWork.descend(_:until:)`): no module names, argument labels without types. Nil when `name` is
+    /// not a Swift symbol, does not demangle, or libswiftDemangle.so is not available.
+    public static func simplified(_ name: String) -> String? {
+        guard isMangled(name), let simplifyFunction else { return nil }
+        var buffer = [CChar](repeating: 0, count: 4096)
+        let length = simplifyFunction(name, &buffer, buffer.count)
+        guard length > 0, length < buffer.count else { return nil }
+        return String(decoding: buffer[0..<length].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
 }

@@ -4,6 +4,9 @@ import StallFormat
 public struct SymbolizerOptions: Sendable {
     /// Demangle Swift names. Default: true.
     public var demangle = true
+    /// Demangle Swift names to their simplified form (`static BusyWork.descend(_:until:)`: no module names, no
+    /// argument types), when the toolchain's libswiftDemangle.so is found; full names otherwise. Default: false.
+    public var simplifyNames = false
     /// Also look for separate debug files under this directory, by build-id (`.build-id/xx/rest.debug`), when
     /// an image has no full symbol table. Default: `/usr/lib/debug`.
     public var debugDirectory = "/usr/lib/debug"
@@ -71,7 +74,10 @@ public final class Symbolizer {
         guard let elf = symbols(for: image),
             let (symbol, offset, isPLT) = elf.symbol(containing: address &- image.loadBias)
         else { return "[\(basename)]" }
-        var name = options.demangle ? SwiftDemangler.readable(symbol) : symbol
+        var name = symbol
+        if options.demangle {
+            name = (options.simplifyNames ? SwiftDemangler.simplified(symbol) : nil) ?? SwiftDemangler.readable(symbol)
+        }
         if isPLT { name += "@plt" }
         if options.showOffsets { name += "+0x" + String(offset, radix: 16) }
         return name
