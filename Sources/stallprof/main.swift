@@ -16,7 +16,7 @@ let rootUsage = """
     USAGE: stallprof <subcommand> [options]
 
     SUBCOMMANDS:
-      fold        folded stacks from stallprof captures
+      fold        folded stacks from stallprof captures, perf script, macOS sample, folded files
 
     Run 'stallprof <subcommand> --help' for a subcommand's options.
     """
