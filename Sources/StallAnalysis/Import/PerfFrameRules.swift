@@ -1,3 +1,7 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// How stackcollapse-perf.pl turns one `perf script` frame into folded frames, on bytes: offset stripping,
 /// `[unknown]` to `[module]`, `->` inline splitting with `_[i]`, argument lists dropped, quotes dropped, Java's `L`
 /// prefix dropped, `_[k]`/`_[j]` annotations. Where inferno fixed a Perl bug (KNOWN_DIVERGENCES.tsv), inferno's rule
@@ -19,7 +23,7 @@ struct PerfFrameRules {
     var perlCompatible = false
 
     /// Appends the folded frames of one frame line, root-most first, each preceded by `;`, to `out`. `java` is true
-    /// when the process name starts with `java`.
+    /// when the process name starts with `java`. Hot path: bulk appends only, no per-byte work on common names.
     func append(line: Bytes, fields: PerfLineSyntax.FrameFields, java: Bool, to out: inout [UInt8]) {
         var function = Bytes(rebasing: line[fields.function])
         let module = Bytes(rebasing: line[fields.module])
@@ -32,12 +36,20 @@ struct PerfFrameRules {
             function = Bytes(rebasing: function[0..<(end - 3)])
         }
         if function.first == UInt8(ascii: "(") { return }  // process names
-        split(function, line: line, fields: fields, module: module, java: java, to: &out)
+        var annotation: StaticString? = nil
+        if annotateKernel && Self.isKernel(module, perl: perlCompatible) {
+            annotation = "_[k]"
+        } else if annotateJIT && Self.isJIT(module, perl: perlCompatible) {
+            annotation = "_[j]"
+        } else if markInlined && Self.equals(module, "inlined") {
+            annotation = "_[i]"
+        }
+        split(function, line: line, fields: fields, annotation: annotation, java: java, to: &out)
     }
 
     /// `split /\->/`, trailing empty pieces dropped, each piece tidied and annotated.
-    private func split(_ function: Bytes, line: Bytes, fields: PerfLineSyntax.FrameFields, module: Bytes, java: Bool,
-                       to out: inout [UInt8]) {
+    private func split(_ function: Bytes, line: Bytes, fields: PerfLineSyntax.FrameFields, annotation: StaticString?,
+                       java: Bool, to out: inout [UInt8]) {
         var pieces = function.count
         while pieces >= 2 && function[pieces - 1] == UInt8(ascii: ">") && function[pieces - 2] == UInt8(ascii: "-") {
             pieces -= 2
@@ -45,20 +57,20 @@ struct PerfFrameRules {
         var start = 0
         var first = true
         while start < pieces || (first && pieces > 0) {
-            var stop = start
-            while stop < pieces && !(function[stop] == UInt8(ascii: "-") && stop + 1 < pieces
-                && function[stop + 1] == UInt8(ascii: ">")) { stop += 1 }
+            let rest = Bytes(rebasing: function[start..<pieces])
+            let stop = Self.find("->", in: rest, from: 0).map { start + $0 } ?? pieces
             appendPiece(Bytes(rebasing: function[start..<stop]), first: first, line: line, fields: fields,
-                        module: module, java: java, to: &out)
+                        annotation: annotation, java: java, to: &out)
             first = false
             start = stop + 2
             if stop >= pieces { break }
         }
     }
 
-    /// One piece of a frame: module fallback, tidying, annotation.
+    /// One piece of a frame: module fallback, tidying, annotation (`_[i]` after the first piece, else the module's).
     private func appendPiece(_ piece: Bytes, first: Bool, line: Bytes, fields: PerfLineSyntax.FrameFields,
-                             module: Bytes, java: Bool, to out: inout [UInt8]) {
+                             annotation: StaticString?, java: Bool, to out: inout [UInt8]) {
+        let module = Bytes(rebasing: line[fields.module])
         out.append(UInt8(ascii: ";"))
         let frameStart = out.count
         if Self.equals(piece, "[unknown]") {
@@ -88,14 +100,10 @@ struct PerfFrameRules {
         {
             out.remove(at: frameStart)
         }
-        if !first {
-            if !Self.contains(out[frameStart...], "_[i]") { out.append(contentsOf: "_[i]".utf8) }
-        } else if annotateKernel && Self.isKernel(module, perl: perlCompatible) {
-            out.append(contentsOf: "_[k]".utf8)
-        } else if annotateJIT && Self.isJIT(module, perl: perlCompatible) {
-            if !Self.contains(out[frameStart...], "_[j]") { out.append(contentsOf: "_[j]".utf8) }
-        } else if markInlined && Self.equals(module, "inlined") && !Self.contains(out[frameStart...], "_[i]") {
-            out.append(contentsOf: "_[i]".utf8)
+        // Perl: "_[i]" and "_[j]" are not added twice; "_[k]" always is.
+        let suffix: StaticString? = first ? annotation : "_[i]"
+        if let suffix, suffix.utf8Start[2] == UInt8(ascii: "k") || !Self.contains(out[frameStart...], suffix) {
+            out.append(contentsOf: UnsafeBufferPointer(start: suffix.utf8Start, count: suffix.utf8CodeUnitCount))
         }
     }
 
@@ -103,20 +111,53 @@ struct PerfFrameRules {
     /// first top-level `(` that is not `(anonymous namespace)`, as inferno does, or with `perl` at the first `(`
     /// that is not), quotes dropped.
     static func appendTidied(_ name: Bytes, perl: Bool, to out: inout [UInt8]) {
-        var special = false
-        for byte in name where byte == 59 || byte == 40 || byte == 34 || byte == 39 {
-            special = true
-            break
+        // One pass: the first "(", whether a bracket comes before it, ".(" anywhere, bytes to fix.
+        let classes = byteClasses
+        var firstParen = -1
+        var bracketBefore = false
+        var dotParen = false
+        var fix = false
+        for i in 0..<name.count {
+            switch classes[Int(name[i])] {
+            case 0: continue
+            case 1:
+                if firstParen < 0 { firstParen = i }
+                if i > 0 && name[i - 1] == 46 { dotParen = true }
+            case 2: fix = true
+            default: if firstParen < 0 { bracketBefore = true }
+            }
         }
-        guard special else {
-            out.append(contentsOf: name)
-            return
+        var cut = name.count
+        if firstParen >= 0 && !(dotParen && hasGoMethod(name)) {
+            if perl {
+                cut = perlArgumentListStart(name)
+            } else if !bracketBefore && !(firstParen > 0 && name[firstParen - 1] == 46) {
+                cut = startsWith(Bytes(rebasing: name[firstParen...]), "(anonymous namespace)")
+                    ? argumentListStart(name) : firstParen
+            } else {
+                cut = argumentListStart(name)
+            }
         }
-        let cut = hasGoMethod(name) ? name.count : perl ? perlArgumentListStart(name) : argumentListStart(name)
-        for byte in name[0..<cut] where byte != 34 && byte != 39 {
-            out.append(byte == 59 ? 58 : byte)
+        let start = out.count
+        out.append(contentsOf: Bytes(rebasing: name[0..<cut]))
+        guard fix else { return }
+        var kept = start
+        for i in start..<out.count where out[i] != 34 && out[i] != 39 {
+            out[kept] = out[i] == 59 ? 58 : out[i]
+            kept += 1
         }
+        out.removeLast(out.count - kept)
     }
+
+    /// For ``appendTidied(_:perl:to:)``: 1 for `(`, 2 for `;` `"` `'`, 3 for `<>[]{})`, 0 for every other byte.
+    nonisolated(unsafe) static let byteClasses: UnsafePointer<UInt8> = {
+        let table = UnsafeMutablePointer<UInt8>.allocate(capacity: 256)
+        table.initialize(repeating: 0, count: 256)
+        table[40] = 1
+        for byte in [59, 34, 39] { table[byte] = 2 }
+        for byte in [60, 62, 91, 93, 123, 125, 41] { table[byte] = 3 }
+        return UnsafePointer(table)
+    }()
 
     /// Perl's `m/\.\(.*\)\./`.
     static func hasGoMethod(_ name: Bytes) -> Bool {
@@ -166,7 +207,7 @@ struct PerfFrameRules {
     /// Perl: `m/(^\[|vmlinux$)/ && !~ /unknown/`; inferno (unless `perl`): kernel modules `*.ko` and versioned
     /// `vmlinux-5.4.14-...` too.
     static func isKernel(_ module: Bytes, perl: Bool) -> Bool {
-        guard !contains(module[...], "unknown") else { return false }
+        guard !contains(module, "unknown") else { return false }
         if module.first == UInt8(ascii: "[") || module.count >= 7 && startsWith(Bytes(rebasing: module[(module.count - 7)...]), "vmlinux") {
             return true
         }
@@ -186,16 +227,15 @@ struct PerfFrameRules {
 
     /// Perl: `m:/tmp/perf-\d+\.map:`; inferno (unless `perl`): perf jitdump objects `.../jitted-PID-N.so` too.
     static func isJIT(_ module: Bytes, perl: Bool) -> Bool {
-        let prefix = Array("/tmp/perf-".utf8)
-        if module.count > prefix.count {
-            for start in 0...(module.count - prefix.count) where startsWith(Bytes(rebasing: module[start...]), "/tmp/perf-") {
-                var i = start + prefix.count
-                let digits = i
-                while i < module.count && PerfLineSyntax.isDigit(module[i]) { i += 1 }
-                if i > digits && startsWith(Bytes(rebasing: module[i...]), ".map") { return true }
-            }
+        var from = 0
+        while let found = find("/tmp/perf-", in: module, from: from) {
+            var i = found + 10
+            from = found + 1
+            let digits = i
+            while i < module.count && PerfLineSyntax.isDigit(module[i]) { i += 1 }
+            if i > digits && startsWith(Bytes(rebasing: module[i...]), ".map") { return true }
         }
-        return !perl && contains(module[...], "/jitted-") && module.count >= 3 && startsWith(Bytes(rebasing: module[(module.count - 3)...]), ".so")
+        return !perl && contains(module, "/jitted-") && module.count >= 3 && startsWith(Bytes(rebasing: module[(module.count - 3)...]), ".so")
     }
 
     @inline(__always) static func isLowerHex(_ byte: UInt8) -> Bool { PerfLineSyntax.isDigit(byte) || byte &- 97 < 6 }
@@ -212,16 +252,23 @@ struct PerfFrameRules {
         return true
     }
 
-    static func contains<C: Collection>(_ bytes: C, _ text: StaticString) -> Bool where C.Element == UInt8 {
-        let needle = UnsafeBufferPointer(start: text.utf8Start, count: text.utf8CodeUnitCount)
-        guard bytes.count >= needle.count else { return false }
-        var index = bytes.startIndex
-        var remaining = bytes.count
-        while remaining >= needle.count {
-            if bytes[index] == needle[0] && zip(bytes[index...], needle).allSatisfy({ $0 == $1 }) { return true }
-            bytes.formIndex(after: &index)
-            remaining -= 1
+    static func contains(_ bytes: Bytes, _ text: StaticString) -> Bool { find(text, in: bytes, from: 0) != nil }
+
+    /// Where `text` first occurs in `bytes` at or after `from` (memchr for its first byte, then a compare).
+    static func find(_ text: StaticString, in bytes: Bytes, from: Int) -> Int? {
+        let count = text.utf8CodeUnitCount
+        guard let base = bytes.baseAddress, count > 0 else { return nil }
+        var at = from
+        while at + count <= bytes.count,
+              let hit = memchr(base + at, Int32(text.utf8Start[0]), bytes.count - count + 1 - at) {
+            let index = hit.assumingMemoryBound(to: UInt8.self) - UnsafeMutablePointer(mutating: base)
+            if memcmp(base + index, text.utf8Start, count) == 0 { return index }
+            at = index + 1
         }
-        return false
+        return nil
+    }
+
+    static func contains(_ bytes: ArraySlice<UInt8>, _ text: StaticString) -> Bool {
+        bytes.withUnsafeBufferPointer { contains($0, text) }
     }
 }

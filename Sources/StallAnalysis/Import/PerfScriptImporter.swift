@@ -79,6 +79,8 @@ struct PerfFoldState {
     let rules: PerfFrameRules
     /// The process frame of the current event (`$pname`); nil between events.
     var pname: [UInt8]? = nil
+    /// True when `pname` starts with `java` (Java names lose their `L` prefix).
+    var java = false
     /// True while the lines of a filtered-out event are skipped.
     var skipping = false
     /// The weight of the current event.
@@ -170,6 +172,7 @@ struct PerfFoldState {
             }
         }
         for i in name.indices where name[i] == UInt8(ascii: " ") { name[i] = UInt8(ascii: "_") }
+        java = name.starts(with: [106, 97, 118, 97])  // "java"
         pname = name
         self.period = 1
         if !options.countSamples, let period, !(period.count == 1 && line[period.lowerBound] == UInt8(ascii: "0")) {
@@ -179,7 +182,6 @@ struct PerfFoldState {
 
     /// A frame line of the current event.
     private mutating func addFrame(_ line: Bytes, _ fields: PerfLineSyntax.FrameFields) {
-        let java = pname.map { $0.starts(with: "java".utf8) } ?? false
         lineStarts.append(frames.count)
         rules.append(line: line, fields: fields, java: java, to: &frames)
     }
@@ -187,11 +189,14 @@ struct PerfFoldState {
     /// The end of an event: its stack, root first, counted with its weight.
     private mutating func emit(into stacks: inout FoldedStacks) {
         key.removeAll(keepingCapacity: true)
-        key.append(contentsOf: pname ?? [])
-        var end = frames.count
-        for start in lineStarts.reversed() {
-            key.append(contentsOf: frames[start..<end])
-            end = start
+        key.reserveCapacity((pname?.count ?? 0) + frames.count)
+        if let pname { key.append(contentsOf: pname) }
+        frames.withUnsafeBufferPointer { frames in
+            var end = frames.count
+            for start in lineStarts.reversed() {
+                key.append(contentsOf: UnsafeBufferPointer(rebasing: frames[start..<end]))
+                end = start
+            }
         }
         key.withUnsafeBytes { stacks.add(bytes: $0, count: period) }
         frames.removeAll(keepingCapacity: true)
