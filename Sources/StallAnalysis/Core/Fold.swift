@@ -45,7 +45,16 @@ public enum Folder {
         var diagnostics = Diagnostics()
         for input in inputs {
             let stream = try input.open().decodingUTF16()
-            switch try resolve(options.format, stream: stream) {
+            let format = try resolve(options.format, stream: stream)
+            if format != .stallprof && format != .auto {
+                let head = try stream.peek(detectionBytes)
+                if let nul = head.firstIndex(of: 0) {
+                    throw AnalysisError.badData(
+                        path: stream.name, position: "byte \(nul - head.startIndex)",
+                        reason: "binary data (a NUL byte), not a \(format.rawValue) text profile")
+                }
+            }
+            switch format {
             case .stallprof, .auto:
                 try StallCaptureImporter(options: options.capture)
                     .importStacks(from: stream, into: &stacks, diagnostics: &diagnostics)
@@ -77,9 +86,20 @@ public enum Folder {
     /// The concrete format of `stream`: the requested one, or the detected one for `.auto`.
     static func resolve(_ format: InputFormat, stream: ByteStream) throws -> InputFormat {
         guard format == .auto else { return format }
-        let head = try stream.peek(detectionBytes)
+        var head = try stream.peek(detectionBytes)
+        // A first line longer than the window (a deep folded stack): look further, up to the line length limit.
+        while !head.contains(10) && head.count >= detectionBytes && head.count < ByteStream.maxLineLength {
+            let longer = try stream.peek(min(head.count * 4, ByteStream.maxLineLength))
+            if longer.count == head.count { break }
+            head = longer
+        }
         if let found = detectable.first(where: { recognizes($0, head) }) { return found }
         let tried = detectable.map(\.rawValue).joined(separator: ", ")
+        if let nul = head.firstIndex(of: 0) {
+            throw AnalysisError.badData(
+                path: stream.name, position: "byte \(nul - head.startIndex)",
+                reason: "binary data (a NUL byte), not a text profile (tried \(tried))")
+        }
         let lines = head.split(separator: 10, omittingEmptySubsequences: false)
         guard let index = lines.firstIndex(where: { line in
             !line.allSatisfy(PerfLineSyntax.isSpace) && line.first != UInt8(ascii: "#")

@@ -34,6 +34,8 @@ public struct InputSource: Sendable, Hashable, CustomStringConvertible {
 public final class ByteStream {
     /// The longest line accepted (64 MiB): a longer one is reported as bad data instead of filling memory.
     public static let maxLineLength = 64 << 20
+    /// The longest line this stream accepts. Default: ``maxLineLength``.
+    public var lineLimit = ByteStream.maxLineLength
     /// How many bytes one read asks for.
     static let chunkSize = 1 << 20
 
@@ -97,20 +99,27 @@ public final class ByteStream {
             buffer.removeSubrange(0..<start)
             start = 0
         }
-        let old = buffer.count
-        buffer.append(contentsOf: repeatElement(0, count: Self.chunkSize))
         var n = 0
-        repeat {
-            n = buffer.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress! + old, Self.chunkSize) }
-        } while n < 0 && errno == EINTR
-        if n < 0 {
-            let reason = String(cString: strerror(errno))
-            buffer.removeLast(Self.chunkSize)
-            throw AnalysisError.input(path: name, reason: "read failed: \(reason)")
+        let chunk = [UInt8](unsafeUninitializedCapacity: Self.chunkSize) { raw, count in
+            repeat {
+                n = Glibc.read(fd, raw.baseAddress, Self.chunkSize)
+            } while n < 0 && errno == EINTR
+            count = max(n, 0)
         }
-        buffer.removeLast(Self.chunkSize - n)
-        if n == 0 { atEnd = true }
-        return n > 0
+        if n < 0 {
+            throw AnalysisError.input(path: name, reason: "read failed: \(String(cString: strerror(errno)))")
+        }
+        if n == 0 {
+            atEnd = true
+            return false
+        }
+        if start == buffer.count {
+            buffer = chunk
+            start = 0
+        } else {
+            buffer.append(contentsOf: chunk)
+        }
+        return true
     }
 
     /// Up to `count` bytes from the current position, without consuming them.
@@ -133,7 +142,7 @@ public final class ByteStream {
     /// The error for a line that never ends.
     private func overlongLine() -> AnalysisError {
         .badData(path: name, position: "line \(lineNumber + 1)",
-                 reason: "line longer than \(Self.maxLineLength >> 20) MiB; is this a text profile?")
+                 reason: "line longer than \(lineLimit >> 20) MiB; is this a text profile?")
     }
 
     /// The next line without its terminator (`\n`, and a `\r` before it), or nil at end of input. A final line
@@ -150,7 +159,7 @@ public final class ByteStream {
                 lineNumber += 1
                 return line
             }
-            if buffer.count - start > Self.maxLineLength { throw overlongLine() }
+            if buffer.count - start > lineLimit { throw overlongLine() }
             searchFrom = buffer.count
             let oldStart = start
             if try !fill() {
@@ -192,7 +201,7 @@ public final class ByteStream {
             lineNumber = lines
             consumed += lineStart - start
             start = lineStart
-            if count - start > Self.maxLineLength { throw overlongLine() }
+            if count - start > lineLimit { throw overlongLine() }
             let pending = count - start
             if try !fill() {
                 guard start < buffer.count else { return }

@@ -41,15 +41,21 @@ public struct StackTransforms: Sendable {
         return result
     }
 
-    /// One frame demangled, an annotation suffix kept after the readable name; `;` in the result becomes `:`.
+    /// One frame demangled, an annotation suffix kept after the readable name and a `module`` prefix (macOS
+    /// `sample`) before it; `;` in the result becomes `:`.
     static func demangled(_ frame: String) -> String {
         var name = Substring(frame)
+        var prefix = ""
+        if let tick = name.firstIndex(of: "`") {
+            prefix = String(name[...tick])
+            name = name[name.index(after: tick)...]
+        }
         var suffix = ""
         if let annotation = annotations.first(where: { frame.hasSuffix($0) }) {
             name = name.dropLast(annotation.count)
             suffix = annotation
         }
         guard let readable = SwiftDemangler.demangle(String(name)) else { return frame }
-        return String(readable.map { $0 == ";" ? ":" : $0 }) + suffix
+        return prefix + String(readable.map { $0 == ";" ? ":" : $0 }) + suffix
     }
 }

@@ -115,7 +115,7 @@ struct PerfFoldState {
             return
         }
         if pname == nil, !options.perlCompatible, let single = PerfLineSyntax.singleLineEvent(line) {
-            guard accepts(event: Bytes(rebasing: line[single.event])) else { return }
+            guard accepts(event: Bytes(rebasing: line[single.event]), modifiers: false) else { return }
             startEvent(line, comm: single.comm, first: single.pid ?? single.tid, second: single.pid == nil ? nil : single.tid,
                        period: single.period)
             let frame = Bytes(rebasing: line[single.frame])
@@ -129,7 +129,7 @@ struct PerfFoldState {
         if let fields = PerfLineSyntax.eventFields(line) {
             var periodRange: Range<Int>? = nil
             if let (period, event) = PerfLineSyntax.periodAndEvent(line) {
-                guard accepts(event: Bytes(rebasing: line[event])) else { return }
+                guard accepts(event: Bytes(rebasing: line[event]), modifiers: true) else { return }
                 periodRange = period
             }
             startEvent(line, comm: fields.comm, first: fields.first, second: fields.second, period: periodRange)
@@ -144,13 +144,17 @@ struct PerfFoldState {
         }
     }
 
-    /// The event filter: the first event type seen unless one was given.
-    private mutating func accepts(event: Bytes) -> Bool {
+    /// The event filter: the first event type seen unless one was given. Event lines name events with their
+    /// modifiers (`cycles:u`) and are compared whole, like the reference; an event line that carries its frame is
+    /// compared without modifiers, like inferno, which names it so.
+    private mutating func accepts(event: Bytes, modifiers: Bool) -> Bool {
         guard let filter = eventFilter else {
             eventFilter = Array(event)
             return true
         }
-        if event.elementsEqual(filter) { return true }
+        if modifiers ? event.elementsEqual(filter) : event.elementsEqual(filter.prefix { $0 != UInt8(ascii: ":") }) {
+            return true
+        }
         if skippedEvent == nil { skippedEvent = Array(event) }
         skipping = true
         return false
