@@ -39,37 +39,44 @@ public enum Folder {
     /// The formats `--format auto` tries, in order.
     static let detectable: [InputFormat] = [.stallprof, .sample, .perf, .folded]
 
-    /// Folds every input together. Returns the stacks and the tolerated problems.
+    /// Folds every input together, then applies `options.transforms`. Returns the stacks and the tolerated problems.
     public static func fold(_ inputs: [InputSource], options: FoldOptions) throws -> (FoldedStacks, Diagnostics) {
         var stacks = FoldedStacks()
         var diagnostics = Diagnostics()
         for input in inputs {
-            let stream = try input.open().decodingUTF16()
-            let format = try resolve(options.format, stream: stream)
-            if format != .stallprof && format != .auto {
-                let head = try stream.peek(detectionBytes)
-                if let nul = head.firstIndex(of: 0) {
-                    throw AnalysisError.badData(
-                        path: stream.name, position: "byte \(nul - head.startIndex)",
-                        reason: "binary data (a NUL byte), not a \(format.rawValue) text profile")
-                }
-            }
-            switch format {
-            case .stallprof, .auto:
-                try StallCaptureImporter(options: options.capture)
-                    .importStacks(from: stream, into: &stacks, diagnostics: &diagnostics)
-            case .perf:
-                try PerfScriptImporter(options: options.perf)
-                    .importStacks(from: stream, into: &stacks, diagnostics: &diagnostics)
-            case .sample:
-                try MacSampleImporter(options: options.sample)
-                    .importStacks(from: stream, into: &stacks, diagnostics: &diagnostics)
-            case .folded:
-                try FoldedImporter(options: options.folded)
-                    .importStacks(from: stream, into: &stacks, diagnostics: &diagnostics)
-            }
+            try fold(input.open(), options: options, into: &stacks, diagnostics: &diagnostics)
         }
         return (options.transforms.apply(to: stacks), diagnostics)
+    }
+
+    /// Folds one already opened input (detection included; a stream that was only peeked at is fine) into `stacks`.
+    /// `options.transforms` are not applied: apply them once all inputs are folded.
+    public static func fold(_ opened: ByteStream, options: FoldOptions, into stacks: inout FoldedStacks,
+                            diagnostics: inout Diagnostics) throws {
+        let stream = try opened.decodingUTF16()
+        let format = try resolve(options.format, stream: stream)
+        if format != .stallprof && format != .auto {
+            let head = try stream.peek(detectionBytes)
+            if let nul = head.firstIndex(of: 0) {
+                throw AnalysisError.badData(
+                    path: stream.name, position: "byte \(nul - head.startIndex)",
+                    reason: "binary data (a NUL byte), not a \(format.rawValue) text profile")
+            }
+        }
+        switch format {
+        case .stallprof, .auto:
+            try StallCaptureImporter(options: options.capture)
+                .importStacks(from: stream, into: &stacks, diagnostics: &diagnostics)
+        case .perf:
+            try PerfScriptImporter(options: options.perf)
+                .importStacks(from: stream, into: &stacks, diagnostics: &diagnostics)
+        case .sample:
+            try MacSampleImporter(options: options.sample)
+                .importStacks(from: stream, into: &stacks, diagnostics: &diagnostics)
+        case .folded:
+            try FoldedImporter(options: options.folded)
+                .importStacks(from: stream, into: &stacks, diagnostics: &diagnostics)
+        }
     }
 
     /// True when `head` looks like `format`.

@@ -56,7 +56,7 @@ struct PerfFrameRules {
         }
         var start = 0
         var first = true
-        while start < pieces || (first && pieces > 0) {
+        while start < pieces {
             let rest = Bytes(rebasing: function[start..<pieces])
             let stop = Self.find("->", in: rest, from: 0).map { start + $0 } ?? pieces
             appendPiece(Bytes(rebasing: function[start..<stop]), first: first, line: line, fields: fields,
