@@ -104,4 +104,20 @@ import Testing
         }
         #expect(event == "V8 WorkerThread")
     }
+
+    @Test func namesAreTidiedLikeTheReference() {
+        func tidy(_ name: String, perl: Bool = false) -> String {
+            var out: [UInt8] = []
+            Array(name.utf8).withUnsafeBufferPointer { PerfFrameRules.appendTidied($0, perl: perl, to: &out) }
+            return String(decoding: out, as: UTF8.self)
+        }
+        #expect(tidy("net/http.(*Client).Do") == "net/http.(*Client).Do")  // Go method: kept whole
+        #expect(tidy("foo::(anonymous namespace)::bar(int)") == "foo::(anonymous namespace)::bar")
+        #expect(tidy("std::function<void (int)>::operator()(int)") == "std::function<void (int)>::operator")
+        #expect(tidy("std::function<void (int)>::operator()(int)", perl: true) == "std::function<void ")
+        #expect(tidy("{lambda(int)#2}::operator()") == "{lambda(int)#2}::operator")
+        #expect(tidy("RegExp:[&<>\"']") == "RegExp:[&<>]")  // quotes dropped
+        #expect(tidy("Lcom/x/Y;.run(I)V") == "Lcom/x/Y:.run")  // ";" to ":"
+        #expect(tidy("plain_name") == "plain_name")
+    }
 }

@@ -42,7 +42,7 @@ public struct PerfScriptImporter: StackImporter {
     /// The first line that is not a comment or blank is an event line and the next one a frame line (or the event
     /// line carries its frame).
     public static func recognizes(_ head: ArraySlice<UInt8>) -> Bool {
-        var lines = head.split(separator: 10, omittingEmptySubsequences: false).dropLast().makeIterator()
+        var lines = head.split(separator: 10, omittingEmptySubsequences: false).makeIterator()
         while let raw = lines.next() {
             let line = Array(raw.last == 13 ? raw.dropLast() : raw)
             if line.first == UInt8(ascii: "#") || line.allSatisfy(PerfLineSyntax.isSpace) { continue }
