@@ -1,12 +1,15 @@
 #!/usr/bin/env bash
 # Benchmark of `stallprof fold --format perf`: prints throughput in MB/s (best of 3 runs) and peak memory, with the
-# default options and with --all. When FLAMEGRAPH_DIR names a directory holding FlameGraph's stackcollapse-perf.pl,
-# also runs the Perl collapser on the same input (best of 2), prints its MB/s and the ratio, and checks that
-# `fold --perl-compat` prints the same bytes.
+# default options and with --all, on two inputs. When FLAMEGRAPH_DIR names a directory holding FlameGraph's
+# stackcollapse-perf.pl, also runs the Perl collapser on the same inputs (best of 2), prints its MB/s and the ratio,
+# and checks that `fold --perl-compat` prints the same bytes.
 #
-# Input: the perf script files of ../shared/conformance (event names made uniform so that every sample is folded),
-# repeated to BENCH_MB megabytes (default 150) under ${TMPDIR:-/tmp}; without ../shared, a synthetic perf script.
-# Generated, never committed. Figures depend on the machine and its load: compare runs on the same machine only.
+# Inputs, generated under ${TMPDIR:-/tmp} (never committed), BENCH_MB megabytes each (default 150):
+# - "repeated": the perf script files of ../shared/conformance (event names made uniform so that every sample is
+#   folded) repeated; frame lines repeat like in a real profile (without ../shared, a synthetic perf script);
+# - "unique addresses": the same with every frame line's address made unique (the line number), so no frame line
+#   repeats and fold's cache of folded frame lines cannot help: the worst case.
+# Figures depend on the machine and its load: compare runs on the same machine only.
 set -euo pipefail
 repo="$(cd "$(dirname "$0")/.." && pwd)"
 conformance="${CONFORMANCE_DIR:-$(dirname "$repo")/shared/conformance}"
@@ -37,8 +40,10 @@ if [ ! -s "$input" ]; then
     : >"$input"
     while [ "$(stat -c %s "$input")" -lt $((size_mb * 1000000)) ]; do cat "$one" >>"$input"; done
 fi
-bytes="$(stat -c %s "$input")"
-mb="$(awk -v b="$bytes" 'BEGIN { printf "%.1f", b / 1e6 }')"
+unique="$work/perf-${size_mb}mb-unique.txt"
+if [ ! -s "$unique" ]; then
+    perl -pe 's/^\s+[0-9a-f]+ /\t${.}x / if /^\s/' "$input" >"$unique"
+fi
 
 (cd "$repo" && swift build -c release --product stallprof >/dev/null)
 bin="$(cd "$repo" && swift build -c release --show-bin-path)/stallprof"
@@ -56,26 +61,29 @@ best_of() {
 }
 rate() { awk -v b="$bytes" -v t="$1" 'BEGIN { printf "%.0f", (t > 0 ? b / 1e6 / t : 0) }'; }
 
-echo "input: $input ($mb MB)"
-read -r t rss < <(best_of 3 "$bin" fold --format perf "$input")
-ours="$t"
-echo "stallprof fold --format perf:       $(rate "$t") MB/s ($t s, peak RSS $((rss / 1024)) MB)"
-read -r t rss < <(best_of 3 "$bin" fold --format perf --all "$input")
-ours_all="$t"
-echo "stallprof fold --format perf --all: $(rate "$t") MB/s ($t s, peak RSS $((rss / 1024)) MB)"
-
+perl_script=""
 if [ -n "${FLAMEGRAPH_DIR:-}" ] && [ -f "$FLAMEGRAPH_DIR/stackcollapse-perf.pl" ]; then
     perl_script="$FLAMEGRAPH_DIR/stackcollapse-perf.pl"
-    read -r t rss < <(best_of 2 perl "$perl_script" "$input")
-    cp "$work/out" "$work/perl.txt"
-    echo "stackcollapse-perf.pl:              $(rate "$t") MB/s ($t s, peak RSS $((rss / 1024)) MB); ratio $(awk -v a="$t" -v b="$ours" 'BEGIN { printf "%.1f", a / b }')x"
-    read -r t rss < <(best_of 2 perl "$perl_script" --all "$input")
-    echo "stackcollapse-perf.pl --all:        $(rate "$t") MB/s ($t s); ratio $(awk -v a="$t" -v b="$ours_all" 'BEGIN { printf "%.1f", a / b }')x"
-    if "$bin" fold --format perf --perl-compat "$input" 2>/dev/null | cmp -s - "$work/perl.txt"; then
-        echo "output: fold --perl-compat equals stackcollapse-perf.pl byte for byte"
-    else
-        echo "output: fold --perl-compat DIFFERS from stackcollapse-perf.pl"
-    fi
-else
-    echo "(set FLAMEGRAPH_DIR to FlameGraph's directory for the ratio against stackcollapse-perf.pl)"
 fi
+
+for file in "$input" "$unique"; do
+    bytes="$(stat -c %s "$file")"
+    [ "$file" = "$input" ] && kind="repeated" || kind="unique addresses"
+    echo "input ($kind): $file ($(awk -v b="$bytes" 'BEGIN { printf "%.1f", b / 1e6 }') MB)"
+    for options in "" "--all"; do
+        read -r t rss < <(best_of 3 "$bin" fold --format perf $options "$file")
+        ours="$t"
+        printf "  %-38s %4s MB/s (%s s, peak RSS %s MB)\n" "stallprof fold --format perf $options" "$(rate "$t")" "$t" "$((rss / 1024))"
+        [ -n "$perl_script" ] || continue
+        read -r t rss < <(best_of 2 perl "$perl_script" $options "$file")
+        cp "$work/out" "$work/perl.txt"
+        printf "  %-38s %4s MB/s (%s s, peak RSS %s MB); ratio %sx\n" "stackcollapse-perf.pl $options" "$(rate "$t")" "$t" \
+            "$((rss / 1024))" "$(awk -v a="$t" -v b="$ours" 'BEGIN { printf "%.1f", a / b }')"
+        if "$bin" fold --format perf --perl-compat $options "$file" 2>/dev/null | cmp -s - "$work/perl.txt"; then
+            echo "  output: fold --perl-compat $options equals stackcollapse-perf.pl byte for byte"
+        else
+            echo "  output: fold --perl-compat $options DIFFERS from stackcollapse-perf.pl"
+        fi
+    done
+done
+[ -n "$perl_script" ] || echo "(set FLAMEGRAPH_DIR to FlameGraph's directory for the ratio against stackcollapse-perf.pl)"

@@ -95,6 +95,12 @@ struct PerfFoldState {
     /// The folded stack being assembled.
     var key: [UInt8] = []
     var unrecognized: UnrecognizedLines
+    /// Folded frames of frame lines already seen, while it pays: it is switched off when fewer than a quarter of
+    /// the first lines looked up were found (addresses that never repeat).
+    var cache = FrameCache()
+    var cacheOn = true
+    var cacheLookups = 0
+    var cacheHits = 0
 
     init(options: PerfScriptImporter.Options, path: String) {
         self.options = options
@@ -133,9 +139,13 @@ struct PerfFoldState {
                 periodRange = period
             }
             startEvent(line, comm: fields.comm, first: fields.first, second: fields.second, period: periodRange)
+        } else if pname != nil, cacheOn, cachedFrame(line) {
+            return
         } else if let fields = PerfLineSyntax.frameFields(line) {
             if pname != nil {
+                let start = frames.count
                 addFrame(line, fields)
+                if cacheOn { cache.insert(Self.trimmed(line), flag: java, value: frames[start...]) }
             } else if !skipping {
                 try unrecognized.record(line, number: number, why: "frame line outside an event")
             }
@@ -182,6 +192,27 @@ struct PerfFoldState {
         if !options.countSamples, let period, !(period.count == 1 && line[period.lowerBound] == UInt8(ascii: "0")) {
             self.period = line[period].reduce(0) { $0 * 10 + Double($1 - 48) }
         }
+    }
+
+    /// The line without its indentation, which does not change how it folds.
+    @inline(__always) static func trimmed(_ line: Bytes) -> Bytes {
+        var start = 0
+        while start < line.count && (line[start] == 9 || line[start] == 32) { start += 1 }
+        return Bytes(rebasing: line[start...])
+    }
+
+    /// A frame line folded before: its frames appended from the cache; false when it was not seen yet.
+    private mutating func cachedFrame(_ line: Bytes) -> Bool {
+        let start = frames.count
+        cacheLookups += 1
+        if cacheLookups == 1 << 17 {
+            cacheOn = cacheHits >= cacheLookups / 4
+            if !cacheOn { cache = FrameCache() }
+        }
+        guard cache.append(Self.trimmed(line), flag: java, to: &frames) else { return false }
+        cacheHits += 1
+        lineStarts.append(start)
+        return true
     }
 
     /// A frame line of the current event.
