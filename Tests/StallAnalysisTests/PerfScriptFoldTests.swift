@@ -120,4 +120,25 @@ import Testing
         #expect(tidy("Lcom/x/Y;.run(I)V") == "Lcom/x/Y:.run")  // ";" to ":"
         #expect(tidy("plain_name") == "plain_name")
     }
+
+    @Test func repeatedFrameLinesFoldLikeFreshOnes() throws {
+        // The same frame line under a Java and a non-Java process folds differently (the cache keeps them apart).
+        var text = ""
+        for i in 0..<3 {
+            text += "java 1 \(i).0: 1 cycles:\n\t    10 Lcom/x/Y;.f(I)V (/tmp/perf-1.map)\n\t    20 main (/a)\n\n"
+            text += "app 2 \(i).5: 1 cycles:\n\t  10 Lcom/x/Y;.f(I)V (/tmp/perf-1.map)\n\t    20 main (/a)\n\n"
+        }
+        let folded = try FoldFixture.foldBytes(Array(text.utf8)) { $0.perf.annotateJIT = true }
+        #expect(folded == "app;main;Lcom/x/Y:.f_[j] 3\njava;main;com/x/Y:.f_[j] 3\n")
+    }
+
+    @Test func framesThatNeverRepeatFoldTheSame() throws {
+        // More than 2^17 distinct frame lines: the cache gives up and the result does not change.
+        var text = ""
+        for i in 0..<70_000 {
+            text += "app 2 \(i).5: 1 cycles:\n\t\(String(i, radix: 16)) leaf\(i % 3)+0x1 (/a)\n\t\(String(i + 1, radix: 16)) main (/a)\n\n"
+        }
+        let folded = try FoldFixture.foldBytes(Array(text.utf8))
+        #expect(folded == "app;main;leaf0 23334\napp;main;leaf1 23333\napp;main;leaf2 23333\n")
+    }
 }
