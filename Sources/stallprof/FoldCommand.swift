@@ -3,10 +3,10 @@ import StallAnalysis
 /// `stallprof fold`: folded stacks from captures and from other profilers' output.
 enum FoldCommand {
     static let usage = """
-        USAGE: stallprof fold [--format auto|stallprof|perf|sample|folded] [options] [-o OUT] [FILE ... | -]
+        USAGE: stallprof fold [--format auto|stallprof|perf|sample|folded] [options] [-o OUT] FILE ... | -
 
         Prints folded stacks (root;...;leaf COUNT, byte-sorted), one line per distinct stack. Several inputs are
-        folded together; - (or no FILE) reads standard input. See docs/FOLD.md.
+        folded together; - reads standard input. See docs/FOLD.md.
 
         OPTIONS:
           --format FORMAT       input format (default: auto, detected from each input's content)
@@ -78,8 +78,8 @@ enum FoldCommand {
         options.transforms.demangleSwift = args.flag("--demangle")
         options.transforms.mergeRecursion = args.flag("--merge-recursion")
 
-        let inputs = args.positionals.isEmpty ? ["-"] : args.positionals
-        let (stacks, diagnostics) = try Folder.fold(inputs.map(InputSource.init(path:)), options: options)
+        guard !args.positionals.isEmpty else { throw UsageError(message: "no input files (use - for standard input)") }
+        let (stacks, diagnostics) = try Folder.fold(args.positionals.map(InputSource.init(path:)), options: options)
         diagnostics.warnings.forEach { Output.error("warning: \($0)") }
         try Output.write(stacks.renderedBytes(), to: args.value("--output"))
     }
