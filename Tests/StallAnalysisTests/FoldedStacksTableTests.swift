@@ -1,7 +1,7 @@
 import Testing
 @testable import StallAnalysis
 
-@Suite struct FoldedStacksTests {
+@Suite struct FoldedStacksTableTests {
     @Test func mergesAndSortsByBytes() {
         var stacks = FoldedStacks()
         stacks.add(folded: "b;c", count: 1)
