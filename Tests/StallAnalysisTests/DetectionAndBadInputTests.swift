@@ -45,5 +45,10 @@ import Testing
     @Test func perfStackCutAtEndOfFileIsKept() throws {
         let cut = "app 1 1.0: 10 cpu-clock:\n\t1 leaf (/a)\n\t2 root (/a)"
         #expect(try FoldFixture.foldBytes(Array(cut.utf8)) { $0.format = .perf } == "app;root;leaf 10\n")
+        let stream = ByteStream(bytes: Array(cut.utf8), name: "cut")
+        var stacks = FoldedStacks()
+        var diagnostics = Diagnostics()
+        try PerfScriptImporter().importStacks(from: stream, into: &stacks, diagnostics: &diagnostics)
+        #expect(diagnostics.warnings == ["cut: the input ends inside a stack (no blank line after the last event; kept)"])
     }
 }

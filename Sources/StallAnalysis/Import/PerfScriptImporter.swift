@@ -241,7 +241,11 @@ struct PerfFoldState {
 
     /// The end of the input: the last stack even without a blank line after it (inferno), then the report.
     mutating func finish(into stacks: inout FoldedStacks, diagnostics: inout Diagnostics) {
-        if pname != nil && !frames.isEmpty && !options.perlCompatible { emit(into: &stacks) }
+        if pname != nil && !frames.isEmpty {
+            diagnostics.warn("\(unrecognized.path): the input ends inside a stack (no blank line after the last event; "
+                + (options.perlCompatible ? "dropped, as stackcollapse-perf.pl does)" : "kept)"))
+            if !options.perlCompatible { emit(into: &stacks) }
+        }
         if eventDefaulted, let skippedEvent, let eventFilter {
             diagnostics.warn("\(unrecognized.path): several event types; kept only '\(String(decoding: eventFilter, as: UTF8.self))', "
                 + "skipped '\(String(decoding: skippedEvent, as: UTF8.self))' and any other (choose with --event-filter)")
