@@ -11,7 +11,8 @@
 # - FlameGraph stackcollapse-perf: `fold --format perf --perl-compat OPTIONS`, byte-compared. --perl-compat
 #   reproduces Perl's bugs that KNOWN_DIVERGENCES.tsv says inferno fixed; the one that shows in this matrix is the
 #   last stack of 6 of the 13 inputs, which no blank line ends: Perl drops it, stallprof keeps it by default (like
-#   inferno; see docs/FOLD.md). The 8 expected files that
+#   inferno; see docs/FOLD.md). Each case is also run without --perl-compat: its output must equal the
+#   --perl-compat output plus the last unterminated stack folded alone. The 8 expected files that
 #   KNOWN_DIVERGENCES.tsv lists as stale (java-faults-01, java-stacks-01, java-stacks-02, vertx-stacks-01 with --pid
 #   and --tid; recorded before FlameGraph PR #147) are counted apart: they are compared against FlameGraph HEAD
 #   behaviour, i.e. the expected file with HEAD's rule applied (a frame that starts with "L" and contains "/" loses
@@ -44,6 +45,7 @@ tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT
 declare -A passed failed
 stale_passed=0 stale_failed=0 not_covered=0
+default_same=0 default_last_stack=0 default_other=0
 failures=()
 
 record() { # key result description
@@ -85,6 +87,19 @@ while IFS=$'\t' read -r peer tool input expected opts; do
     esac
     "$bin" fold "${args[@]}" "$in" >"$tmp/out" 2>"$tmp/err"
     status=$?
+    if [ "$tool" = stackcollapse-perf ]; then
+        # The default mode must differ from Perl only by the last stack when no blank line ends it, i.e.
+        # default output == Perl-compatible output + that stack folded alone (a failure otherwise).
+        "$bin" fold --format perf $opts "$in" >"$tmp/default" 2>/dev/null
+        if cmp -s "$tmp/default" "$tmp/out"; then default_same=$((default_same + 1))
+        else
+            awk 'BEGIN { RS = "" } { last = $0 } END { print last }' "$in" >"$tmp/last"
+            "$bin" fold --format perf $opts "$tmp/last" >"$tmp/last.folded" 2>/dev/null
+            if "$bin" fold --format folded "$tmp/out" "$tmp/last.folded" 2>/dev/null | cmp -s - "$tmp/default"; then
+                default_last_stack=$((default_last_stack + 1))
+            else default_other=$((default_other + 1)); failures+=("$key (default mode): $(basename "$input") $opts"); fi
+        fi
+    fi
     what="$(basename "$input") ${args[*]}"
     if [ "$expected" != "-" ]; then
         exp="$dir/$expected"
@@ -119,7 +134,7 @@ while IFS=$'\t' read -r peer tool input expected opts; do
     fi
 done <"$dir/MANIFEST.tsv"
 
-total_failed=$stale_failed
+total_failed=$((stale_failed + default_other))
 for key in $(printf '%s\n' "${!passed[@]}" "${!failed[@]}" | tr ' ' '|' | sort -u); do
     k="${key//|/ }"
     line="$k: ${passed[$k]:-0} passed, ${failed[$k]:-0} failed"
@@ -128,6 +143,8 @@ for key in $(printf '%s\n' "${!passed[@]}" "${!failed[@]}" | tr ' ' '|' | sort -
     echo "$line"
     total_failed=$((total_failed + ${failed[$k]:-0}))
 done
+echo "brendangregg-FlameGraph stackcollapse-perf without --perl-compat: $default_same identical," \
+    "$default_last_stack differ only by the kept last stack, $default_other differ otherwise"
 echo "not covered by fold (other tools or formats): $not_covered cases"
 for f in "${failures[@]}"; do echo "FAILED $f"; done
 [ "$total_failed" -eq 0 ]
