@@ -31,11 +31,16 @@ if [ ! -s "$input" ]; then
     else
         echo "bench: $conformance not found; using a synthetic perf script" >&2
         one="$work/one-round.txt"
-        awk 'BEGIN { srand(7); for (e = 0; e < 20000; e++) {
-                printf "app %d/%d [000] %d.%06d: 250000 cpu-clock:\n", 100 + e % 7, 200 + e % 13, e, e % 1000000
-                depth = 5 + int(rand() * 25)
-                for (d = depth; d > 0; d--) printf "\t    7f%010x %s_%d+0x%x (/usr/lib/libapp.so)\n", e * 64 + d, (d % 3 ? "_ZN3app6Worker3runEv" : "std::vector<int>::push_back(int const&)"), int(rand() * 5), d
-                print "" } }' >"$one"
+        # Stacks drawn from a fixed call tree: each (caller, callee) call site has one return address, leaf
+        # addresses vary, as in a real profile.
+        awk 'BEGIN { srand(7); split("main run_loop dispatch handle_event parse_json decode_utf8 render layout draw_rect memcpy malloc free hash_lookup sort_keys", f, " ")
+             for (e = 0; e < 20000; e++) {
+                printf "app %d/%d [000] %d.%06d: 250000 cpu-clock:\n", 100, 200 + e % 13, e, e % 1000000
+                depth = 5 + int(rand() * 20); caller = 1; line = ""
+                for (d = 0; d < depth; d++) { callee = 1 + int(rand() * 14)
+                    pc = (d == depth - 1) ? 4096 * callee + int(rand() * 4096) : 65536 * caller + 256 * callee + d
+                    line = sprintf("\t    7f00%08x %s+0x%x (/usr/lib/libapp.so)\n", pc, f[callee], d) line; caller = callee }
+                printf "%s\n", line } }' >"$one"
     fi
     : >"$input"
     while [ "$(stat -c %s "$input")" -lt $((size_mb * 1000000)) ]; do cat "$one" >>"$input"; done

@@ -95,12 +95,13 @@ struct PerfFoldState {
     /// The folded stack being assembled.
     var key: [UInt8] = []
     var unrecognized: UnrecognizedLines
-    /// Folded frames of frame lines already seen, while it pays: it is switched off when fewer than a quarter of
-    /// the first lines looked up were found (addresses that never repeat).
+    /// Folded frames of frame lines already seen, while it pays: it is switched off for 2^20 frame lines when fewer
+    /// than a quarter of 2^17 lookups were found (addresses that do not repeat), then tried again.
     var cache = FrameCache()
     var cacheOn = true
     var cacheLookups = 0
     var cacheHits = 0
+    var linesWithoutCache = 0
 
     init(options: PerfScriptImporter.Options, path: String) {
         self.options = options
@@ -145,7 +146,12 @@ struct PerfFoldState {
             if pname != nil {
                 let start = frames.count
                 addFrame(line, fields)
-                if cacheOn { cache.insert(Self.trimmed(line), flag: java, value: frames[start...]) }
+                if cacheOn {
+                    cache.insert(Self.trimmed(line), flag: java, value: frames[start...])
+                } else {
+                    linesWithoutCache += 1
+                    if linesWithoutCache == 1 << 20 { cacheOn = true }
+                }
             } else if !skipping {
                 try unrecognized.record(line, number: number, why: "frame line outside an event")
             }
@@ -207,7 +213,13 @@ struct PerfFoldState {
         cacheLookups += 1
         if cacheLookups == 1 << 17 {
             cacheOn = cacheHits >= cacheLookups / 4
-            if !cacheOn { cache = FrameCache() }
+            if !cacheOn {
+                cache = FrameCache()
+                linesWithoutCache = 0
+            }
+            cacheLookups = 0
+            cacheHits = 0
+            if !cacheOn { return false }
         }
         guard cache.append(Self.trimmed(line), flag: java, to: &frames) else { return false }
         cacheHits += 1
