@@ -95,7 +95,7 @@ struct PerfFoldState {
     /// The folded stack being assembled.
     var key: [UInt8] = []
     var unrecognized: UnrecognizedLines
-    /// Folded frames of frame lines already seen, while it pays: it is switched off for 2^20 frame lines when fewer
+    /// Folded frames of frame lines already seen, while it pays: it is switched off for 2^22 frame lines when fewer
     /// than a quarter of 2^17 lookups were found (addresses that do not repeat), then tried again.
     var cache = FrameCache()
     var cacheOn = true
@@ -150,7 +150,7 @@ struct PerfFoldState {
                     cache.insert(Self.trimmed(line), flag: java, value: frames[start...])
                 } else {
                     linesWithoutCache += 1
-                    if linesWithoutCache == 1 << 20 { cacheOn = true }
+                    if linesWithoutCache == 1 << 22 { cacheOn = true }
                 }
             } else if !skipping {
                 try unrecognized.record(line, number: number, why: "frame line outside an event")
