@@ -111,42 +111,67 @@ struct PerfFrameRules {
     /// first top-level `(` that is not `(anonymous namespace)`, as inferno does, or with `perl` at the first `(`
     /// that is not), quotes dropped.
     static func appendTidied(_ name: Bytes, perl: Bool, to out: inout [UInt8]) {
-        // One pass: the first "(", whether a bracket comes before it, ".(" anywhere, bytes to fix.
         let classes = byteClasses
+        let count = name.count
+        // Up to the first "(": bytes to fix, brackets.
         var firstParen = -1
         var bracketBefore = false
-        var dotParen = false
         var fix = false
-        for i in 0..<name.count {
-            switch classes[Int(name[i])] {
-            case 0: continue
-            case 1:
-                if firstParen < 0 { firstParen = i }
-                if i > 0 && name[i - 1] == 46 { dotParen = true }
-            case 2: fix = true
-            default: if firstParen < 0 { bracketBefore = true }
+        var i = 0
+        while i < count {
+            let byteClass = classes[Int(name[i])]
+            if byteClass == 0 {
+                i += 1
+                continue
             }
+            if byteClass == 1 {
+                firstParen = i
+                break
+            }
+            if byteClass == 2 { fix = true } else { bracketBefore = true }
+            i += 1
         }
-        var cut = name.count
-        if firstParen >= 0 && !(dotParen && hasGoMethod(name)) {
-            if perl {
+        var cut = count
+        if firstParen >= 0 {
+            if hasDotParen(name, from: firstParen) && hasGoMethod(name) {
+                cut = count
+            } else if perl {
                 cut = perlArgumentListStart(name)
-            } else if !bracketBefore && !(firstParen > 0 && name[firstParen - 1] == 46) {
-                cut = startsWith(Bytes(rebasing: name[firstParen...]), "(anonymous namespace)")
-                    ? argumentListStart(name) : firstParen
+            } else if !bracketBefore && !(firstParen > 0 && name[firstParen - 1] == 46)
+                && !startsWith(Bytes(rebasing: name[firstParen...]), "(anonymous namespace)")
+            {
+                cut = firstParen
             } else {
                 cut = argumentListStart(name)
+            }
+            for j in firstParen..<cut where classes[Int(name[j])] == 2 {
+                fix = true
+                break
             }
         }
         let start = out.count
         out.append(contentsOf: Bytes(rebasing: name[0..<cut]))
         guard fix else { return }
-        var kept = start
-        for i in start..<out.count where out[i] != 34 && out[i] != 39 {
-            out[kept] = out[i] == 59 ? 58 : out[i]
-            kept += 1
+        let kept = out.withUnsafeMutableBufferPointer { buffer -> Int in
+            var kept = start
+            for k in start..<buffer.count where buffer[k] != 34 && buffer[k] != 39 {
+                buffer[kept] = buffer[k] == 59 ? 58 : buffer[k]
+                kept += 1
+            }
+            return kept
         }
         out.removeLast(out.count - kept)
+    }
+
+    /// True when a `(` at or after `from` follows a `.` (memchr from one `(` to the next).
+    static func hasDotParen(_ name: Bytes, from: Int) -> Bool {
+        guard let base = name.baseAddress else { return false }
+        var at = from
+        while true {
+            if at > 0 && base[at - 1] == 46 { return true }
+            guard at + 1 < name.count, let next = memchr(base + at + 1, 40, name.count - at - 1) else { return false }
+            at = next.assumingMemoryBound(to: UInt8.self) - UnsafeMutablePointer(mutating: base)
+        }
     }
 
     /// For ``appendTidied(_:perl:to:)``: 1 for `(`, 2 for `;` `"` `'`, 3 for `<>[]{})`, 0 for every other byte.
