@@ -1,27 +1,51 @@
 import StallAnalysis
 
-/// `stallprof fold`: folded stacks from captures.
+/// `stallprof fold`: folded stacks from captures and from other profilers' output.
 enum FoldCommand {
     static let usage = """
-        USAGE: stallprof fold [--format auto|stallprof] [--state all|busy|blocked] [--stall N]... \\
-                              [--offsets] [--no-demangle] [-o OUT] FILE...
+        USAGE: stallprof fold [--format auto|stallprof|perf|sample|folded] [options] [-o OUT] FILE ... | -
 
-        Prints folded stacks (root;...;leaf COUNT, byte-sorted), one line per distinct stack.
+        Prints folded stacks (root;...;leaf COUNT, byte-sorted), one line per distinct stack. Several inputs are
+        folded together; - reads standard input. See docs/FOLD.md.
 
         OPTIONS:
-          --format FORMAT   input format (default: auto, detected from the content)
-          --state STATE     keep only samples of busy or of blocked stalls (default: all)
-          --stall N         keep only stall number N (repeatable; default: every stall)
-          --offsets         append +0xOFFSET to resolved function names
-          --no-demangle     keep Swift symbols mangled
-          -o, --output OUT  write to OUT instead of standard output
-          FILE              a capture file; - reads standard input
+          --format FORMAT       input format (default: auto, detected from each input's content)
+          -o, --output OUT      write to OUT instead of standard output
+          --demangle            readable Swift names ($s..., _$s...); perf: also repair partially demangled Rust
+          --merge-recursion     collapse directly repeated frames (a;b;b;c -> a;b;c)
+          --strict              unrecognized lines are an error (exit 65) instead of a warning
+
+        stallprof captures:
+          --state STATE         keep only samples of busy or of blocked stalls (default: all)
+          --stall N             keep only stall number N (repeatable; default: every stall)
+          --offsets             append +0xOFFSET to resolved function names
+          --no-demangle         keep Swift symbols mangled
+
+        perf script (same names as stackcollapse-perf.pl):
+          --pid                 root frame comm-PID
+          --tid                 root frame comm-PID/TID
+          --kernel              annotate kernel frames with _[k]
+          --jit                 annotate JIT frames with _[j]
+          --all                 --kernel and --jit
+          --addrs               unknown symbols as [module <address>]
+          --inline              annotate frames perf prints as (inlined) with _[i]
+          --event-filter=EVENT  keep only this event (default: the first event type in the input)
+          --count period|samples  weight samples by their period (default), or count each once
+          --perl-compat         exactly stackcollapse-perf.pl, including the bugs inferno fixed (docs/FOLD.md)
+
+        macOS sample:
+          --filter-waiting      drop stacks whose leaf is a waiting symbol (kept by default)
+          --no-modules          frames without their module
         """
 
     static func run(_ arguments: [String]) throws {
         let args = try Arguments(
-            arguments, valued: ["--format", "--state", "--stall", "--output"],
-            flags: ["--offsets", "--no-demangle"], aliases: ["-o": "--output"])
+            arguments, valued: ["--format", "--state", "--stall", "--output", "--event-filter", "--count"],
+            flags: [
+                "--offsets", "--no-demangle", "--demangle", "--merge-recursion", "--strict", "--pid", "--tid",
+                "--kernel", "--jit", "--all", "--addrs", "--inline", "--filter-waiting", "--no-modules", "--perl-compat",
+            ],
+            aliases: ["-o": "--output"])
         var options = FoldOptions()
         options.format = try args.choice("--format", as: InputFormat.self) ?? .auto
         options.capture.state = try args.choice("--state", as: StallStateFilter.self) ?? .all
@@ -31,9 +55,32 @@ enum FoldCommand {
         }
         options.capture.symbolizer.showOffsets = args.flag("--offsets")
         options.capture.symbolizer.demangle = !args.flag("--no-demangle")
+
+        let strict = args.flag("--strict")
+        options.perf.includePID = args.flag("--pid")
+        options.perf.includeTID = args.flag("--tid")
+        options.perf.annotateKernel = args.flag("--kernel") || args.flag("--all")
+        options.perf.annotateJIT = args.flag("--jit") || args.flag("--all")
+        options.perf.includeAddresses = args.flag("--addrs")
+        options.perf.markInlined = args.flag("--inline")
+        options.perf.eventFilter = args.value("--event-filter")
+        switch args.value("--count") {
+        case nil, "period": options.perf.countSamples = false
+        case "samples": options.perf.countSamples = true
+        case let other?: throw UsageError(message: "--count must be period or samples, not '\(other)'")
+        }
+        options.perf.repairRust = args.flag("--demangle")
+        options.perf.strict = strict
+        options.perf.perlCompatible = args.flag("--perl-compat")
+        options.sample.filterWaiting = args.flag("--filter-waiting")
+        options.sample.noModules = args.flag("--no-modules")
+        options.folded.strict = strict
+        options.transforms.demangleSwift = args.flag("--demangle")
+        options.transforms.mergeRecursion = args.flag("--merge-recursion")
+
         guard !args.positionals.isEmpty else { throw UsageError(message: "no input files (use - for standard input)") }
         let (stacks, diagnostics) = try Folder.fold(args.positionals.map(InputSource.init(path:)), options: options)
         diagnostics.warnings.forEach { Output.error("warning: \($0)") }
-        try Output.write(stacks.rendered(), to: args.value("--output"))
+        try Output.write(stacks.renderedBytes(), to: args.value("--output"))
     }
 }

@@ -27,8 +27,13 @@ enum Output {
     /// Writes `text` to `path`, or to standard output when `path` is nil or `-`. A file is written to a
     /// temporary name first and renamed, so a failure never leaves half a result in place of an older one.
     static func write(_ text: String, to path: String?) throws {
+        try write(Array(text.utf8), to: path)
+    }
+
+    /// Writes `bytes` to `path`, or to standard output when `path` is nil or `-`; see ``write(_:to:)-(String,_)``.
+    static func write(_ bytes: [UInt8], to path: String?) throws {
         guard let path, path != "-" else {
-            guard writeAll(1, Array(text.utf8)[...]) else {
+            guard writeAll(1, bytes[...]) else {
                 throw AnalysisError.output(path: "<stdout>", reason: String(cString: strerror(errno)))
             }
             return
@@ -36,7 +41,7 @@ enum Output {
         let temporary = path + ".tmp-\(getpid())"
         let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
         guard fd >= 0 else { throw AnalysisError.output(path: path, reason: String(cString: strerror(errno))) }
-        guard writeAll(fd, Array(text.utf8)[...]) else {
+        guard writeAll(fd, bytes[...]) else {
             let reason = String(cString: strerror(errno))
             close(fd)
             unlink(temporary)

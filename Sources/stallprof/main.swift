@@ -26,7 +26,7 @@ let rootUsage = """
     USAGE: stallprof <subcommand> [options]
 
     SUBCOMMANDS:
-      fold        folded stacks from stallprof captures
+      fold        folded stacks from stallprof captures, perf script, macOS sample, folded files
       flamegraph  interactive SVG flame graph from folded stacks or captures
       diff        two-count folded stacks (before, after) for a differential flame graph
       report      a summary of captures: stalls, busy or blocked, where the time went

@@ -4,6 +4,12 @@ public enum InputFormat: String, Sendable, CaseIterable {
     case auto
     /// stallprof capture files written by the `StallProfiler` watchdog.
     case stallprof
+    /// `perf script` output (Linux perf), folded like stackcollapse-perf.pl.
+    case perf
+    /// macOS `sample` reports.
+    case sample
+    /// Folded stacks (`root;...;leaf COUNT`) from any tool.
+    case folded
 }
 
 /// Options of a fold: which format to read and each format's own options.
@@ -12,6 +18,14 @@ public struct FoldOptions: Sendable {
     public var format: InputFormat = .auto
     /// Options for stallprof captures. Default: ``StallCaptureImporter/Options/init()``.
     public var capture = StallCaptureImporter.Options()
+    /// Options for perf script input. Default: ``PerfScriptImporter/Options/init()``.
+    public var perf = PerfScriptImporter.Options()
+    /// Options for macOS `sample` reports. Default: ``MacSampleImporter/Options/init()``.
+    public var sample = MacSampleImporter.Options()
+    /// Options for folded input. Default: ``FoldedImporter/Options/init()``.
+    public var folded = FoldedImporter.Options()
+    /// Rewrites applied to every stack after import (demangling, merging recursion). Default: none.
+    public var transforms = StackTransforms()
 
     /// Creates the default options.
     public init() {}
@@ -19,37 +33,93 @@ public struct FoldOptions: Sendable {
 
 /// Folds inputs of any known format into one set of stacks.
 public enum Folder {
-    /// How many bytes format detection looks at.
-    static let detectionBytes = 4096
+    /// How many bytes format detection looks at (perf script headers can be long).
+    static let detectionBytes = 1 << 16
 
-    /// Folds every input together. Returns the stacks and the tolerated problems.
+    /// The formats `--format auto` tries, in order.
+    static let detectable: [InputFormat] = [.stallprof, .sample, .perf, .folded]
+
+    /// Folds every input together, then applies `options.transforms`. Returns the stacks and the tolerated problems.
     public static func fold(_ inputs: [InputSource], options: FoldOptions) throws -> (FoldedStacks, Diagnostics) {
         var stacks = FoldedStacks()
         var diagnostics = Diagnostics()
         for input in inputs {
-            let stream = try input.open()
-            let format = try resolve(options.format, stream: stream)
-            switch format {
-            case .stallprof, .auto:
-                try StallCaptureImporter(options: options.capture)
-                    .importStacks(from: stream, into: &stacks, diagnostics: &diagnostics)
+            try fold(input.open(), options: options, into: &stacks, diagnostics: &diagnostics)
+        }
+        return (options.transforms.apply(to: stacks), diagnostics)
+    }
+
+    /// Folds one already opened input (detection included; a stream that was only peeked at is fine) into `stacks`.
+    /// `options.transforms` are not applied: apply them once all inputs are folded.
+    public static func fold(_ opened: ByteStream, options: FoldOptions, into stacks: inout FoldedStacks,
+                            diagnostics: inout Diagnostics) throws {
+        let stream = try opened.decodingUTF16()
+        let format = try resolve(options.format, stream: stream)
+        if format != .stallprof && format != .auto {
+            let head = try stream.peek(detectionBytes)
+            if let nul = head.firstIndex(of: 0) {
+                throw AnalysisError.badData(
+                    path: stream.name, position: "byte \(nul - head.startIndex)",
+                    reason: "binary data (a NUL byte), not a \(format.rawValue) text profile")
             }
         }
-        return (stacks, diagnostics)
+        switch format {
+        case .stallprof, .auto:
+            try StallCaptureImporter(options: options.capture)
+                .importStacks(from: stream, into: &stacks, diagnostics: &diagnostics)
+        case .perf:
+            try PerfScriptImporter(options: options.perf)
+                .importStacks(from: stream, into: &stacks, diagnostics: &diagnostics)
+        case .sample:
+            try MacSampleImporter(options: options.sample)
+                .importStacks(from: stream, into: &stacks, diagnostics: &diagnostics)
+        case .folded:
+            try FoldedImporter(options: options.folded)
+                .importStacks(from: stream, into: &stacks, diagnostics: &diagnostics)
+        }
+    }
+
+    /// True when `head` looks like `format`.
+    static func recognizes(_ format: InputFormat, _ head: ArraySlice<UInt8>) -> Bool {
+        switch format {
+        case .auto: return false
+        case .stallprof: return StallCaptureImporter.recognizes(head)
+        case .perf: return PerfScriptImporter.recognizes(head)
+        case .sample: return MacSampleImporter.recognizes(head)
+        case .folded: return FoldedImporter.recognizes(head)
+        }
     }
 
     /// The concrete format of `stream`: the requested one, or the detected one for `.auto`.
     static func resolve(_ format: InputFormat, stream: ByteStream) throws -> InputFormat {
         guard format == .auto else { return format }
-        let head = try stream.peek(detectionBytes)
-        if StallCaptureImporter.recognizes(head) { return .stallprof }
-        let firstLine = head.split(separator: UInt8(ascii: "\n"), maxSplits: 1, omittingEmptySubsequences: false).first ?? []
-        let shown = String(decoding: firstLine.prefix(80), as: UTF8.self)
-        let tried = InputFormat.allCases.filter { $0 != .auto }.map(\.rawValue).joined(separator: ", ")
+        var head = try stream.peek(detectionBytes)
+        // A first line longer than the window (a deep folded stack): look further, up to the line length limit.
+        while !head.contains(10) && head.count >= detectionBytes && head.count < ByteStream.maxLineLength {
+            let longer = try stream.peek(min(head.count * 4, ByteStream.maxLineLength))
+            if longer.count == head.count { break }
+            head = longer
+        }
+        if let found = detectable.first(where: { recognizes($0, head) }) { return found }
+        let tried = detectable.map(\.rawValue).joined(separator: ", ")
+        if let nul = head.firstIndex(of: 0) {
+            throw AnalysisError.badData(
+                path: stream.name, position: "byte \(nul - head.startIndex)",
+                reason: "binary data (a NUL byte), not a text profile (tried \(tried))")
+        }
+        let lines = head.split(separator: 10, omittingEmptySubsequences: false)
+        guard let index = lines.firstIndex(where: { line in
+            !line.allSatisfy(PerfLineSyntax.isSpace) && line.first != UInt8(ascii: "#")
+        }) else {
+            throw AnalysisError.badData(
+                path: stream.name, position: "",
+                reason: head.isEmpty
+                    ? "empty input; cannot detect its format (tried \(tried))"
+                    : "no data lines, only blank or comment lines; cannot detect the format (tried \(tried))")
+        }
         throw AnalysisError.badData(
-            path: stream.name, position: "line 1",
-            reason: head.isEmpty
-                ? "empty input; cannot detect its format (tried \(tried))"
-                : "cannot detect the format (tried \(tried)); first line: \(shown.debugDescription)")
+            path: stream.name, position: "line \(index + 1)",
+            reason: "cannot detect the format (tried \(tried)); this line fits none: "
+                + UnrecognizedLines.quote(lines[index]) + "; use --format")
     }
 }

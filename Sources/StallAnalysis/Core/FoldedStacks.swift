@@ -1,8 +1,26 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// Weighted stacks keyed by their folded form (`root;...;leaf`): what every importer produces and every output
 /// consumes.
+///
+/// Stored as bytes in one arena with an open-addressing index, so adding a stack that is already known costs a
+/// hash and a compare and allocates nothing; memory grows with the number of distinct stacks only.
 public struct FoldedStacks: Sendable, Equatable {
-    /// Count per folded stack.
-    public private(set) var counts: [String: Double] = [:]
+    /// Every distinct stack's bytes, back to back.
+    private var arena: [UInt8] = []
+    /// Where each distinct stack lives in `arena`, and its count, in first-seen order.
+    private var entries: [Entry] = []
+    /// Open-addressing index: entry number + 1, 0 for an empty slot. The size is a power of two.
+    private var slots: [Int32] = Array(repeating: 0, count: 64)
+
+    private struct Entry: Sendable {
+        var offset: Int
+        var length: Int
+        var hash: UInt64
+        var count: Double
+    }
 
     /// Creates an empty set.
     public init() {}
@@ -14,41 +32,141 @@ public struct FoldedStacks: Sendable, Equatable {
 
     /// Adds `count` to an already folded stack.
     public mutating func add(folded: String, count: Double) {
-        counts[folded, default: 0] += count
+        var text = folded
+        text.withUTF8 { add(bytes: UnsafeRawBufferPointer($0), count: count) }
+    }
+
+    /// Adds `count` to the folded stack spelled by `bytes` (UTF-8, frames joined by `;`). The hot path of every
+    /// importer.
+    public mutating func add(bytes: UnsafeRawBufferPointer, count: Double) {
+        let hash = Self.hash(bytes)
+        var mask = slots.count - 1
+        var slot = Int(truncatingIfNeeded: hash) & mask
+        while true {
+            let stored = Int(slots[slot])
+            if stored == 0 { break }
+            let entry = entries[stored - 1]
+            if entry.hash == hash && entry.length == bytes.count
+                && arena.withUnsafeBytes({ memcmp($0.baseAddress! + entry.offset, bytes.baseAddress!, bytes.count) })
+                    == 0
+            {
+                entries[stored - 1].count += count
+                return
+            }
+            slot = (slot + 1) & mask
+        }
+        entries.append(Entry(offset: arena.count, length: bytes.count, hash: hash, count: count))
+        arena.append(contentsOf: bytes)
+        slots[slot] = Int32(entries.count)
+        if entries.count * 4 > slots.count * 3 {
+            slots = Array(repeating: 0, count: slots.count * 2)
+            mask = slots.count - 1
+            for (index, entry) in entries.enumerated() {
+                var probe = Int(truncatingIfNeeded: entry.hash) & mask
+                while slots[probe] != 0 { probe = (probe + 1) & mask }
+                slots[probe] = Int32(index + 1)
+            }
+        }
     }
 
     /// Adds every stack of `other`.
     public mutating func merge(_ other: FoldedStacks) {
-        for (stack, count) in other.counts { counts[stack, default: 0] += count }
+        other.forEach { bytes, count in add(bytes: bytes, count: count) }
+    }
+
+    /// Calls `body` with each distinct stack's bytes and count, in first-seen order.
+    public func forEach(_ body: (UnsafeRawBufferPointer, Double) throws -> Void) rethrows {
+        try arena.withUnsafeBytes { raw in
+            for entry in entries {
+                try body(UnsafeRawBufferPointer(rebasing: raw[entry.offset..<entry.offset + entry.length]), entry.count)
+            }
+        }
     }
 
     /// Number of distinct stacks.
-    public var count: Int { counts.count }
+    public var count: Int { entries.count }
 
     /// Sum of all counts.
-    public var total: Double { counts.values.reduce(0, +) }
+    public var total: Double { entries.reduce(0) { $0 + $1.count } }
+
+    /// Count per folded stack.
+    public var counts: [String: Double] {
+        var result: [String: Double] = [:]
+        forEach { bytes, count in result[String(decoding: bytes, as: UTF8.self), default: 0] += count }
+        return result
+    }
+
+    /// Two sets are equal when they hold the same stacks with the same counts.
+    public static func == (lhs: FoldedStacks, rhs: FoldedStacks) -> Bool { lhs.counts == rhs.counts }
+
+    /// Entry numbers in byte order of their stacks (the order `sort` gives with `LC_ALL=C`).
+    private func sortedIndices() -> [Int] {
+        arena.withUnsafeBytes { raw -> [Int] in
+            let base = raw.baseAddress!
+            return entries.indices.sorted { a, b in
+                let x = entries[a], y = entries[b]
+                let order = memcmp(base + x.offset, base + y.offset, min(x.length, y.length))
+                return order != 0 ? order < 0 : x.length < y.length
+            }
+        }
+    }
 
     /// Stacks in byte order of their folded text (the order `sort` gives with `LC_ALL=C`).
     public var sorted: [(stack: String, count: Double)] {
-        counts.map { (stack: $0.key, count: $0.value) }
-            .sorted { Array($0.stack.utf8).lexicographicallyPrecedes(Array($1.stack.utf8)) }
+        sortedIndices().map { index in
+            let entry = entries[index]
+            let text = arena.withUnsafeBytes {
+                String(decoding: UnsafeRawBufferPointer(rebasing: $0[entry.offset..<entry.offset + entry.length]),
+                       as: UTF8.self)
+            }
+            return (stack: text, count: entry.count)
+        }
     }
 
-    /// The folded text: `stack count` lines, byte-sorted, each ending in a newline.
-    public func rendered() -> String {
-        var out = ""
-        for (stack, count) in sorted {
-            out += stack
-            out += " "
-            out += Self.format(count)
-            out += "\n"
+    /// The folded text as bytes: `stack count` lines, byte-sorted, each ending in a newline.
+    public func renderedBytes() -> [UInt8] {
+        var out: [UInt8] = []
+        out.reserveCapacity(arena.count + entries.count * 12)
+        for index in sortedIndices() {
+            let entry = entries[index]
+            out.append(contentsOf: arena[entry.offset..<entry.offset + entry.length])
+            out.append(UInt8(ascii: " "))
+            out.append(contentsOf: Self.format(entry.count).utf8)
+            out.append(UInt8(ascii: "\n"))
         }
         return out
     }
+
+    /// The folded text: `stack count` lines, byte-sorted, each ending in a newline.
+    public func rendered() -> String { String(decoding: renderedBytes(), as: UTF8.self) }
 
     /// A count as folded files write it: integers without a fraction, others in shortest form.
     public static func format(_ count: Double) -> String {
         if count == count.rounded(), abs(count) < 1e18 { return String(Int64(count)) }
         return String(count)
+    }
+
+    /// A fast 64-bit hash of `bytes` (8 bytes at a time, multiply-xorshift mixing).
+    @inline(__always)
+    static func hash(_ bytes: UnsafeRawBufferPointer) -> UInt64 {
+        var h: UInt64 = 0x9E37_79B9_7F4A_7C15 ^ UInt64(bytes.count)
+        var index = 0
+        let count = bytes.count
+        while index + 8 <= count {
+            let word = bytes.loadUnaligned(fromByteOffset: index, as: UInt64.self)
+            h = (h ^ word) &* 0xFF51_AFD7_ED55_8CCD
+            h ^= h >> 32
+            index += 8
+        }
+        var tail: UInt64 = 0
+        var shift: UInt64 = 0
+        while index < count {
+            tail |= UInt64(bytes[index]) << shift
+            shift += 8
+            index += 1
+        }
+        h = (h ^ tail) &* 0xC4CE_B9FE_1A85_EC53
+        h ^= h >> 29
+        return h
     }
 }

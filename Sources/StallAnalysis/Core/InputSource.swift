@@ -32,6 +32,13 @@ public struct InputSource: Sendable, Hashable, CustomStringConvertible {
 
 /// A buffered reader over a file descriptor that can look ahead (for format detection) before streaming lines.
 public final class ByteStream {
+    /// The longest line accepted (64 MiB): a longer one is reported as bad data instead of filling memory.
+    public static let maxLineLength = 64 << 20
+    /// The longest line this stream accepts. Default: ``maxLineLength``.
+    public var lineLimit = ByteStream.maxLineLength
+    /// How many bytes one read asks for.
+    static let chunkSize = 1 << 20
+
     /// How messages name this stream.
     public let name: String
     private let fd: Int32
@@ -41,7 +48,7 @@ public final class ByteStream {
     private var atEnd = false
     /// Bytes consumed so far (the offset of the next unread byte).
     public private(set) var consumed = 0
-    /// Lines returned so far by ``nextLine()``.
+    /// Lines returned so far by ``nextLine()`` or ``forEachLine(_:)``.
     public private(set) var lineNumber = 0
 
     /// Wraps `fd`; closes it on deinit when `ownsDescriptor`.
@@ -51,30 +58,68 @@ public final class ByteStream {
         self.ownsDescriptor = ownsDescriptor
     }
 
+    /// A stream over bytes already in memory (a transcoded input, a test).
+    public init(bytes: [UInt8], name: String) {
+        fd = -1
+        self.name = name
+        ownsDescriptor = false
+        buffer = bytes
+        atEnd = true
+    }
+
     deinit { if ownsDescriptor { Glibc.close(fd) } }
 
-    /// Reads more bytes into the buffer; false at end of input.
+    /// The stream itself, or, when it starts with a UTF-16 byte order mark, a stream of its text in UTF-8 (read
+    /// whole: UTF-16 profiles are small text exports, e.g. from Windows tools).
+    public func decodingUTF16() throws -> ByteStream {
+        let head = try peek(2)
+        guard head.count == 2 else { return self }
+        let bigEndian: Bool
+        switch (head[head.startIndex], head[head.startIndex + 1]) {
+        case (0xFF, 0xFE): bigEndian = false
+        case (0xFE, 0xFF): bigEndian = true
+        default: return self
+        }
+        let bytes = try readAll()
+        var units: [UInt16] = []
+        units.reserveCapacity(bytes.count / 2)
+        var index = 2
+        while index + 1 < bytes.count {
+            let (a, b) = (UInt16(bytes[index]), UInt16(bytes[index + 1]))
+            units.append(bigEndian ? a << 8 | b : b << 8 | a)
+            index += 2
+        }
+        return ByteStream(bytes: Array(String(decoding: units, as: UTF16.self).utf8), name: name)
+    }
+
+    /// Reads more bytes into the buffer (compacting consumed bytes first); false at end of input.
     private func fill() throws -> Bool {
         if atEnd { return false }
         if start > 0 && start >= buffer.count / 2 {
             buffer.removeSubrange(0..<start)
             start = 0
         }
-        let chunk = 1 << 16
-        let old = buffer.count
-        buffer.reserveCapacity(old + chunk)
         var n = 0
-        buffer.append(contentsOf: repeatElement(0, count: chunk))
-        repeat {
-            n = buffer.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress! + old, chunk) }
-        } while n < 0 && errno == EINTR
+        let chunk = [UInt8](unsafeUninitializedCapacity: Self.chunkSize) { raw, count in
+            repeat {
+                n = Glibc.read(fd, raw.baseAddress, Self.chunkSize)
+            } while n < 0 && errno == EINTR
+            count = max(n, 0)
+        }
         if n < 0 {
-            buffer.removeSubrange(old...)
             throw AnalysisError.input(path: name, reason: "read failed: \(String(cString: strerror(errno)))")
         }
-        buffer.removeSubrange((old + n)...)
-        if n == 0 { atEnd = true }
-        return n > 0
+        if n == 0 {
+            atEnd = true
+            return false
+        }
+        if start == buffer.count {
+            buffer = chunk
+            start = 0
+        } else {
+            buffer.append(contentsOf: chunk)
+        }
+        return true
     }
 
     /// Up to `count` bytes from the current position, without consuming them.
@@ -94,6 +139,12 @@ public final class ByteStream {
         return Array(buffer[start...])
     }
 
+    /// The error for a line that never ends.
+    private func overlongLine() -> AnalysisError {
+        .badData(path: name, position: "line \(lineNumber + 1)",
+                 reason: "line longer than \(lineLimit >> 20) MiB; is this a text profile?")
+    }
+
     /// The next line without its terminator (`\n`, and a `\r` before it), or nil at end of input. A final line
     /// without a newline is returned too. The slice is valid until the next call.
     public func nextLine() throws -> ArraySlice<UInt8>? {
@@ -108,6 +159,7 @@ public final class ByteStream {
                 lineNumber += 1
                 return line
             }
+            if buffer.count - start > lineLimit { throw overlongLine() }
             searchFrom = buffer.count
             let oldStart = start
             if try !fill() {
@@ -121,6 +173,48 @@ public final class ByteStream {
                 return line
             }
             searchFrom -= oldStart - start  // the buffer may have been compacted
+        }
+    }
+
+    /// Calls `body` with every remaining line and its number (from 1), without its terminator (`\n`, and a `\r` before it); a final line
+    /// without a newline is passed too. The pointer is valid only during the call. The fast path of the text
+    /// importers: one `memchr` per line, no copies.
+    public func forEachLine(_ body: (UnsafeBufferPointer<UInt8>, _ lineNumber: Int) throws -> Void) throws {
+        var scanned = start  // no newline in start..<scanned
+        while true {
+            let count = buffer.count
+            var lineStart = start
+            var lines = lineNumber
+            try buffer.withUnsafeBufferPointer { buffer in
+                let base = buffer.baseAddress!
+                var from = scanned
+                while from < count, let found = memchr(base + from, 10, count - from) {
+                    let newline = found.assumingMemoryBound(to: UInt8.self) - UnsafeMutablePointer(mutating: base)
+                    var end = newline
+                    if end > lineStart && base[end - 1] == 13 { end -= 1 }
+                    lines += 1
+                    try body(UnsafeBufferPointer(start: base + lineStart, count: end - lineStart), lines)
+                    lineStart = newline + 1
+                    from = lineStart
+                }
+            }
+            lineNumber = lines
+            consumed += lineStart - start
+            start = lineStart
+            if count - start > lineLimit { throw overlongLine() }
+            let pending = count - start
+            if try !fill() {
+                guard start < buffer.count else { return }
+                var end = buffer.count
+                if buffer[end - 1] == 13 { end -= 1 }
+                lineNumber += 1
+                let number = lineNumber
+                try buffer.withUnsafeBufferPointer { try body(UnsafeBufferPointer(rebasing: $0[start..<end]), number) }
+                consumed += buffer.count - start
+                start = buffer.count
+                return
+            }
+            scanned = start + pending
         }
     }
 }

@@ -1,0 +1,61 @@
+/// Frame-level rewrites applied to folded stacks after import, whatever the input format.
+public struct StackTransforms: Sendable {
+    /// `--demangle`: mangled Swift symbols (`$s...`, `_$s...`) become readable names. Default: false.
+    public var demangleSwift = false
+    /// `--merge-recursion`: directly repeated frames (`a;b;b;b;c`) become one (`a;b;c`), like
+    /// stackcollapse-recursive. Default: false.
+    public var mergeRecursion = false
+
+    /// Creates the default (no rewriting).
+    public init() {}
+
+    /// True when there is nothing to do.
+    public var isIdentity: Bool { !demangleSwift && !mergeRecursion }
+
+    /// The annotations stackcollapse-perf.pl appends, kept outside the demangled name.
+    static let annotations = ["_[k]", "_[j]", "_[i]"]
+
+    /// `stacks` rewritten; each distinct stack is rewritten once, so the cost follows the number of distinct stacks.
+    public func apply(to stacks: FoldedStacks) -> FoldedStacks {
+        guard !isIdentity else { return stacks }
+        var result = FoldedStacks()
+        var cache: [Substring: String] = [:]
+        stacks.forEach { bytes, count in
+            let text = String(decoding: bytes, as: UTF8.self)
+            var frames = text.split(separator: ";", omittingEmptySubsequences: false).map(String.init)
+            if demangleSwift {
+                frames = frames.map { frame in
+                    if let known = cache[Substring(frame)] { return known }
+                    let readable = Self.demangled(frame)
+                    cache[Substring(frame)] = readable
+                    return readable
+                }
+            }
+            if mergeRecursion {
+                var merged: [String] = []
+                for frame in frames where merged.last != frame { merged.append(frame) }
+                frames = merged
+            }
+            result.add(frames: frames, count: count)
+        }
+        return result
+    }
+
+    /// One frame demangled, an annotation suffix kept after the readable name and a `module`` prefix (macOS
+    /// `sample`) before it; `;` in the result becomes `:`.
+    static func demangled(_ frame: String) -> String {
+        var name = Substring(frame)
+        var prefix = ""
+        if let tick = name.firstIndex(of: "`") {
+            prefix = String(name[...tick])
+            name = name[name.index(after: tick)...]
+        }
+        var suffix = ""
+        if let annotation = annotations.first(where: { frame.hasSuffix($0) }) {
+            name = name.dropLast(annotation.count)
+            suffix = annotation
+        }
+        guard let readable = SwiftDemangler.demangle(String(name)) else { return frame }
+        return prefix + String(readable.map { $0 == ";" ? ":" : $0 }) + suffix
+    }
+}

@@ -1,0 +1,85 @@
+/// Reads folded stacks (`root;...;leaf COUNT` lines, as written by stackcollapse-*, inferno, speedscope and this
+/// tool): duplicate stacks are merged, counts may be fractional, CRLF line ends are accepted.
+public struct FoldedImporter: StackImporter {
+    /// Options for folded input. Every field documents its default.
+    public struct Options: Sendable {
+        /// `--strict`: a line without a count is an error. Default: false, such lines are counted and reported.
+        public var strict = false
+
+        /// Creates the default options.
+        public init() {}
+    }
+
+    /// `folded`.
+    public static let formatName = "folded"
+
+    /// The first line that is not blank or a `#` comment is `stack COUNT`.
+    public static func recognizes(_ head: ArraySlice<UInt8>) -> Bool {
+        guard let line = head.split(separator: 10).first(where: {
+            !$0.allSatisfy(PerfLineSyntax.isSpace) && $0.first != UInt8(ascii: "#")
+        }) else {
+            return false
+        }
+        let trimmed = Array(line.last == 13 ? line.dropLast() : line)
+        return trimmed.withUnsafeBufferPointer { parse($0) != nil }
+    }
+
+    /// The options in use.
+    public let options: Options
+
+    /// Creates an importer.
+    public init(options: Options = Options()) { self.options = options }
+
+    /// Splits a line into the stack's length and the count, like flamegraph.pl's `^(.*)\s+?(\d+(?:\.\d*)?)$`: the
+    /// count is the trailing number, the stack everything before the one blank in front of it.
+    static func parse(_ line: UnsafeBufferPointer<UInt8>) -> (stackLength: Int, count: Double)? {
+        var end = line.count
+        var start = end
+        var dot = -1
+        while start > 0 {
+            let byte = line[start - 1]
+            if PerfLineSyntax.isDigit(byte) {
+                start -= 1
+            } else if byte == UInt8(ascii: "."), dot < 0 {
+                dot = start - 1
+                start -= 1
+            } else {
+                break
+            }
+        }
+        // The number must start with a digit: `\d+(?:\.\d*)?`.
+        while start < end && !PerfLineSyntax.isDigit(line[start]) { start += 1 }
+        guard start < end, start >= 2, PerfLineSyntax.isSpace(line[start - 1]) else { return nil }
+        if dot >= 0 && dot < start { return nil }
+        var count: Double = 0
+        var scale: Double = 0
+        for byte in line[start..<end] {
+            if byte == UInt8(ascii: ".") {
+                scale = 1
+            } else if scale > 0 {
+                scale /= 10
+                count += Double(byte - 48) * scale
+            } else {
+                count = count * 10 + Double(byte - 48)
+            }
+        }
+        end = start - 1
+        return (end, count)
+    }
+
+    /// Streams the lines and adds each stack with its count.
+    public func importStacks(from stream: ByteStream, into stacks: inout FoldedStacks, diagnostics: inout Diagnostics)
+        throws
+    {
+        var unrecognized = UnrecognizedLines(path: stream.name, strict: options.strict)
+        try stream.forEachLine { line, number in
+            if line.isEmpty || line.allSatisfy(PerfLineSyntax.isSpace) { return }
+            guard let (length, count) = Self.parse(line) else {
+                try unrecognized.record(line, number: number, why: "not a folded stack (\"frames COUNT\")")
+                return
+            }
+            stacks.add(bytes: UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(line)[0..<length]), count: count)
+        }
+        unrecognized.report(to: &diagnostics)
+    }
+}

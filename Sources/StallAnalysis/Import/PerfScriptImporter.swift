@@ -1,0 +1,267 @@
+/// Reads `perf script` output and folds it exactly as FlameGraph's stackcollapse-perf.pl does, byte for byte, except
+/// where KNOWN_DIVERGENCES.tsv says inferno fixed a Perl bug: the last stack is kept when the file does not end in a
+/// blank line, an event line that carries its only frame is read, C++ argument lists are cut with bracket depth,
+/// versioned vmlinux modules are kernel and jitdump modules are JIT (see docs/FOLD.md).
+public struct PerfScriptImporter: StackImporter {
+    /// Options for perf script input, named after stackcollapse-perf.pl's. Every field documents its default.
+    public struct Options: Sendable {
+        /// `--pid`: the root frame is `comm-PID`. Default: false (`comm`).
+        public var includePID = false
+        /// `--tid`: the root frame is `comm-PID/TID`. Default: false.
+        public var includeTID = false
+        /// `--kernel`: append `_[k]` to kernel frames. Default: false.
+        public var annotateKernel = false
+        /// `--jit`: append `_[j]` to JIT frames (`/tmp/perf-PID.map`, jitdump objects). Default: false.
+        public var annotateJIT = false
+        /// `--addrs`: show unknown symbols as `[module <address>]`. Default: false (`[module]`).
+        public var includeAddresses = false
+        /// `--inline`: append `_[i]` to frames perf prints as `(inlined)`. Default: false, they stay plain frames
+        /// like stackcollapse-perf.pl keeps them.
+        public var markInlined = false
+        /// `--event-filter`: keep only samples of this event (as perf prints it, e.g. `cycles:u`). Default: nil, the
+        /// first event type seen, like the reference.
+        public var eventFilter: String? = nil
+        /// `--count samples`: count each sample once. Default: false, samples are weighted by their period.
+        public var countSamples = false
+        /// `--demangle`: repair partially demangled Rust symbols (as inferno does). Default: false.
+        public var repairRust = false
+        /// `--perl-compat`: reproduce stackcollapse-perf.pl exactly, bugs included: drop a last stack that no blank
+        /// line ends, ignore an event line's own frame, cut argument lists at the first `(`, only `[...]` and
+        /// `vmlinux` modules are kernel, only `/tmp/perf-PID.map` is JIT. Default: false, inferno's fixes apply.
+        public var perlCompatible = false
+        /// `--strict`: an unrecognized line is an error. Default: false, they are counted and reported.
+        public var strict = false
+
+        /// Creates the default options.
+        public init() {}
+    }
+
+    /// `perf`.
+    public static let formatName = "perf"
+
+    /// The first line that is not a comment or blank is an event line and the next one a frame line (or the event
+    /// line carries its frame).
+    public static func recognizes(_ head: ArraySlice<UInt8>) -> Bool {
+        var lines = head.split(separator: 10, omittingEmptySubsequences: false).makeIterator()
+        while let raw = lines.next() {
+            let line = Array(raw.last == 13 ? raw.dropLast() : raw)
+            if line.first == UInt8(ascii: "#") || line.allSatisfy(PerfLineSyntax.isSpace) { continue }
+            return line.withUnsafeBufferPointer { line in
+                if PerfLineSyntax.singleLineEvent(line) != nil { return true }
+                guard PerfLineSyntax.eventFields(line) != nil, let next = lines.next() else { return false }
+                return Array(next).withUnsafeBufferPointer { PerfLineSyntax.frameFields($0) != nil }
+            }
+        }
+        return false
+    }
+
+    /// The options in use.
+    public let options: Options
+
+    /// Creates an importer.
+    public init(options: Options = Options()) { self.options = options }
+
+    /// Streams `stream` and adds one stack per sample.
+    public func importStacks(from stream: ByteStream, into stacks: inout FoldedStacks, diagnostics: inout Diagnostics)
+        throws
+    {
+        var state = PerfFoldState(options: options, path: stream.name)
+        try stream.forEachLine { line, number in try state.consume(line, number: number, into: &stacks) }
+        state.finish(into: &stacks, diagnostics: &diagnostics)
+    }
+}
+
+/// The state of one perf script input: stackcollapse-perf.pl's main loop.
+struct PerfFoldState {
+    typealias Bytes = UnsafeBufferPointer<UInt8>
+
+    let options: PerfScriptImporter.Options
+    let rules: PerfFrameRules
+    /// The process frame of the current event (`$pname`); nil between events.
+    var pname: [UInt8]? = nil
+    /// True when `pname` starts with `java` (Java names lose their `L` prefix).
+    var java = false
+    /// True while the lines of a filtered-out event are skipped.
+    var skipping = false
+    /// The weight of the current event.
+    var period: Double = 1
+    /// The event type kept, and whether it was chosen by default.
+    var eventFilter: [UInt8]?
+    var eventDefaulted: Bool
+    var skippedEvent: [UInt8]? = nil
+    /// The current stack: the frames of each line (`;f1;f2`), leaf line first, and where each line starts.
+    var frames: [UInt8] = []
+    var lineStarts: [Int] = []
+    /// The folded stack being assembled.
+    var key: [UInt8] = []
+    var unrecognized: UnrecognizedLines
+    /// Folded frames of frame lines already seen, while it pays: it is switched off for 2^22 frame lines when fewer
+    /// than a quarter of 2^17 lookups were found (addresses that do not repeat), then tried again.
+    var cache = FrameCache()
+    var cacheOn = true
+    var cacheLookups = 0
+    var cacheHits = 0
+    var linesWithoutCache = 0
+
+    init(options: PerfScriptImporter.Options, path: String) {
+        self.options = options
+        rules = PerfFrameRules(includeAddresses: options.includeAddresses, annotateKernel: options.annotateKernel,
+                               annotateJIT: options.annotateJIT, markInlined: options.markInlined,
+                               repairRust: options.repairRust, perlCompatible: options.perlCompatible)
+        eventFilter = options.eventFilter.map { Array($0.utf8) }
+        eventDefaulted = options.eventFilter == nil
+        unrecognized = UnrecognizedLines(path: path, strict: options.strict)
+    }
+
+    /// One line of input.
+    mutating func consume(_ line: Bytes, number: Int, into stacks: inout FoldedStacks) throws {
+        if line.first == UInt8(ascii: "#") { return }
+        if line.isEmpty {
+            if pname != nil { emit(into: &stacks) }
+            skipping = false
+            return
+        }
+        if pname == nil, !options.perlCompatible, let single = PerfLineSyntax.singleLineEvent(line) {
+            guard accepts(event: Bytes(rebasing: line[single.event]), modifiers: false) else { return }
+            startEvent(line, comm: single.comm, first: single.pid ?? single.tid, second: single.pid == nil ? nil : single.tid,
+                       period: single.period)
+            let frame = Bytes(rebasing: line[single.frame])
+            if let fields = PerfLineSyntax.frameFields(frame) { addFrame(frame, fields) }
+            if !frames.isEmpty { emit(into: &stacks) }
+            frames.removeAll(keepingCapacity: true)
+            lineStarts.removeAll(keepingCapacity: true)
+            pname = nil
+            return
+        }
+        if let fields = PerfLineSyntax.eventFields(line) {
+            var periodRange: Range<Int>? = nil
+            if let (period, event) = PerfLineSyntax.periodAndEvent(line) {
+                guard accepts(event: Bytes(rebasing: line[event]), modifiers: true) else { return }
+                periodRange = period
+            }
+            startEvent(line, comm: fields.comm, first: fields.first, second: fields.second, period: periodRange)
+        } else if pname != nil, cacheOn, cachedFrame(line) {
+            return
+        } else if let fields = PerfLineSyntax.frameFields(line) {
+            if pname != nil {
+                let start = frames.count
+                addFrame(line, fields)
+                if cacheOn {
+                    cache.insert(Self.trimmed(line), flag: java, value: frames[start...])
+                } else {
+                    linesWithoutCache += 1
+                    if linesWithoutCache == 1 << 22 { cacheOn = true }
+                }
+            } else if !skipping {
+                try unrecognized.record(line, number: number, why: "frame line outside an event")
+            }
+        } else {
+            try unrecognized.record(line, number: number, why: "neither an event line nor a frame line")
+        }
+    }
+
+    /// The event filter: the first event type seen unless one was given. Event lines name events with their
+    /// modifiers (`cycles:u`) and are compared whole, like the reference; an event line that carries its frame is
+    /// compared without modifiers, like inferno, which names it so.
+    private mutating func accepts(event: Bytes, modifiers: Bool) -> Bool {
+        guard let filter = eventFilter else {
+            eventFilter = Array(event)
+            return true
+        }
+        if modifiers ? event.elementsEqual(filter) : event.elementsEqual(filter.prefix { $0 != UInt8(ascii: ":") }) {
+            return true
+        }
+        if skippedEvent == nil { skippedEvent = Array(event) }
+        skipping = true
+        return false
+    }
+
+    /// An event line: the process frame and the weight (the frames gathered so far stay, like the reference).
+    private mutating func startEvent(_ line: Bytes, comm: Range<Int>, first: Range<Int>, second: Range<Int>?,
+                                     period: Range<Int>?) {
+        skipping = false
+        var name = Array(line[comm])
+        // `if (not $tid)`: no second number, or "0", means the first one is the tid.
+        let hasPID = second.map { !(line[$0].count == 1 && line[$0.lowerBound] == UInt8(ascii: "0")) } ?? false
+        if options.includeTID || options.includePID {
+            name.append(UInt8(ascii: "-"))
+            if hasPID { name.append(contentsOf: line[first]) } else { name.append(UInt8(ascii: "?")) }
+            if options.includeTID {
+                name.append(UInt8(ascii: "/"))
+                name.append(contentsOf: line[hasPID ? second! : first])
+            }
+        }
+        for i in name.indices where name[i] == UInt8(ascii: " ") { name[i] = UInt8(ascii: "_") }
+        java = name.starts(with: [106, 97, 118, 97])  // "java"
+        pname = name
+        self.period = 1
+        if !options.countSamples, let period, !(period.count == 1 && line[period.lowerBound] == UInt8(ascii: "0")) {
+            self.period = line[period].reduce(0) { $0 * 10 + Double($1 - 48) }
+        }
+    }
+
+    /// The line without its indentation, which does not change how it folds.
+    @inline(__always) static func trimmed(_ line: Bytes) -> Bytes {
+        var start = 0
+        while start < line.count && (line[start] == 9 || line[start] == 32) { start += 1 }
+        return Bytes(rebasing: line[start...])
+    }
+
+    /// A frame line folded before: its frames appended from the cache; false when it was not seen yet.
+    private mutating func cachedFrame(_ line: Bytes) -> Bool {
+        let start = frames.count
+        cacheLookups += 1
+        if cacheLookups == 1 << 17 {
+            cacheOn = cacheHits >= cacheLookups / 4
+            if !cacheOn {
+                cache = FrameCache()
+                linesWithoutCache = 0
+            }
+            cacheLookups = 0
+            cacheHits = 0
+            if !cacheOn { return false }
+        }
+        guard cache.append(Self.trimmed(line), flag: java, to: &frames) else { return false }
+        cacheHits += 1
+        lineStarts.append(start)
+        return true
+    }
+
+    /// A frame line of the current event.
+    private mutating func addFrame(_ line: Bytes, _ fields: PerfLineSyntax.FrameFields) {
+        lineStarts.append(frames.count)
+        rules.append(line: line, fields: fields, java: java, to: &frames)
+    }
+
+    /// The end of an event: its stack, root first, counted with its weight.
+    private mutating func emit(into stacks: inout FoldedStacks) {
+        key.removeAll(keepingCapacity: true)
+        key.reserveCapacity((pname?.count ?? 0) + frames.count)
+        if let pname { key.append(contentsOf: pname) }
+        frames.withUnsafeBufferPointer { frames in
+            var end = frames.count
+            for start in lineStarts.reversed() {
+                key.append(contentsOf: UnsafeBufferPointer(rebasing: frames[start..<end]))
+                end = start
+            }
+        }
+        key.withUnsafeBytes { stacks.add(bytes: $0, count: period) }
+        frames.removeAll(keepingCapacity: true)
+        lineStarts.removeAll(keepingCapacity: true)
+        pname = nil
+    }
+
+    /// The end of the input: the last stack even without a blank line after it (inferno), then the report.
+    mutating func finish(into stacks: inout FoldedStacks, diagnostics: inout Diagnostics) {
+        if pname != nil && !frames.isEmpty {
+            diagnostics.warn("\(unrecognized.path): the input ends inside a stack (no blank line after the last event; "
+                + (options.perlCompatible ? "dropped, as stackcollapse-perf.pl does)" : "kept)"))
+            if !options.perlCompatible { emit(into: &stacks) }
+        }
+        if eventDefaulted, let skippedEvent, let eventFilter {
+            diagnostics.warn("\(unrecognized.path): several event types; kept only '\(String(decoding: eventFilter, as: UTF8.self))', "
+                + "skipped '\(String(decoding: skippedEvent, as: UTF8.self))' and any other (choose with --event-filter)")
+        }
+        unrecognized.report(to: &diagnostics)
+    }
+}
