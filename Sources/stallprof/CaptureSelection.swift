@@ -1,7 +1,33 @@
 import StallAnalysis
 
-/// The capture options shared by the commands that read captures: `--state`, `--stall`, `--range`.
+/// The capture options shared by every command that reads captures: which samples (`--state`, `--stall`,
+/// `--range`) and how names read (`--simplify-names`, `--offsets`, `--no-demangle`). One place parses them.
 enum CaptureSelection {
+    /// Options that take a value.
+    static let valued: Set<String> = ["--state", "--stall", "--range"]
+    /// Options without a value.
+    static let flags: Set<String> = ["--simplify-names", "--offsets", "--no-demangle"]
+
+    /// Their lines in a subcommand's usage.
+    static let usage = """
+          --state STATE         captures: keep samples of busy or of blocked stalls (default: all)
+          --stall N             captures: keep only stall number N (repeatable; default: every stall)
+          --range MS..MS        captures: keep samples taken within this window after their stall began
+          --simplify-names      captures: short Swift names (static BusyWork.descend(_:until:)) when the
+                                toolchain's libswiftDemangle.so is found
+          --offsets             captures: append +0xOFFSET to resolved function names
+          --no-demangle         captures: keep Swift symbols mangled
+        """
+
+    /// How names are resolved, from the parsed arguments.
+    static func symbolizerOptions(_ args: Arguments) -> SymbolizerOptions {
+        var options = SymbolizerOptions()
+        options.demangle = !args.flag("--no-demangle")
+        options.simplifyNames = args.flag("--simplify-names")
+        options.showOffsets = args.flag("--offsets")
+        return options
+    }
+
     /// Fold options from the parsed arguments.
     static func foldOptions(_ args: Arguments) throws -> FoldOptions {
         var options = FoldOptions()
@@ -18,6 +44,7 @@ enum CaptureSelection {
             let upper = to.isInfinite || to * 1e6 >= Double(UInt64.max) ? UInt64.max : UInt64(to * 1e6)
             options.capture.window = UInt64(from * 1e6)...upper
         }
+        options.capture.symbolizer = symbolizerOptions(args)
         return options
     }
 }

@@ -13,13 +13,14 @@ enum DiffCommand {
         OPTIONS:
           -n, --normalize   scale BEFORE's counts to AFTER's total
           -s, --strip-hex   replace hexadecimal numbers in frames by 0x...
-          --state, --stall, --range   select samples of captures, as for 'stallprof flamegraph'
+        \(CaptureSelection.usage)
           -o, --output OUT  write to OUT instead of standard output
         """
 
     static func run(_ arguments: [String]) throws {
         let args = try Arguments(
-            arguments, valued: ["--state", "--stall", "--range", "--output"], flags: ["--normalize", "--strip-hex"],
+            arguments, valued: CaptureSelection.valued.union(["--output"]),
+            flags: CaptureSelection.flags.union(["--normalize", "--strip-hex"]),
             aliases: ["-o": "--output", "-n": "--normalize", "-s": "--strip-hex"])
         guard args.positionals.count == 2 else { throw UsageError(message: "diff takes exactly two inputs: BEFORE AFTER") }
         let foldOptions = try CaptureSelection.foldOptions(args)

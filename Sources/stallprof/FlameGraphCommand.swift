@@ -27,9 +27,7 @@ enum FlameGraphCommand {
           --fontsize PT      font size (default: 12)
           --fonttype FONT    font family (default: Verdana)
           --negate           differential: colour before minus after
-          --state STATE      captures: keep samples of busy or of blocked stalls (default: all)
-          --stall N          captures: keep only stall N (repeatable)
-          --range MS..MS     captures: keep samples taken within this window after their stall began (e.g. 0..250)
+        \(CaptureSelection.usage)
           -o, --output OUT   write to OUT instead of standard output
           FILE               input; - or nothing reads standard input
         """
@@ -37,10 +35,12 @@ enum FlameGraphCommand {
     static func run(_ arguments: [String]) throws {
         let args = try Arguments(
             arguments,
-            valued: ["--title", "--subtitle", "--width", "--height", "--minwidth", "--countname", "--nametype",
-                     "--colors", "--bgcolors", "--notes", "--fontsize", "--fonttype", "--state", "--stall", "--range",
-                     "--output"],
-            flags: ["--hash", "--reverse", "--inverted", "--flamechart", "--negate"], aliases: ["-o": "--output"])
+            valued: CaptureSelection.valued.union([
+                "--title", "--subtitle", "--width", "--height", "--minwidth", "--countname", "--nametype", "--colors",
+                "--bgcolors", "--notes", "--fontsize", "--fonttype", "--output",
+            ]),
+            flags: CaptureSelection.flags.union(["--hash", "--reverse", "--inverted", "--flamechart", "--negate"]),
+            aliases: ["-o": "--output"])
         var options = FlameGraphOptions()
         options.flameChart = args.flag("--flamechart")
         options.inverted = args.flag("--inverted")

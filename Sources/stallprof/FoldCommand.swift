@@ -15,11 +15,7 @@ enum FoldCommand {
           --merge-recursion     collapse directly repeated frames (a;b;b;c -> a;b;c)
           --strict              unrecognized lines are an error (exit 65) instead of a warning
 
-        stallprof captures:
-          --state STATE         keep only samples of busy or of blocked stalls (default: all)
-          --stall N             keep only stall number N (repeatable; default: every stall)
-          --offsets             append +0xOFFSET to resolved function names
-          --no-demangle         keep Swift symbols mangled
+        \(CaptureSelection.usage)
 
         perf script (same names as stackcollapse-perf.pl):
           --pid                 root frame comm-PID
@@ -40,21 +36,14 @@ enum FoldCommand {
 
     static func run(_ arguments: [String]) throws {
         let args = try Arguments(
-            arguments, valued: ["--format", "--state", "--stall", "--output", "--event-filter", "--count"],
-            flags: [
-                "--offsets", "--no-demangle", "--demangle", "--merge-recursion", "--strict", "--pid", "--tid",
-                "--kernel", "--jit", "--all", "--addrs", "--inline", "--filter-waiting", "--no-modules", "--perl-compat",
-            ],
+            arguments, valued: CaptureSelection.valued.union(["--format", "--output", "--event-filter", "--count"]),
+            flags: CaptureSelection.flags.union([
+                "--demangle", "--merge-recursion", "--strict", "--pid", "--tid", "--kernel", "--jit", "--all",
+                "--addrs", "--inline", "--filter-waiting", "--no-modules", "--perl-compat",
+            ]),
             aliases: ["-o": "--output"])
-        var options = FoldOptions()
+        var options = try CaptureSelection.foldOptions(args)
         options.format = try args.choice("--format", as: InputFormat.self) ?? .auto
-        options.capture.state = try args.choice("--state", as: StallStateFilter.self) ?? .all
-        for raw in args.all("--stall") {
-            guard let id = UInt32(raw), id > 0 else { throw UsageError(message: "--stall takes a stall number, not '\(raw)'") }
-            options.capture.stallIDs.insert(id)
-        }
-        options.capture.symbolizer.showOffsets = args.flag("--offsets")
-        options.capture.symbolizer.demangle = !args.flag("--no-demangle")
 
         let strict = args.flag("--strict")
         options.perf.includePID = args.flag("--pid")

@@ -4,8 +4,8 @@ import StallFormat
 /// `stallprof report`: a summary of captures: their stalls and where each one's samples were.
 enum ReportCommand {
     static let usage = """
-        USAGE: stallprof report [--state all|busy|blocked] [--top N] [--simplify-names] [--no-demangle] \\
-                                [-o OUT] FILE...
+        USAGE: stallprof report [--state all|busy|blocked] [--top N] [--simplify-names] [--offsets] \\
+                                [--no-demangle] [-o OUT] FILE...
 
         Summarizes stallprof captures: the process, a table of stalls (start, duration, busy or blocked, share
         of time running or ready to run, CPU share, samples, missed samples, thread) and, for each stall, the
@@ -16,6 +16,7 @@ enum ReportCommand {
           --top N           functions listed per stall (default: 5)
           --simplify-names  short Swift names (static BusyWork.descend(_:until:)) when the toolchain's
                             libswiftDemangle.so is found
+          --offsets         append +0xOFFSET to resolved function names
           --no-demangle     keep Swift symbols mangled
           -o, --output OUT  write to OUT instead of standard output
           FILE              a capture file
@@ -23,15 +24,14 @@ enum ReportCommand {
 
     static func run(_ arguments: [String]) throws {
         let args = try Arguments(
-            arguments, valued: ["--state", "--top", "--output"], flags: ["--no-demangle", "--simplify-names"], aliases: ["-o": "--output"])
+            arguments, valued: ["--state", "--top", "--output"], flags: CaptureSelection.flags, aliases: ["-o": "--output"])
         var options = StallReportOptions()
         options.state = try args.choice("--state", as: StallStateFilter.self) ?? .all
         if let raw = args.value("--top") {
             guard let top = Int(raw), top > 0 else { throw UsageError(message: "--top takes a positive number, not '\(raw)'") }
             options.topFunctions = top
         }
-        options.symbolizer.demangle = !args.flag("--no-demangle")
-        options.symbolizer.simplifyNames = args.flag("--simplify-names")
+        options.symbolizer = CaptureSelection.symbolizerOptions(args)
         guard !args.positionals.isEmpty else { throw UsageError(message: "no capture files") }
         var text = ""
         for path in args.positionals {

@@ -51,6 +51,11 @@ import Testing
         let blockedOnly = try stallprof(["fold", "--state=blocked", busy, blocked])
         #expect(blockedOnly.out.contains("BlockedWork") && !blockedOnly.out.contains("BusyWork.descend"))
 
+        let simple = try stallprof(["fold", "--simplify-names", busy])
+        #expect(simple.out.contains("static BusyWork.descend(_:until:);static BusyWork.descend(_:until:)"))
+        let svg = try stallprof(["flamegraph", "--simplify-names", "--state", "busy", busy])
+        #expect(svg.status == 0 && svg.out.contains("BusyWork.descend(_:until:)"))
+
         let mangled = try stallprof(["fold", "--no-demangle", busy])
         #expect(mangled.out.contains("$s12StallSamples8BusyWorkO7descend"))
 

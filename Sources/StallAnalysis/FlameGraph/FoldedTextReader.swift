@@ -2,8 +2,9 @@
 /// profile. Blank lines and `# ` comments are skipped; other lines without a trailing count are counted and
 /// reported once per input.
 ///
-/// PRIVATE STOPGAP for the flame graph: the `fold` branch adds a folded-text importer to ``Folder``; this reader
-/// stays only for the two-count lines that ``FoldedStacks`` cannot hold, and can be unified with it then.
+/// Single-count files could go through ``FoldedImporter``, but the flame graph needs what ``FoldedStacks`` does
+/// not keep: the two counts of differential lines and the input order (for `--flamechart`). The number syntax is
+/// ``FoldedImporter``'s.
 struct FoldedTextReader {
     /// True when the first line with content in `head` reads as a folded line, or when there is no such line (an
     /// empty input is an empty profile).
@@ -22,45 +23,21 @@ struct FoldedTextReader {
         return copy.withUTF8 { parse(trimmed(ArraySlice($0))) }
     }
 
-    /// Parses one trimmed line of bytes.
+    /// Parses one trimmed line of bytes: the last number is the count (``FoldedImporter``'s rule); a number
+    /// before it makes the line a two-count `stack before after` line.
     static func parse(_ line: ArraySlice<UInt8>) -> ProfileStack? {
-        guard let (count, rest) = trailingNumber(line) else { return nil }
-        var stack = rest
-        var before: Double? = nil
-        if let (first, head) = trailingNumber(rest) {
-            before = first
-            stack = head
-        }
-        guard !stack.isEmpty else { return nil }
-        return ProfileStack(stack: String(decoding: stack, as: UTF8.self), count: count, before: before)
-    }
-
-    /// The number after the last blank of `line` and what comes before it (trimmed), if the last word is a
-    /// non-negative decimal number.
-    private static func trailingNumber(_ line: ArraySlice<UInt8>) -> (Double, ArraySlice<UInt8>)? {
-        guard let blank = line.lastIndex(where: isBlank) else { return nil }
-        let word = line[(blank + 1)...]
-        var integer: UInt64 = 0
-        var dots = 0
-        for byte in word {
-            if byte == UInt8(ascii: ".") {
-                dots += 1
-                guard dots == 1 else { return nil }
-            } else if byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9") {
-                if dots == 0 { integer = integer &* 10 &+ UInt64(byte - UInt8(ascii: "0")) }
-            } else {
-                return nil
+        Array(line).withUnsafeBufferPointer { bytes -> ProfileStack? in
+            guard let (length, count) = FoldedImporter.parse(bytes) else { return nil }
+            var stackLength = length
+            var before: Double? = nil
+            if let (shorter, first) = FoldedImporter.parse(UnsafeBufferPointer(rebasing: bytes[0..<length])) {
+                before = first
+                stackLength = shorter
             }
+            let stack = trimmed(ArraySlice(bytes[0..<stackLength]))
+            guard !stack.isEmpty else { return nil }
+            return ProfileStack(stack: String(decoding: stack, as: UTF8.self), count: count, before: before)
         }
-        guard !word.isEmpty, word.count > dots else { return nil }
-        let value: Double
-        if dots == 0 && word.count < 16 {
-            value = Double(integer)
-        } else {
-            guard let parsed = Double(String(decoding: word, as: UTF8.self)) else { return nil }
-            value = parsed
-        }
-        return (value, trimmed(line[..<blank]))
     }
 
     /// Reads all of `stream`, appending its stacks in input order.
