@@ -22,7 +22,8 @@ enum FlameGraphCommand {
           --hash             colour by a name hash weighted to its first characters
           --reverse          reverse stacks (leaf first)
           --inverted         icicle graph (roots at the top)
-          --flamechart       time order: stacks as given (newest first), not sorted
+          --flamechart       time order, not sorted: folded stacks as given (newest first, as flamegraph.pl);
+                             captures in sample order
           --notes TEXT       notes stored in the SVG
           --fontsize PT      font size (default: 12)
           --fonttype FONT    font family (default: Verdana)
@@ -77,7 +78,8 @@ enum FlameGraphCommand {
         options.negate = args.flag("--negate")
         let inputs = args.positionals.isEmpty ? ["-"] : args.positionals
         let (profile, diagnostics) = try ProfileLoader.load(
-            inputs.map(InputSource.init(path:)), options: try CaptureSelection.foldOptions(args))
+            inputs.map(InputSource.init(path:)), options: try CaptureSelection.foldOptions(args),
+            timeOrder: options.flameChart)
         diagnostics.warnings.forEach { Output.error("warning: \($0)") }
         var renderDiagnostics = Diagnostics()
         let svg = SVGFlameGraph(options: options).render(profile, diagnostics: &renderDiagnostics)

@@ -55,6 +55,8 @@ import Testing
         #expect(simple.out.contains("static BusyWork.descend(_:until:);static BusyWork.descend(_:until:)"))
         let svg = try stallprof(["flamegraph", "--simplify-names", "--state", "busy", busy])
         #expect(svg.status == 0 && svg.out.contains("BusyWork.descend(_:until:)"))
+        let chart = try stallprof(["flamegraph", "--flamechart", busy, blocked])
+        #expect(chart.status == 0 && chart.out.contains("Flame Chart") && chart.out.contains("BlockedWork"))
 
         let mangled = try stallprof(["fold", "--no-demangle", busy])
         #expect(mangled.out.contains("$s12StallSamples8BusyWorkO7descend"))

@@ -54,17 +54,41 @@ public struct StallCaptureImporter: StackImporter {
     public func importStacks(from stream: ByteStream, into stacks: inout FoldedStacks, diagnostics: inout Diagnostics)
         throws
     {
-        let capture: Capture
+        fold(try Self.read(stream), into: &stacks, diagnostics: &diagnostics)
+    }
+
+    /// Parses the capture `stream` holds; a corrupt one is ``AnalysisError/badData(path:position:reason:)``.
+    public static func read(_ stream: ByteStream) throws -> Capture {
         do {
-            capture = try CaptureReader.parse(try stream.readAll(), source: stream.name)
+            return try CaptureReader.parse(try stream.readAll(), source: stream.name)
         } catch let error as CaptureFormatError {
             throw AnalysisError.badData(path: error.source, position: "byte \(error.offset)", reason: error.reason)
         }
-        fold(capture, into: &stacks, diagnostics: &diagnostics)
     }
 
     /// Folds an already parsed capture.
     public func fold(_ capture: Capture, into stacks: inout FoldedStacks, diagnostics: inout Diagnostics) {
+        forEachSample(of: capture, diagnostics: &diagnostics) { stacks.add(frames: $0) }
+    }
+
+    /// The capture's selected samples in time order, newest first (the order flamegraph.pl's `--flamechart`
+    /// expects), consecutive samples with the same stack merged into one entry. Stalls follow each other in the
+    /// order they began.
+    public func timeOrdered(_ capture: Capture, diagnostics: inout Diagnostics) -> [ProfileStack] {
+        var entries: [ProfileStack] = []
+        forEachSample(of: capture, diagnostics: &diagnostics) { frames in
+            let stack = frames.joined(separator: ";")
+            if entries.last?.stack == stack {
+                entries[entries.count - 1].count += 1
+            } else {
+                entries.append(ProfileStack(stack: stack, count: 1))
+            }
+        }
+        return entries.reversed()
+    }
+
+    /// Calls `body` with the root-first names of each selected sample, in capture order.
+    private func forEachSample(of capture: Capture, diagnostics: inout Diagnostics, _ body: ([String]) -> Void) {
         capture.warnings.forEach { diagnostics.warn($0) }
         for stall in capture.stalls where !stall.isFinished {
             diagnostics.warn("\(capture.source): stall \(stall.id) is unfinished (the file ends during it); "
@@ -80,7 +104,7 @@ public struct StallCaptureImporter: StackImporter {
                 {
                     continue
                 }
-                stacks.add(frames: symbolizer.rootFirstNames(leafFirst: sample.frames))
+                body(symbolizer.rootFirstNames(leafFirst: sample.frames))
             }
         }
         symbolizer.warnings.forEach { diagnostics.warn("\(capture.source): \($0)") }
