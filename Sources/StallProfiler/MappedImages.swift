@@ -12,7 +12,8 @@ import StallFormat
 enum MappedImages {
     /// Images mapped now whose paths are not in `known`.
     static func unknown(excluding known: Set<String>) -> [ImageRecord] {
-        guard let text = try? readText("/proc/self/maps") else { return [] }
+        guard let bytes = try? CaptureReader.readWholeFile("/proc/self/maps") else { return [] }
+        let text = String(decoding: bytes, as: UTF8.self)
         var ranges: [String: (start: UInt64, end: UInt64, base: UInt64?)] = [:]
         var order: [String] = []
         for line in text.split(separator: "\n") {
@@ -37,21 +38,6 @@ enum MappedImages {
             return ImageRecord(path: path, loadBias: base &- elf.firstLoadPage, start: range.start, end: range.end,
                                buildID: elf.buildID)
         }
-    }
-
-    static func readText(_ path: String) throws -> String {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { throw StallWatchdogError.system("cannot open \(path)") }
-        defer { close(fd) }
-        var bytes: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 65536)
-        while true {
-            let n = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
-            if n < 0 && errno == EINTR { continue }
-            guard n > 0 else { break }
-            bytes += chunk[0..<n]
-        }
-        return String(decoding: bytes, as: UTF8.self)
     }
 }
 
@@ -95,26 +81,9 @@ struct ELFHeaderInfo {
                 foundLoad = true
                 firstLoadPage = (vaddr &- offset) & ~UInt64(4095)
             } else if type == 4, buildID.isEmpty, let notes = bytes(at: offset, count: Int(min(fileSize, 1 << 16))) {
-                buildID = Self.buildID(in: notes, padding: align == 8 ? 8 : 4)
+                buildID = notes.withUnsafeBytes { BuildID.find(inNotes: $0, alignment: Int(align)) }
             }
         }
         guard foundLoad else { return nil }
-    }
-
-    /// The GNU build-id in a block of ELF notes.
-    static func buildID(in notes: [UInt8], padding: Int) -> [UInt8] {
-        var at = 0
-        func u32(_ i: Int) -> Int { Int(notes[i]) | Int(notes[i + 1]) << 8 | Int(notes[i + 2]) << 16 | Int(notes[i + 3]) << 24 }
-        func padded(_ n: Int) -> Int { (n + padding - 1) / padding * padding }
-        while at + 12 <= notes.count {
-            let nameSize = u32(at), descSize = u32(at + 4), type = u32(at + 8)
-            let desc = at + 12 + padded(nameSize), next = desc + padded(descSize)
-            guard desc + descSize <= notes.count, next > at else { return [] }
-            if type == 3, nameSize == 4, notes[at + 12..<at + 16] == [0x47, 0x4e, 0x55, 0] {  // NT_GNU_BUILD_ID "GNU"
-                return Array(notes[desc..<desc + descSize])
-            }
-            at = next
-        }
-        return []
     }
 }

@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import StallFormat
 
 /// The function symbols of one ELF file (`.symtab`, else `.dynsym`) and its GNU build-id, read through a
 /// read-only memory map so that large libraries cost no copying.
@@ -50,10 +51,14 @@ final class ELFSymbols {
         let sections = (0..<count).map { index -> Section in
             let at = sectionTable + index * entrySize
             return Section(name: Int(u32(at)), type: u32(at + 4), address: u64(at + 16), offset: Int(u64(at + 24)),
-                           size: Int(u64(at + 32)), link: Int(u32(at + 40)), entrySize: Int(u64(at + 56)))
+                           size: Int(u64(at + 32)), link: Int(u32(at + 40)), alignment: Int(u64(at + 48)),
+                           entrySize: Int(u64(at + 56)))
         }
         func fits(_ s: Section) -> Bool { s.offset >= 0 && s.size >= 0 && s.offset + s.size <= size }
-        for note in sections where note.type == 7 && fits(note) { readBuildID(note.offset, note.offset + note.size) }
+        for note in sections where note.type == 7 && fits(note) && buildID.isEmpty {  // SHT_NOTE
+            let notes = UnsafeRawBufferPointer(start: base + note.offset, count: note.size)
+            buildID = BuildID.find(inNotes: notes, alignment: note.alignment)
+        }
         addPLTStubs(sections, names: Int(u16(0x3E)))
         let symtab = sections.first { $0.type == 2 && fits($0) }  // SHT_SYMTAB
         let dynsym = sections.first { $0.type == 11 && fits($0) }  // SHT_DYNSYM
@@ -90,7 +95,8 @@ final class ELFSymbols {
 
     /// A section header.
     private struct Section {
-        var name: Int, type: UInt32, address: UInt64, offset: Int, size: Int, link: Int, entrySize: Int
+        var name: Int, type: UInt32, address: UInt64, offset: Int, size: Int, link: Int, alignment: Int
+        var entrySize: Int
     }
 
     /// PLT stubs as symbols (start, size, section end, name offset): perf names them `function@plt`; here they
@@ -133,21 +139,6 @@ final class ELFSymbols {
         }
         pltStart = plt.address
         pltEnd = plt.address + UInt64(plt.size)
-    }
-
-    private func readBuildID(_ start: Int, _ end: Int) {
-        var at = start
-        while at + 12 <= end {
-            let nameSize = Int(u32(at)), descSize = Int(u32(at + 4)), type = u32(at + 8)
-            let desc = at + 12 + ((nameSize + 3) & ~3)
-            let next = desc + ((descSize + 3) & ~3)
-            guard next <= end, desc + descSize <= end else { return }
-            if type == 3 && nameSize == 4 && u32(at + 12) == 0x0055_4e47 {  // NT_GNU_BUILD_ID, "GNU\0"
-                buildID = Array(UnsafeRawBufferPointer(start: base! + desc, count: descSize))
-                return
-            }
-            at = next
-        }
     }
 
     /// The symbol containing virtual address `address`, with the offset into it and whether the address is a PLT
