@@ -27,6 +27,14 @@ import Testing
         }?.reason.contains("binary data") == true)
     }
 
+    @Test func sampleCountsThatOverflowOrAreNegativeAreBadData() {
+        let overflow = "Call graph:\n    9223372036854775807 Thread_1\n    + 9223372036854775807 main  (in app)\n"
+            + "    + 5 other  (in app)\nTotal number in stack\n"
+        #expect(FoldFixture.badData { try FoldFixture.foldBytes(Array(overflow.utf8)) }?.reason.contains("overflow") == true)
+        let negative = "Call graph:\n    5 Thread_1\n    + -5 main  (in app)\nTotal number in stack\n"
+        #expect(FoldFixture.badData { try FoldFixture.foldBytes(Array(negative.utf8)) }?.reason.contains("invalid sample count") == true)
+    }
+
     @Test func longLinesFoldAndOverlongLinesAreRejected() throws {
         let deep = Array(repeating: "frame", count: 200_000).joined(separator: ";") + " 3\n"
         let text = try FoldFixture.foldBytes(Array(deep.utf8))

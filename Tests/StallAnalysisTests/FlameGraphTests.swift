@@ -48,6 +48,28 @@ import Testing
         #expect(svg.comments.contains { $0 == "NOTES: x - - &lt;y&gt;" })  // comments take no "--"
     }
 
+    @Test func controlCharactersAndTrailingDashesKeepTheSVGWellFormed() throws {
+        var options = FlameGraphOptions()
+        options.title = "a\u{1B}b"
+        options.notes = "x-"
+        options.nameType = "a\rb"
+        var diagnostics = Diagnostics()
+        let profile = StackProfile(stacks: [ProfileStack(stack: "main;a\u{1}b\u{FFFF}", count: 3)])
+        let text = SVGFlameGraph(options: options).render(profile, diagnostics: &diagnostics)
+        let svg = try #require(SVGFrames(text), "the SVG must be well-formed XML")
+        #expect(svg.frame("a\u{FFFD}b\u{FFFD}") != nil)
+        #expect(svg.texts["title"] == "a\u{FFFD}b")
+        #expect(svg.comments.contains("NOTES: x- "))
+        #expect(!text.contains("\r"))
+    }
+
+    @Test func countsTooLargeForADoubleAreNotCounts() {
+        #expect(FoldedTextReader.parse(Substring("a;b " + String(repeating: "9", count: 400))) == nil)
+        let precise = FoldedTextReader.parse(Substring("a;c 1." + String(repeating: "0", count: 400) + "5"))
+        #expect(precise?.count == 1)
+        #expect(FoldedTextReader.parse(Substring("a;b 12345678901234567"))?.count == 12345678901234567)
+    }
+
     @Test func labelsAreTruncatedOrLeftOut() {
         let long = String(repeating: "x", count: 400)
         let svg = Self.render(["\(long) 99", "short 1"]) { $0.minWidth = .pixels(0) }

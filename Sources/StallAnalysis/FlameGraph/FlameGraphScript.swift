@@ -42,7 +42,9 @@ function fg_params() {
     var parts = window.location.search.substring(1).split("&");
     for (var i = 0; i < parts.length; i++) {
         var kv = parts[i].split("=");
-        if (kv[0] && kv.length > 1) result[kv[0]] = decodeURIComponent(kv.slice(1).join("=").replace(/\+/g, " "));
+        if (kv[0] && kv.length > 1) {
+            try { result[kv[0]] = decodeURIComponent(kv.slice(1).join("=").replace(/\+/g, " ")); } catch (e) {}
+        }
     }
     return result;
 }

@@ -110,7 +110,8 @@ public struct SVGFlameGraph: StackRenderer {
     }
 
     private func writePrelude(_ out: inout String, geometry: Geometry, total: Double) {
-        let notes = xmlEscaped(options.notes).replacingDashes()
+        var notes = xmlEscaped(options.notes).replacingDashes()
+        if notes.hasSuffix("-") { notes += " " }  // "--->" would end the comment badly
         out += "<!--NOTES: \(notes)-->\n"
         let (stop1, stop2) = (options.background ?? FrameColors.defaultBackground(for: options.palette)).stops
         out += "<defs><linearGradient id=\"background\" y1=\"0\" y2=\"1\" x1=\"0\" x2=\"0\">"
@@ -163,7 +164,9 @@ public struct SVGFlameGraph: StackRenderer {
             case "\"": out += "\\\""
             case "\\": out += "\\\\"
             case "\n": out += "\\n"
-            case "<", ">", "&", "]": out += "\\u" + String(scalar.value, radix: 16).leftPadded(to: 4)
+            // Markup characters, and line terminators a JavaScript string literal may not hold raw.
+            case "<", ">", "&", "]", "\r", "\u{2028}", "\u{2029}":
+                out += "\\u" + String(scalar.value, radix: 16).leftPadded(to: 4)
             default: out.unicodeScalars.append(scalar)
             }
         }

@@ -51,20 +51,20 @@ public struct FoldedImporter: StackImporter {
         while start < end && !PerfLineSyntax.isDigit(line[start]) { start += 1 }
         guard start < end, start >= 2, PerfLineSyntax.isSpace(line[start - 1]) else { return nil }
         if dot >= 0 && dot < start { return nil }
-        var count: Double = 0
-        var scale: Double = 0
-        for byte in line[start..<end] {
-            if byte == UInt8(ascii: ".") {
-                scale = 1
-            } else if scale > 0 {
-                scale /= 10
-                count += Double(byte - 48) * scale
-            } else {
-                count = count * 10 + Double(byte - 48)
-            }
-        }
+        guard let count = decimal(UnsafeBufferPointer(rebasing: line[start..<end])) else { return nil }
         end = start - 1
         return (end, count)
+    }
+
+    /// The value of `digits` (`\d+(\.\d*)?`, already checked), or nil when it is too large for a finite Double.
+    /// Short integers are summed exactly; anything else goes through the standard library's correctly rounded
+    /// parser.
+    static func decimal(_ digits: UnsafeBufferPointer<UInt8>) -> Double? {
+        if digits.count <= 15, !digits.contains(UInt8(ascii: ".")) {
+            return Double(digits.reduce(0) { $0 * 10 + Int64($1 - 48) })
+        }
+        guard let value = Double(String(decoding: digits, as: UTF8.self)), value.isFinite else { return nil }
+        return value
     }
 
     /// Streams the lines and adds each stack with its count.

@@ -81,9 +81,15 @@ public struct MacSampleImporter: StackImporter {
                 let text = String(decoding: UnsafeBufferPointer(rebasing: line[indent...]), as: UTF8.self)
                 let parts = text.split(separator: " ", maxSplits: 1)
                 guard parts.count == 2 else { throw bad(number, "no function after the sample count", line) }
-                guard let count = Int(parts[0]) else { throw bad(number, "invalid sample count", line) }
+                guard parts[0].first?.isNumber == true, let count = Int(parts[0]) else {
+                    throw bad(number, "invalid sample count", line)
+                }
                 pop(to: depth, path: &path, into: &stacks)
-                if depth > 0 { path[depth - 1].childCount += count }
+                if depth > 0 {
+                    let (sum, overflow) = path[depth - 1].childCount.addingReportingOverflow(count)
+                    guard !overflow else { throw bad(number, "sample counts overflow", line) }
+                    path[depth - 1].childCount = sum
+                }
                 path.append(Node(frame: depth == 0 ? Self.threadLabel(parts[1]) : frame(parts[1]), count: count))
             default:
                 return

@@ -196,7 +196,8 @@ struct PerfFoldState {
         pname = name
         self.period = 1
         if !options.countSamples, let period, !(period.count == 1 && line[period.lowerBound] == UInt8(ascii: "0")) {
-            self.period = line[period].reduce(0) { $0 * 10 + Double($1 - 48) }
+            // A period too large for a finite Double counts as 1 rather than poisoning every total.
+            self.period = FoldedImporter.decimal(UnsafeBufferPointer(rebasing: line[period])) ?? 1
         }
     }
 
