@@ -36,11 +36,16 @@ enum CheckCommand {
         let command = try commandAfterDashDash(args)
         ProcessRunner.installInterruptHandlers()
         var launch = ProcessRunner.Launch(arguments: command, inheritOutput: true)
-        if options.measure == .watchdog {
-            launch.environment["STALLPROF_OUTPUT"] = "/tmp/stallprof-check-\(getpid()).stalls"
-        }
+        let scratch = options.measure == .watchdog ? try ScratchDirectory(prefix: "stallprof-check") : nil
+        if let scratch { launch.environment["STALLPROF_OUTPUT"] = scratch.path + "/run.stalls" }
         defer { launch.environment["STALLPROF_OUTPUT"].map { _ = unlink($0) } }
-        let observation = try ProcessRunner.run([launch], options: options)[0]
+        let observation: BisectObservation
+        do {
+            observation = try ProcessRunner.run([launch], options: options)[0]
+        } catch AnalysisError.input(let program, let reason) {
+            // A commit whose program is missing or cannot run says nothing about the freeze: git bisect's "skip".
+            throw CheckVerdictError(verdict: .inconclusive, description: "check: \(program): \(reason)")
+        }
         let trial = BisectTrial(disabled: [], phase: .verify, observation: observation)
         let line = "check: " + BisectProgress.line(trial, number: 1).drop { $0 != ":" }.dropFirst(2)
         guard observation.verdict == .good else { throw CheckVerdictError(verdict: observation.verdict, description: line) }

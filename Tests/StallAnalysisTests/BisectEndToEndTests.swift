@@ -106,6 +106,8 @@ import Glibc
         #expect(try run(stallprof(frozen), environment: ["STALLPROF_DISABLE": "a"]) == 0)
         let crash = ["check"] + Self.fast + ["--"] + repro("a,z", ["--freeze-when", "a", "--crash-when-disabled", "z"])
         #expect(try run(stallprof(crash), environment: ["STALLPROF_DISABLE": "z"]) == 125)
+        // A commit whose program is missing or cannot run is skipped, not called bad.
+        #expect(try run(stallprof(["check"] + Self.fast + ["--", "/nonexistent/program"])) == 125)
     }
 
     @Test func checkCanMeasureThroughTheAppsWatchdog() throws {

@@ -15,7 +15,8 @@ public final class BisectCommandRunner {
     public let classifier: RunClassifierOptions
     /// Every flag name the app reported consulting, over all runs so far.
     public private(set) var consultedFlags: Set<String> = []
-    private let scratch: String
+    private let scratchDirectory: ScratchDirectory
+    private var scratch: String { scratchDirectory.path }
     private var counter = 0
 
     /// Creates a runner; makes a scratch directory for the flag reports.
@@ -23,15 +24,8 @@ public final class BisectCommandRunner {
         guard !command.isEmpty else { throw AnalysisError.usage("no command after --") }
         self.command = command
         self.classifier = classifier
-        let base = getenv("TMPDIR").map { String(cString: $0) } ?? "/tmp"
-        var template = Array("\(base)/stallprof-bisect-XXXXXX".utf8CString)
-        guard template.withUnsafeMutableBufferPointer({ mkdtemp($0.baseAddress!) }) != nil else {
-            throw AnalysisError.output(path: base, reason: "cannot create a scratch directory")
-        }
-        scratch = String(decoding: template.dropLast().map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        scratchDirectory = try ScratchDirectory(prefix: "stallprof-bisect")
     }
-
-    deinit { rmdir(scratch) }
 
     /// Runs the command once per configuration (flags to disable), all at once, and classifies each run.
     public func run(_ configurations: [[String]], _ phase: BisectPhase) throws -> [BisectObservation] {
@@ -61,4 +55,23 @@ public final class BisectCommandRunner {
 /// The contents of a file as text, or nil when it cannot be read.
 func readWholeFile(_ path: String) -> String? {
     (try? CaptureReader.readWholeFile(path)).map { String(decoding: $0, as: UTF8.self) }
+}
+
+/// A private directory for a command's scratch files (in `$TMPDIR`, else /tmp, made with `mkdtemp`), removed
+/// when released if it is empty by then.
+public final class ScratchDirectory {
+    /// The directory.
+    public let path: String
+
+    /// Creates `$TMPDIR/PREFIX-XXXXXX`.
+    public init(prefix: String) throws {
+        let base = getenv("TMPDIR").map { String(cString: $0) } ?? "/tmp"
+        var template = Array("\(base)/\(prefix)-XXXXXX".utf8CString)
+        guard template.withUnsafeMutableBufferPointer({ mkdtemp($0.baseAddress!) }) != nil else {
+            throw AnalysisError.output(path: base, reason: "cannot create a scratch directory")
+        }
+        path = String(decoding: template.dropLast().map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+
+    deinit { rmdir(path) }
 }

@@ -92,6 +92,9 @@ private final class Child {
     var classifier: RunClassifier
     var observation: BisectObservation?
     var reaped = false
+    /// Set once the group has been killed: killing it again would wait out another grace period for zombies and
+    /// could signal an unrelated group that reused the id.
+    private var killed = false
 
     init(_ launch: ProcessRunner.Launch, options: RunClassifierOptions) throws {
         classifier = RunClassifier(options: options)
@@ -137,6 +140,8 @@ private final class Child {
 
     /// Kills the child's process group: SIGTERM, then SIGKILL after the grace period; reaps the child.
     func killGroup() {
+        guard !killed else { return }
+        killed = true
         if groupExists() {
             kill(-pid, SIGTERM)
             let deadline = ProcessRunner.monotonicSeconds() + ProcessRunner.killGraceSeconds
@@ -181,6 +186,9 @@ private func spawn(_ launch: ProcessRunner.Launch) throws -> pid_t {
     posix_spawn_file_actions_init(&actions)
     defer { posix_spawn_file_actions_destroy(&actions) }
     if !launch.inheritOutput {
+        // A run in a background process group that read the terminal would stop (SIGTTIN) at 0 % CPU and pass for
+        // "good": it reads nothing instead.
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
         posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
         posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
     }
