@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The main job on a bundled sample: build, run stall-demo with the watchdog on (a busy stall, then a blocked
 # one), fold each capture with `stallprof fold` and print the result: the hottest stacks, leaf end first.
-# Full folded output goes to out/demo-*.folded (feed it to flamegraph.pl, inferno or speedscope).
+# Full folded output goes to out/demo-*.folded (feed it to flamegraph.pl, inferno or speedscope), and a flame
+# graph to out/demo-*.svg. (No `head` in the pipelines: with pipefail, a closed pipe would end the script.)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 tools/setup.sh
@@ -18,10 +19,13 @@ for stall in busy blocked; do
     "$bin/stallprof" report --top 3 "$capture"
     echo "== stallprof fold --state $stall $capture -o $out/demo-$stall.folded"
     "$bin/stallprof" fold --state "$stall" "$capture" -o "$out/demo-$stall.folded"
+    "$bin/stallprof" flamegraph --simplify-names --title "stall-demo: $stall stall" "$capture" -o "$out/demo-$stall.svg"
     echo "$(wc -l < "$out/demo-$stall.folded") distinct stacks, $(awk '{ s += $NF } END { print s }' "$out/demo-$stall.folded") samples; the top ones, leaf frame first (... = frames toward the root):"
-    awk '{ print $NF "\t" $0 }' "$out/demo-$stall.folded" | sort -t"$(printf '\t')" -k1,1 -rn | head -2 | cut -f2- \
+    awk '{ print $NF "\t" $0 }' "$out/demo-$stall.folded" | sort -t"$(printf '\t')" -k1,1 -rn | awk 'NR <= 2' | cut -f2- \
         | awk '{ n = $NF; sub(/ [^ ]+$/, ""); k = split($0, f, ";");
                  print "  " n " samples:";
                  for (i = k; i > k - 8 && i > 0; i--) print "      " f[i];
                  if (k > 8) print "      ... (" k - 8 " more frames)" }'
 done
+echo
+echo "Flame graphs: $out/demo-busy.svg, $out/demo-blocked.svg (open them in a browser)"
