@@ -35,6 +35,9 @@ import Testing
         #expect(outcome.minimalFix.count == 1)
         #expect(outcome.trials.count <= 25)
         #expect(outcome.claims.count == 4)  // two fixes, one minimal cause, the re-check
+        // The minimal cause is proven by clean runs of the reduction: each cited configuration ran good.
+        let minimal = try #require(outcome.claims.first { $0.statement.hasSuffix("is a minimal cause") })
+        #expect(minimal.evidence.contains("0 frozen, 1 good") && !minimal.evidence.contains("0 good"))
     }
 
     @Test(arguments: [(0, 1), (2, 9), (6, 7), (0, 11)]) func orPair(a: Int, b: Int) throws {
@@ -51,6 +54,40 @@ import Testing
         #expect(outcome.verdict == .found)
         #expect(sorted(outcome.causes) == [["f1", "f10", "f6"]])
         #expect(outcome.fixes.sorted() == ["f1", "f10", "f6"])
+    }
+
+    /// Causes of three flags placed so that a reduction's assumption (the right half holds the rest of the
+    /// cause) is wrong: the cause found does not freeze, and the search restarts without assuming.
+    @Test(arguments: [[0, 1, 2], [0, 6, 7], [1, 6, 10], [4, 9, 11], [0, 5, 11]]) func threeWayAndPlacements(
+        members: [Int]
+    ) throws {
+        let cause = members.map { "f\($0)" }
+        let outcome = try search(SimulatedRepro(causes: [Set(cause)]))
+        #expect(outcome.verdict == .found)
+        #expect(sorted(outcome.causes) == [cause.sorted()])
+        #expect(outcome.fixes.sorted() == cause.sorted())
+        #expect(outcome.claims.contains { $0.statement.hasSuffix("is a minimal cause") })
+    }
+
+    /// NOTES section 8's expected runs of a deterministic repro (means over every placement of one culprit, an
+    /// AND pair, an OR pair), calibration, the re-run of each fix and the final re-check included:
+    /// n = 16: 10 / 14 + 2 / 18; n = 32: 11.5 / 16.7 + 2 / 21.
+    @Test(arguments: [(16, [10.0, 16, 18]), (32, [11.5, 18.7, 21])])
+    func runsWithinNotes(n: Int, limits: [Double]) throws {
+        let flags = (0..<n).map { "f\($0)" }
+        let singles = (0..<n).map { [$0] }
+        let pairs = (0..<n).flatMap { a in ((a + 1)..<n).map { [a, $0] } }
+        for (index, placements) in [singles, pairs, pairs].enumerated() {
+            var total = 0
+            for placement in placements {
+                let names = placement.map { "f\($0)" }
+                let causes: [Set<String>] = index == 2 ? names.map { [$0] } : [Set(names)]
+                let outcome = try search(SimulatedRepro(causes: causes), flags: flags)
+                #expect(Set(outcome.causes.map(Set.init)) == Set(causes))
+                total += outcome.trials.count
+            }
+            #expect(Double(total) / Double(placements.count) <= limits[index] + 1e-9)
+        }
     }
 
     @Test func andPairAndIndependentCulprit() throws {

@@ -61,6 +61,21 @@ struct EvidenceStore {
         return evidence.clean >= repeats ? .good : .undecided
     }
 
+    /// A configuration (disabled set) that ran clean, never froze, disables `member` and enables at least the
+    /// flags that `disabled` enables; the one enabling the fewest flags. For a deterministic repro, whose freezing
+    /// is monotone in the enabled flags, it proves that disabling `disabled` is good.
+    func cleanWitness(disabled: Set<Int>, member: Int) -> Set<Int>? {
+        let clean = byConfiguration.filter {
+            $0.value.clean > 0 && $0.value.frozen == 0 && $0.key.contains(member) && $0.key.isSubset(of: disabled)
+        }
+        // Most flags disabled first; ties broken by the sorted indices, so the choice does not depend on hashing.
+        return clean.keys.map { $0.sorted() }
+            .max { $0.count != $1.count ? $0.count < $1.count : $1.lexicographicallyPrecedes($0) }.map(Set.init)
+    }
+
+    /// True when some configuration ran clean.
+    var hasCleanRun: Bool { byConfiguration.values.contains { $0.clean > 0 } }
+
     /// True when some configuration both froze and ran clean: the repro is not deterministic.
     var showsFlakiness: Bool { byConfiguration.values.contains { $0.frozen > 0 && $0.clean > 0 } }
 

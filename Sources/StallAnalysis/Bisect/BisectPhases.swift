@@ -29,7 +29,8 @@ struct CauseTree {
 }
 
 extension BisectSearch {
-    /// Calibration; returns a verdict when the search cannot go on.
+    /// Calibration; returns a verdict when the search cannot go on. For a deterministic repro (without
+    /// `--repeat`) the all-disabled check is deferred to ``requireAllDisabledGood()``.
     func calibrate() throws -> BisectVerdict? {
         let none = Set<Int>()
         try runUntil(none, total: options.deterministicCalibrationRuns)
@@ -49,7 +50,16 @@ extension BisectSearch {
             repeats = max(repeats, options.repeatsNeeded(freezeRate: evidence.freezeRate(none)))
             if repeats > options.maxRepeats { return .tooFlaky }
         }
+        if !flaky && options.repeats == nil { return nil }
         return try decide(allFlags, phase: .calibrate) == .good ? nil : .notAttributable
+    }
+
+    /// The premise of every reduction from the root: with every flag disabled the command is good. For a
+    /// deterministic repro any clean run proves it (freezing is monotone in the enabled flags); otherwise the
+    /// all-disabled configuration runs, and a freeze or a crash there ends the search as `not-attributable`.
+    func requireAllDisabledGood() throws {
+        if evidence.status(allFlags, repeats: repeats) == .good || (!flaky && evidence.hasCleanRun) { return }
+        if try decide(allFlags, phase: .calibrate) != .good { throw SearchInterrupt.stop(.notAttributable) }
     }
 
     private func runUntil(_ disabled: Set<Int>, total: Int) throws {
@@ -78,7 +88,18 @@ extension BisectSearch {
                     tree.goodNodes.append(node)
                     continue
                 }
+                // The first reduction's premise is proven by its own clean runs (or by the branches of its
+                // cause); later ones need it first, so that a repro that freezes with everything disabled does
+                // not yield one cause per flag.
+                if !tree.causes.isEmpty { try requireAllDisabledGood() }
+                assumed = false
                 let found = try reduce(forced: [], candidates: enabled.sorted())
+                if assumed, !(try reproduces(enabled: found)) {
+                    // A half assumed to hold the rest of the cause did not (a cause of three or more flags split
+                    // across it, or a missed freeze): search again, running both halves.
+                    strictReduce = true
+                    throw SearchInterrupt.restart
+                }
                 // Two causes sharing a core: if the core alone freezes, neither is minimal, so a freeze was
                 // missed on the way (the search then returns a core plus one untested flag, again and again).
                 // Overlapping causes are rare: even for a deterministic repro the core runs once more for each
@@ -101,10 +122,21 @@ extension BisectSearch {
 
     /// A minimal subset S of `candidates` such that `forced` + S reproduces, given that `forced` + all the
     /// candidates reproduces and `forced` alone does not.
+    ///
+    /// With `forced` non-empty and a deterministic repro, the part of the cause left to find is most often one
+    /// flag: when the left half is good, the right half is assumed to hold it without a run (``assumed``). Every
+    /// configuration assumed to freeze enables all of the cause found, so one run of that cause confirms them all.
     func reduce(forced: Set<Int>, candidates: [Int]) throws -> Set<Int> {
         if candidates.count == 1 { return Set(candidates) }
         let left = Array(candidates[..<(candidates.count / 2)])
         let right = Array(candidates[(candidates.count / 2)...])
+        if !flaky, !strictReduce, !forced.isEmpty {
+            if try reproduces(enabled: forced.union(left)) { return try reduce(forced: forced, candidates: left) }
+            if evidence.status(allFlags.subtracting(forced.union(right)), repeats: repeats) != .good {
+                assumed = true
+                return try reduce(forced: forced, candidates: right)
+            }
+        }
         switch try firstReproducing(forced.union(left), forced.union(right)) {
         case 0: return try reduce(forced: forced, candidates: left)
         case 1: return try reduce(forced: forced, candidates: right)
@@ -116,9 +148,10 @@ extension BisectSearch {
     }
 
     /// Verifies the answer: re-runs each fix and the minimal fix, re-checks the all-enabled run. (Causes were
-    /// checked to be minimal as they were found.)
+    /// checked, or proven, to be minimal as they were found.)
     func verify(_ tree: CauseTree) throws -> BisectOutcome {
         guard !tree.causes.isEmpty else { return outcome(.none, message: "no configuration reproduced the freeze") }
+        try requireAllDisabledGood()
         let fixes = tree.causes.dropFirst().reduce(tree.causes[0]) { $0.intersection($1) }
         let minimalFix = tree.goodNodes.min { $0.count < $1.count } ?? []
         var claims: [BisectClaim] = []
@@ -127,8 +160,13 @@ extension BisectSearch {
             guard try decide(fix) == .good else { throw SearchInterrupt.restart }
             claims.append(claim("disabling \(names(fix).joined(separator: " + ")) fixes the freeze", [fix]))
         }
-        for cause in tree.causes where minimalityIsChecked(cause) {
-            let checks = cause.sorted().map { allFlags.subtracting(cause.subtracting([$0])) }
+        for cause in tree.causes where minimalityIsChecked(cause) || !flaky {
+            // Checked configurations, or for a deterministic repro the clean runs of the reduction that prove them.
+            let checks = cause.sorted().map { member in
+                let check = allFlags.subtracting(cause.subtracting([member]))
+                guard !minimalityIsChecked(cause) else { return check }
+                return evidence.cleanWitness(disabled: check, member: member) ?? check
+            }
             claims.append(claim("{\(names(cause).joined(separator: ", "))} is a minimal cause", checks))
         }
         let none = Set<Int>()
@@ -147,21 +185,30 @@ extension BisectSearch {
         return outcome(.found, tree: tree, fixes: fixes, minimalFix: minimalFix, claims: claims)
     }
 
-    /// Whether a cause's minimality is checked: always for a deterministic repro (one run per check), and for
-    /// causes of three or more flags with a flaky one. A freeze missed while searching shows as a flag too many
-    /// in a cause; AND interactions of three or more flags are rare, so their checks need twice the usual clean
-    /// runs.
-    func minimalityIsChecked(_ cause: Set<Int>) -> Bool { !flaky || cause.count >= 3 }
+    /// Whether a cause's minimality is checked with runs: for causes of three or more flags. A freeze missed
+    /// while searching shows as a flag too many in a cause, and AND interactions of three or more flags are rare.
+    /// Smaller causes of a deterministic repro are minimal by the reduction's clean runs.
+    func minimalityIsChecked(_ cause: Set<Int>) -> Bool { cause.count >= 3 }
 
     /// Checks, right after it is found (before its branches cost runs), that enabling a cause minus any one of
-    /// its flags is good; a freeze there means a freeze was missed while searching.
+    /// its flags is good; a freeze there means a freeze was missed while searching. Each check needs twice the
+    /// usual clean runs, and at least 4: for a repro that looked deterministic, these are where a missed freeze
+    /// shows. The checks run in turn, one run each, so the one that freezes is reached early.
     func checkMinimal(_ cause: Set<Int>) throws {
         guard minimalityIsChecked(cause) else { return }
-        for member in cause.sorted() {
-            let rest = cause.subtracting([member])
-            if try reproduces(enabled: rest, phase: .verify, atLeast: cause.count >= 3 ? 2 * repeats : 1) {
+        let required = max(2 * repeats, 4)
+        let checks = cause.sorted().map { allFlags.subtracting(cause.subtracting([$0])) }
+        while true {
+            let statuses = checks.map { evidence.status($0, repeats: required) }
+            if let index = statuses.firstIndex(where: \.reproduces) {
+                let rest = allFlags.subtracting(checks[index])
                 try missedFreeze("{\(names(rest).joined(separator: ","))} alone froze")
             }
+            let undecided = checks.indices.filter { statuses[$0] == .undecided }.map { checks[$0] }
+            if undecided.isEmpty { return }
+            let next = undecided.min { evidence[$0].total < evidence[$1].total }!
+            let batch = options.parallelism >= 2 ? Array(undecided.prefix(options.parallelism)) : [next]
+            try execute(batch, phase: .verify)
         }
     }
 

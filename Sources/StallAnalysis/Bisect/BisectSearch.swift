@@ -5,17 +5,21 @@
 /// ``BisectRunner``.
 ///
 /// The search, in order:
-/// 1. Calibration: the all-enabled configuration must freeze (else `not-reproducible`); if its first runs all
-///    freeze the repro is treated as deterministic, otherwise its freeze rate is measured and the number of
-///    clean runs that make a configuration good is chosen from it; the all-disabled configuration must be good
-///    (else `not-attributable`).
+/// 1. Calibration: the all-enabled configuration must freeze (else `not-reproducible`); if its first run freezes
+///    the repro is treated as deterministic, otherwise its freeze rate is measured and the number of clean runs
+///    that make a configuration good is chosen from it; the all-disabled configuration must be good (else
+///    `not-attributable`). For a deterministic repro any clean run proves that (freezing is monotone in the
+///    enabled flags), so the all-disabled configuration runs only when the search needs it and no run did.
 /// 2. Bisect-reduce: halve the enabled flags; a half that still freezes alone holds a cause; if neither does,
 ///    both halves hold part of it (an AND interaction): reduce one half with the other forced on, then the
-///    other with the found part forced on.
+///    other with the found part forced on. For a deterministic repro, inside a forced reduction a half that is
+///    good makes the other half the one assumed to hold the rest, without a run; the cause found then runs once,
+///    and if it does not freeze the search restarts without assuming.
 /// 3. Independent causes: a hitting-set tree. Each cause found opens one branch per member with that member
 ///    also disabled; a branch that still freezes holds another cause, one that is good is a fix.
-/// 4. Minimality, as each cause is found: enabling it minus any one member must be good (always for a
-///    deterministic repro; for causes of three or more flags, with twice the clean runs, for a flaky one).
+/// 4. Minimality: for a deterministic repro the reduction proves it (enabling the cause minus any one member is
+///    a subset of a configuration that ran clean); causes of three or more flags, where a missed freeze shows,
+///    are checked as soon as they are found: enabling the cause minus any one member must be good.
 /// 5. Verification: each single fix and the minimal fix are re-run, the all-enabled run is re-checked.
 ///
 /// Every configuration's runs are kept, so none runs more often than needed. A freeze observed once is trusted;
@@ -39,6 +43,10 @@ public final class BisectSearch {
     var evidence = EvidenceStore()
     var flaky = false
     var repeats = 1
+    /// Set once an assumption of a deterministic reduction proved wrong: reductions then run both halves.
+    var strictReduce = false
+    /// Set when the current reduction assumed a half holds the rest of a cause without running it.
+    var assumed = false
 
     /// Creates a search over `flags` that runs configurations with `run`.
     public init(flags: [String], options: BisectSearchOptions = BisectSearchOptions(), run: @escaping Run) {
@@ -67,6 +75,8 @@ public final class BisectSearch {
                 if let early = try calibrate() { return outcome(early) }
                 let tree = try findCauses()
                 return try verify(tree)
+            } catch SearchInterrupt.stop(let verdict) {
+                return outcome(verdict)
             } catch SearchInterrupt.restart {
                 continue
             } catch SearchInterrupt.inconsistent(let message) {
@@ -180,4 +190,6 @@ enum SearchInterrupt: Error {
     case inconsistent(String)
     /// The run budget is spent.
     case budget
+    /// A check deferred from calibration failed: end with this verdict.
+    case stop(BisectVerdict)
 }

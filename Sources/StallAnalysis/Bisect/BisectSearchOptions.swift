@@ -5,9 +5,9 @@ import Glibc
 /// How the search spends runs. Every field documents its default.
 public struct BisectSearchOptions: Sendable {
     /// Runs of the all-enabled configuration that must all freeze for the repro to be treated as deterministic
-    /// (then one clean run makes a configuration good, and the answer is cross-checked for signs of
-    /// flakiness). Default: 3.
-    public var deterministicCalibrationRuns = 3
+    /// (then one clean run makes a configuration good, and every later run is checked for signs of flakiness:
+    /// the first sign starts the full calibration). Default: 1.
+    public var deterministicCalibrationRuns = 1
     /// Runs of the all-enabled configuration used to estimate the freeze rate once the repro proved flaky.
     /// Default: 10.
     public var flakyCalibrationRuns = 10
