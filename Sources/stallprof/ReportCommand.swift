@@ -9,7 +9,8 @@ enum ReportCommand {
 
         Summarizes stallprof captures: the process, a table of stalls (start, duration, busy or blocked, share
         of time running or ready to run, CPU share, samples, missed samples, thread) and, for each stall, the
-        functions its samples were in (self = the leaf, total = anywhere on the stack).
+        functions its samples were in (self = the leaf, total = anywhere on the stack) and, when the leaf is in a
+        library, the innermost frames in the app's executable.
 
         OPTIONS:
           --state STATE     describe only busy or only blocked stalls (default: all)

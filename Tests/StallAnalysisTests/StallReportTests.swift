@@ -38,6 +38,20 @@ import Testing
         #expect(text.contains("75%   75%    [app]"))
     }
 
+    @Test func innermostExecutableFramesWhenTheLeafIsInALibrary() {
+        var capture = capture()
+        capture.images.append(ImageRecord(path: "/nonexistent/libc.so.6", loadBias: 0xA000, start: 0xA000, end: 0xB000, buildID: []))
+        capture.stalls[0].samples = (0..<4).map { i in
+            Sample(timestampNs: UInt64(i), threadCPUNs: 0, flags: [], frames: i < 3 ? [0xA100, 0x2000, 0x3000] : [0x2000])
+        }
+        let report = StallReport(capture: capture)
+        #expect(report.functions[1]?.first?.name == "[libc.so.6]")
+        #expect(report.appFrames[1] == [StallReport.FunctionShare(name: "[app]", selfSamples: 4, totalSamples: 4)])
+        #expect(report.rendered().contains("  innermost frames in the executable:\n  100%  [app]"))
+        // Stalls whose samples never leave the executable get no such section.
+        #expect(StallReport(capture: self.capture()).appFrames[1] == [])
+    }
+
     @Test func stateFilterAndEmptyCaptures() {
         var options = StallReportOptions()
         options.state = .busy

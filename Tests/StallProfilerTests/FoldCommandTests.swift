@@ -78,6 +78,8 @@ import Testing
         #expect(report.out.contains("1 stall: 0 busy, 1 blocked"))
         #expect(report.out.contains("StallSamples.BusyWork.burn"))
         #expect(report.out.contains("__lll_lock_wait") || report.out.contains("pthread_mutex_lock"))
+        // The blocked stall's leaf is libc's wait; the report also names the app's own innermost frame.
+        #expect(report.out.contains("innermost frames in the executable:\n  100%  static StallSamples.BlockedWork.lockContended"))
         let short = try stallprof(["report", "--simplify-names", "--state", "busy", busy])
         #expect(short.out.contains("BusyWork.burn(until:)") && !short.out.contains("Swift.UInt64"))
         #expect(try stallprof(["report", "--top", "0", busy]).status == 64)

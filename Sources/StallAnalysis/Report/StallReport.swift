@@ -32,22 +32,39 @@ public struct StallReport {
     public let options: StallReportOptions
     /// For each stall id, its functions by self samples, most first.
     public private(set) var functions: [UInt32: [FunctionShare]] = [:]
+    /// For each stall id, the innermost frames that lie in the app's executable, by samples, most first: where
+    /// the app's own code was when the leaf is in a library (a lock wait in libc, a layout pass in a framework).
+    /// Empty for stalls whose samples never leave the executable.
+    public private(set) var appFrames: [UInt32: [FunctionShare]] = [:]
 
     /// Builds the report, resolving names from the capture's image map.
     public init(capture: Capture, options: StallReportOptions = StallReportOptions()) {
         self.capture = capture
         self.options = options
         let symbolizer = Symbolizer(images: capture.images, options: options.symbolizer)
+        let executable = capture.process?.executable
         for stall in capture.stalls where options.state.accepts(stall.state) {
-            var selfCounts: [String: Int] = [:], totalCounts: [String: Int] = [:]
+            var selfCounts: [String: Int] = [:], totalCounts: [String: Int] = [:], appCounts: [String: Int] = [:]
+            var leavesOutsideApp = false
             for sample in stall.samples where !sample.frames.isEmpty {
                 let names = symbolizer.rootFirstNames(leafFirst: sample.frames)
                 selfCounts[names[names.count - 1], default: 0] += 1
                 for name in Set(names) { totalCounts[name, default: 0] += 1 }
+                let inApp = sample.frames.firstIndex { symbolizer.image(containing: $0)?.path == executable }
+                if let inApp {
+                    leavesOutsideApp = leavesOutsideApp || inApp > 0
+                    appCounts[names[names.count - 1 - inApp], default: 0] += 1
+                }
             }
-            functions[stall.id] = selfCounts.map { FunctionShare(name: $0.key, selfSamples: $0.value, totalSamples: totalCounts[$0.key] ?? 0) }
-                .sorted { ($0.selfSamples, $1.name) > ($1.selfSamples, $0.name) }
+            functions[stall.id] = Self.shares(selfCounts, totals: totalCounts)
+            appFrames[stall.id] = leavesOutsideApp ? Self.shares(appCounts, totals: totalCounts) : []
         }
+    }
+
+    /// Counts as shares, most samples first (ties by name).
+    static func shares(_ counts: [String: Int], totals: [String: Int]) -> [FunctionShare] {
+        counts.map { FunctionShare(name: $0.key, selfSamples: $0.value, totalSamples: totals[$0.key] ?? 0) }
+            .sorted { ($0.selfSamples, $1.name) > ($1.selfSamples, $0.name) }
     }
 
     /// The report as text.
@@ -89,6 +106,14 @@ public struct StallReport {
                              Self.percent(Double(share.totalSamples) / Double(sampled)), share.name])
             }
             lines += Self.columns(rows).map { "  " + $0 }
+            let app = appFrames[stall.id] ?? []
+            guard !app.isEmpty else { continue }
+            lines.append("  innermost frames in the executable:")
+            var appRows: [[String]] = []
+            for share in app.prefix(options.topFunctions) {
+                appRows.append([Self.percent(Double(share.selfSamples) / Double(sampled)), share.name])
+            }
+            lines += Self.columns(appRows).map { "  " + $0 }
         }
         return lines.joined(separator: "\n") + "\n"
     }
