@@ -20,7 +20,7 @@ enum ReportCommand {
           --offsets         append +0xOFFSET to resolved function names
           --no-demangle     keep Swift symbols mangled
           -o, --output OUT  write to OUT instead of standard output
-          FILE              a capture file
+          FILE              a capture file; - reads standard input
         """
 
     static func run(_ arguments: [String]) throws {
@@ -36,10 +36,7 @@ enum ReportCommand {
         guard !args.positionals.isEmpty else { throw UsageError(message: "no capture files") }
         var text = ""
         for path in args.positionals {
-            let capture: Capture
-            do { capture = try CaptureReader.read(path: path) } catch let error as CaptureFormatError {
-                throw AnalysisError.badData(path: error.source, position: "byte \(error.offset)", reason: error.reason)
-            }
+            let capture = try StallCaptureImporter.read(InputSource(path: path).open())
             capture.warnings.forEach { Output.error("warning: \($0)") }
             if !text.isEmpty { text += "\n" }
             text += StallReport(capture: capture, options: options).rendered()
