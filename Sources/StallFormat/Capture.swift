@@ -50,7 +50,8 @@ public struct Sample: Sendable, Equatable {
     }
 }
 
-/// One stall: when the main queue stopped answering, what its thread did meanwhile, and how it ended.
+/// One episode: a stall (the main queue stopped answering) or a saturated period (it answered, but its thread
+/// never rested): what its thread did meanwhile, and how it ended.
 public struct Stall: Sendable {
     /// The begin record.
     public var begin: StallBeginRecord
@@ -58,16 +59,21 @@ public struct Stall: Sendable {
     public var end: StallEndRecord?
     /// The samples, in time order.
     public var samples: [Sample]
+    /// What the thread waited for, when the watchdog looked (blocked episodes, version 2 captures).
+    public var blockedOn: BlockedOnRecord?
 
     /// Creates a stall.
-    public init(begin: StallBeginRecord, end: StallEndRecord? = nil, samples: [Sample] = []) {
+    public init(begin: StallBeginRecord, end: StallEndRecord? = nil, samples: [Sample] = [], blockedOn: BlockedOnRecord? = nil) {
         self.begin = begin
         self.end = end
         self.samples = samples
+        self.blockedOn = blockedOn
     }
 
-    /// The stall number within its capture.
+    /// The episode number within its capture.
     public var id: UInt32 { begin.stallID }
+    /// A stall or a saturated episode.
+    public var kind: EpisodeKind { begin.kind }
     /// False when the file ends before the stall did (the process was killed or crashed mid-stall).
     public var isFinished: Bool { end != nil }
 

@@ -62,8 +62,9 @@ public enum CaptureReader {
         }
         var cursor = ByteCursor(bytes: bytes, offset: 8, source: source)
         let version = try cursor.u16()
-        guard version == CaptureFormat.version else {
-            throw CaptureFormatError(source: source, offset: 8, reason: "capture format version \(version) is not supported (this stallprof reads version \(CaptureFormat.version))")
+        guard CaptureFormat.readableVersions.contains(version) else {
+            let known = CaptureFormat.readableVersions
+            throw CaptureFormatError(source: source, offset: 8, reason: "capture format version \(version) is not supported (this stallprof reads versions \(known.lowerBound) to \(known.upperBound))")
         }
         var records: [CaptureRecord] = []
         var offset = CaptureFormat.headerSize
@@ -118,6 +119,8 @@ public enum CaptureReader {
                     frames: frames))
             case .stallEnd(let end):
                 if let index = stallIndex[end.stallID] { capture.stalls[index].end = end }
+            case .blockedOn(let blocked):
+                if let index = stallIndex[blocked.stallID] { capture.stalls[index].blockedOn = blocked }
             case .close: capture.closedCleanly = true
             }
         }
@@ -136,8 +139,14 @@ public enum CaptureReader {
             let bias = try c.u64(), start = try c.u64(), end = try c.u64(), buildID = try c.byteField()
             return .image(ImageRecord(path: try c.string(), loadBias: bias, start: start, end: end, buildID: buildID))
         case .stallBegin:
-            return .stallBegin(StallBeginRecord(
-                stallID: try c.u32(), startNs: try c.u64(), detectedNs: try c.u64(), threadID: try c.i32()))
+            let id = try c.u32(), start = try c.u64(), detected = try c.u64(), thread = try c.i32()
+            var kind = EpisodeKind.stall  // version 1 records end here
+            if c.remaining > 0 {
+                let raw = try c.u8()
+                guard let known = EpisodeKind(rawValue: raw) else { throw c.error("unknown episode kind \(raw)") }
+                kind = known
+            }
+            return .stallBegin(StallBeginRecord(stallID: id, startNs: start, detectedNs: detected, threadID: thread, kind: kind))
         case .sample:
             let id = try c.u32(), t = try c.u64(), cpu = try c.u64(), wait = try c.u64()
             let flags = SampleFlags(rawValue: try c.u32())
@@ -155,6 +164,21 @@ public enum CaptureReader {
             return .stallEnd(StallEndRecord(
                 stallID: id, endNs: end, cpuNs: cpu, runQueueNs: wait, measuredNs: measured, state: state,
                 sampleCount: try c.u32(), missedCount: try c.u32()))
+        case .blockedOn:
+            let id = try c.u32(), t = try c.u64(), rawKind = try c.u8()
+            guard let waitKind = BlockedOnRecord.WaitKind(rawValue: rawKind) else { throw c.error("unknown wait kind \(rawKind)") }
+            let call = try c.i32(), argument = try c.u64(), owner = try c.i32(), ownerState = try c.u8()
+            let ownerCall = try c.i32(), flags = BlockedOnRecord.OwnerFlags(rawValue: try c.u32())
+            let name = try c.string(), detail = try c.string()
+            let count = Int(try c.u32())
+            guard count <= c.remaining / 8 else { throw c.error("frame count \(count) exceeds the record") }
+            var frames: [UInt64] = []
+            frames.reserveCapacity(count)
+            for _ in 0..<count { frames.append(try c.u64()) }
+            return .blockedOn(BlockedOnRecord(
+                stallID: id, timestampNs: t, waitKind: waitKind, syscall: call, argument: argument, ownerTID: owner,
+                ownerName: name, ownerState: ownerState, ownerSyscall: ownerCall, ownerFlags: flags, detail: detail,
+                ownerFrames: frames))
         case .close:
             return .close(timestampNs: try c.u64())
         }

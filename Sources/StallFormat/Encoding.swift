@@ -5,8 +5,10 @@
 public enum CaptureFormat {
     /// The eight bytes every capture starts with.
     public static let magic: [UInt8] = Array("STALLPRF".utf8)
-    /// The format version this library writes; readers accept files whose major version they know.
-    public static let version: UInt16 = 1
+    /// The format version this library writes.
+    public static let version: UInt16 = 2
+    /// The versions the reader accepts: 1 (stalls only) and 2 (episode kinds, blocked-on records).
+    public static let readableVersions: ClosedRange<UInt16> = 1...2
     /// Header size in bytes: magic, version, reserved.
     public static let headerSize = 16
     /// Bytes before a record's payload: type (1) and payload length (4).
@@ -18,7 +20,7 @@ public enum CaptureFormat {
 
     /// Record type codes.
     enum RecordType: UInt8 {
-        case process = 1, image = 2, stallBegin = 3, sample = 4, stallEnd = 5, close = 6
+        case process = 1, image = 2, stallBegin = 3, sample = 4, stallEnd = 5, close = 6, blockedOn = 7
     }
 
     /// The file header: magic, version, two reserved bytes, four reserved bytes.
@@ -93,6 +95,7 @@ extension CaptureRecord {
             out.appendLE(b.startNs)
             out.appendLE(b.detectedNs)
             out.appendLE(b.threadID)
+            out.append(b.kind.rawValue)
         case .sample(let s):
             type = .sample
             out.appendLE(s.stallID)
@@ -112,6 +115,21 @@ extension CaptureRecord {
             out.append(e.state.rawValue)
             out.appendLE(e.sampleCount)
             out.appendLE(e.missedCount)
+        case .blockedOn(let b):
+            type = .blockedOn
+            out.appendLE(b.stallID)
+            out.appendLE(b.timestampNs)
+            out.append(b.waitKind.rawValue)
+            out.appendLE(b.syscall)
+            out.appendLE(b.argument)
+            out.appendLE(b.ownerTID)
+            out.append(b.ownerState)
+            out.appendLE(b.ownerSyscall)
+            out.appendLE(b.ownerFlags.rawValue)
+            out.appendString(b.ownerName)
+            out.appendString(b.detail)
+            out.appendLE(UInt32(b.ownerFrames.count))
+            for frame in b.ownerFrames { out.appendLE(frame) }
         case .close(let timestampNs):
             type = .close
             out.appendLE(timestampNs)

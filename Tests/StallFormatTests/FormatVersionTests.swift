@@ -1,0 +1,76 @@
+import Testing
+
+@testable import StallFormat
+
+/// Version 2 adds episode kinds and blocked-on records; version 1 files still read.
+@Suite struct FormatVersionTests {
+    static let blocked = BlockedOnRecord(
+        stallID: 2, timestampNs: 900, waitKind: .mutex, syscall: 202, argument: 0x7fff_0000_1000, ownerTID: 4321,
+        ownerName: "lock-holder", ownerState: UInt8(ascii: "S"), ownerSyscall: 230, ownerFlags: .fromStackMemory,
+        detail: "", ownerFrames: [0x1000, 0x2000, 0x3000])
+
+    static func records() -> [CaptureRecord] {
+        [
+            .process(ProcessRecord(pid: 7, startMonotonicNs: 100, startWallNs: 5, thresholdNs: 250, sampleIntervalNs: 10,
+                                   executable: "/app")),
+            .stallBegin(StallBeginRecord(stallID: 1, startNs: 200, detectedNs: 1_200, threadID: 7, kind: .saturated)),
+            .stallEnd(StallEndRecord(stallID: 1, endNs: 2_000, cpuNs: 1_700, measuredNs: 1_800, state: .busy,
+                                     sampleCount: 0, missedCount: 0)),
+            .stallBegin(StallBeginRecord(stallID: 2, startNs: 2_500, detectedNs: 2_750, threadID: 7)),
+            .blockedOn(blocked),
+        ]
+    }
+
+    @Test func kindsAndBlockedOnRoundTrip() throws {
+        var bytes = CaptureFormat.header
+        for record in Self.records() { record.encode(into: &bytes) }
+        #expect(bytes[8] == 2 && bytes[9] == 0)
+        let (records, warning) = try CaptureReader.records(bytes, source: "v2")
+        #expect(warning == nil)
+        #expect(records == Self.records())
+        let capture = try CaptureReader.parse(bytes, source: "v2")
+        #expect(capture.stalls.map(\.kind) == [.saturated, .stall])
+        #expect(capture.stalls[1].blockedOn == Self.blocked)
+        #expect(capture.stalls[0].blockedOn == nil)
+    }
+
+    /// A version 1 file (as the first release wrote it: no kind byte in stallBegin) reads as stalls.
+    @Test func versionOneFilesStillRead() throws {
+        var bytes = CaptureFormat.header
+        bytes[8] = 1
+        var begin: [UInt8] = []
+        begin.appendLE(UInt32(1))
+        begin.appendLE(UInt64(200))
+        begin.appendLE(UInt64(450))
+        begin.appendLE(Int32(7))
+        bytes.append(3)
+        bytes.appendLE(UInt32(begin.count))
+        bytes.append(contentsOf: begin)
+        let crc = bytes.withUnsafeBytes { CRC32.checksum(UnsafeRawBufferPointer(rebasing: $0[16...])) }
+        bytes.appendLE(crc)
+        let capture = try CaptureReader.parse(bytes, source: "v1")
+        #expect(capture.stalls.count == 1)
+        #expect(capture.stalls[0].kind == .stall)
+        #expect(capture.stalls[0].begin.detectedNs == 450)
+    }
+
+    @Test func unknownVersionsAndKindsAreErrors() throws {
+        var bytes = CaptureFormat.header
+        bytes[8] = 3
+        #expect(throws: CaptureFormatError.self) { try CaptureReader.parse(bytes, source: "v3") }
+        var bad = CaptureFormat.header
+        StallBeginRecord(stallID: 1, startNs: 1, detectedNs: 2, threadID: 3, kind: .saturated)
+            .asRecord.encode(into: &bad)
+        // Patch the kind byte (the payload's last byte) to an unknown value and fix the CRC.
+        let kindIndex = bad.count - 5
+        bad[kindIndex] = 9
+        let crc = bad.withUnsafeBytes { CRC32.checksum(UnsafeRawBufferPointer(rebasing: $0[16..<(bad.count - 4)])) }
+        withUnsafeBytes(of: crc.littleEndian) { for k in 0..<4 { bad[bad.count - 4 + k] = $0[k] } }
+        let error = try #require(throws: CaptureFormatError.self) { try CaptureReader.parse(bad, source: "kind") }
+        #expect(error.reason.contains("episode kind 9"))
+    }
+}
+
+extension StallBeginRecord {
+    var asRecord: CaptureRecord { .stallBegin(self) }
+}
