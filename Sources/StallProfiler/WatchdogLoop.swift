@@ -13,6 +13,7 @@ final class WatchdogLoop {
     private let shared: WatchdogShared
     private var detector: StallDetector
     private var sampler: StallSampler? = nil
+    private lazy var blockedProbe = BlockedOnProbe(configuration: configuration)
     private var mainQueueThreads = MainQueueThreads()
     private var imageGeneration: UInt64 = 0
     /// Paths of the images written so far.
@@ -114,6 +115,12 @@ final class WatchdogLoop {
                 } else {
                     writer.append(.sample(record))
                     shared.samples.add(1, ordering: .relaxed)
+                    // No CPU progress since the previous sample: the thread waits. Find on what, once per stall.
+                    if record.flags.contains(.repeated),
+                        let blocked = blockedProbe.probeOnce(stallID: sampler.stallID, threadID: sampler.threadID)
+                    {
+                        writer.append(.blockedOn(blocked))
+                    }
                 }
             }
             shared.missed.add(sampler.missedCount - before, ordering: .relaxed)

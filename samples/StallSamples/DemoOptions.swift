@@ -16,13 +16,16 @@ public struct DemoOptions: Sendable {
     public var output: String? = nil
     /// How the main queue is serviced (stall-demo only). `--loop runloop|dispatch`, default runloop.
     public var loop = "runloop"
+    /// What the lock holder does in a blocked stall. `--holder sleeps|spins`, default sleeps.
+    public var holder = LockHolderMode.sleeps
 
     /// Parses `arguments` (without the program name); prints usage and exits 64 on a mistake.
     public static func parse(_ arguments: [String], program: String) -> DemoOptions {
         var options = DemoOptions()
         var iterator = arguments.makeIterator()
         func fail(_ message: String) -> Never {
-            let usage = "usage: \(program) [--stall busy|blocked] [--stall-ms N] [--delay-ms N] [--output PATH]"
+            let usage = "usage: \(program) [--stall busy|blocked] [--holder sleeps|spins] [--stall-ms N] [--delay-ms N]"
+                + " [--output PATH]"
                 + (program == "stall-demo" ? " [--loop runloop|dispatch]" : "")
             printError("\(program): \(message)\n\(usage)")
             exit(64)
@@ -40,6 +43,9 @@ public struct DemoOptions: Sendable {
                 guard let ms = Int(value), ms >= 0 else { fail("bad --delay-ms \(value)") }
                 options.delayMilliseconds = ms
             case "--output": options.output = value
+            case "--holder":
+                guard let mode = LockHolderMode(rawValue: value) else { fail("unknown holder \(value)") }
+                options.holder = mode
             case "--loop" where program == "stall-demo":
                 guard value == "runloop" || value == "dispatch" else { fail("unknown loop \(value)") }
                 options.loop = value
@@ -66,7 +72,12 @@ public struct DemoOptions: Sendable {
     public func stallNow() {
         switch stall {
         case .busy: _ = BusyWork.spin(milliseconds: stallMilliseconds)
-        case .blocked: BlockedWork.waitForWorkerLock(milliseconds: stallMilliseconds)
+        case .blocked:
+            // The holder measured its own hold: a sleep cut short means someone interrupted it (EINTR).
+            let report = BlockedWork.waitForWorkerLock(milliseconds: stallMilliseconds, holder: holder)
+            printError("\(BlockedWork.holderThreadName) \(report.mode.rawValue): held \(report.heldNs / 1_000_000) ms of \(report.askedNs / 1_000_000) ms"
+                + (report.cutShort ? ", cut short" : ""))
+            if report.cutShort { exit(70) }
         }
     }
 }

@@ -1,3 +1,4 @@
+import CStallCapture
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -54,34 +55,90 @@ public enum BusyWork {
     }
 }
 
-/// A stall in which the main thread waits: a worker takes a pthread mutex and holds it while the main thread
-/// asks for it.
+/// What the thread that holds the lock does while it holds it.
+public enum LockHolderMode: String, CaseIterable, Sendable {
+    /// It sleeps in one long `usleep` (in a system call: it must never be signalled).
+    case sleeps
+    /// It spins on the CPU (a running owner).
+    case spins
+}
+
+/// A stall in which the main thread waits: a worker thread named `lock-holder` takes a pthread mutex and holds it
+/// in ``BlockedWork/holdLock(_:taken:milliseconds:mode:)`` while the main thread asks for it.
 public enum BlockedWork {
-    /// Blocks the calling thread for about `milliseconds` on a mutex a worker thread holds.
-    @inline(never)
-    public static func waitForWorkerLock(milliseconds: Int) {
+    /// What the lock holder did, measured by itself.
+    public struct HolderReport: Sendable {
+        /// How the holder held the lock.
+        public var mode: LockHolderMode
+        /// How long it meant to hold it, nanoseconds.
+        public var askedNs: UInt64
+        /// How long it held it, nanoseconds (for `sleeps`: the time `usleep` took).
+        public var heldNs: UInt64
+        /// True when `usleep` failed (EINTR) or returned before the time asked: the sleep was cut short.
+        public var cutShort: Bool
+    }
+
+    /// The name the lock holder gives its thread.
+    public static let holderThreadName = "lock-holder"
+
+    /// Blocks the calling thread for about `milliseconds` on a mutex a worker thread holds; returns what the
+    /// holder measured.
+    @discardableResult @inline(never)
+    public static func waitForWorkerLock(milliseconds: Int, holder mode: LockHolderMode = .sleeps) -> HolderReport {
         let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
         pthread_mutex_init(mutex, nil)
         let taken = UnsafeMutablePointer<sem_t>.allocate(capacity: 1)
         sem_init(taken, 0, 0)
-        let holder = LockHolder(mutex: mutex, taken: taken, milliseconds: milliseconds)
-        var thread = pthread_t()
-        pthread_create(&thread, nil, { context in
-            let holder = Unmanaged<LockHolder>.fromOpaque(context!).takeRetainedValue()
-            pthread_mutex_lock(holder.mutex)
-            sem_post(holder.taken)
-            usleep(UInt32(holder.milliseconds) * 1000)
-            pthread_mutex_unlock(holder.mutex)
-            return nil
-        }, Unmanaged.passRetained(holder).toOpaque())
+        let holder = LockHolder(mutex: mutex, taken: taken, milliseconds: milliseconds, mode: mode)
+        let thread = startHolder(holder)
         while sem_wait(taken) != 0 {}
         lockContended(mutex)
         pthread_mutex_unlock(mutex)
         pthread_join(thread, nil)
+        let report = holder.finished()
         pthread_mutex_destroy(mutex)
         mutex.deallocate()
         sem_destroy(taken)
         taken.deallocate()
+        return report
+    }
+
+    /// Starts the `lock-holder` thread.
+    private static func startHolder(_ holder: LockHolder) -> pthread_t {
+        var thread = pthread_t()
+        pthread_create(&thread, nil, { context in
+            BlockedWork.runHolder(Unmanaged<LockHolder>.fromOpaque(context!).takeRetainedValue())
+            return nil
+        }, Unmanaged.passRetained(holder).toOpaque())
+        return thread
+    }
+
+    /// The body of the `lock-holder` thread.
+    private static func runHolder(_ holder: LockHolder) {
+        stallcap_name_thread(holderThreadName)
+        let report = holdLock(holder.mutex, taken: holder.taken, milliseconds: holder.milliseconds, mode: holder.mode)
+        holder.report = report
+    }
+
+    /// The lock holder's frame: takes `mutex`, posts `taken`, holds the lock for `milliseconds` (one `usleep`, or
+    /// spinning), then unlocks.
+    @inline(never)
+    static func holdLock(
+        _ mutex: UnsafeMutablePointer<pthread_mutex_t>, taken: UnsafeMutablePointer<sem_t>, milliseconds: Int,
+        mode: LockHolderMode
+    ) -> HolderReport {
+        pthread_mutex_lock(mutex)
+        sem_post(taken)
+        let asked = UInt64(milliseconds) * 1_000_000
+        let start = monotonicNanoseconds()
+        var failed = false
+        switch mode {
+        case .sleeps: failed = usleep(useconds_t(milliseconds) * 1000) != 0
+        case .spins: _ = BusyWork.burn(until: start + asked)
+        }
+        let held = monotonicNanoseconds() - start
+        pthread_mutex_unlock(mutex)
+        return HolderReport(mode: mode, askedNs: asked, heldNs: held, cutShort: failed || held < asked)
     }
 
     /// The frame a blocked stall's stack must show above libc's lock wait.
@@ -95,10 +152,17 @@ public enum BlockedWork {
         let mutex: UnsafeMutablePointer<pthread_mutex_t>
         let taken: UnsafeMutablePointer<sem_t>
         let milliseconds: Int
-        init(mutex: UnsafeMutablePointer<pthread_mutex_t>, taken: UnsafeMutablePointer<sem_t>, milliseconds: Int) {
+        let mode: LockHolderMode
+        /// Written by the holder thread before it ends; read after pthread_join.
+        var report: HolderReport? = nil
+        /// The report, once the holder thread has ended.
+        func finished() -> HolderReport { report ?? HolderReport(mode: mode, askedNs: 0, heldNs: 0, cutShort: true) }
+        init(mutex: UnsafeMutablePointer<pthread_mutex_t>, taken: UnsafeMutablePointer<sem_t>, milliseconds: Int,
+             mode: LockHolderMode) {
             self.mutex = mutex
             self.taken = taken
             self.milliseconds = milliseconds
+            self.mode = mode
         }
     }
 }

@@ -1,0 +1,115 @@
+// stallcapture_blocked.h: what a blocked thread waits for and who holds it, read from /proc and from memory with
+// process_vm_readv. Called from the watchdog thread, never from signal context. Nothing here signals a thread.
+#ifndef STALLCAPTURE_BLOCKED_H
+#define STALLCAPTURE_BLOCKED_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/// What `/proc/self/task/<tid>/syscall` said.
+typedef enum {
+    /// The file could not be read or parsed.
+    STALLCAP_SYSCALL_UNKNOWN = 0,
+    /// "running": the thread was on a CPU; nothing else is known.
+    STALLCAP_SYSCALL_RUNNING = 1,
+    /// "-1 SP PC": the thread was stopped in user code (preempted, not in a system call); sp and pc are set.
+    STALLCAP_SYSCALL_USER = 2,
+    /// "NR ARG1..ARG6 SP PC": the thread was in system call `nr`; all fields are set.
+    STALLCAP_SYSCALL_IN_CALL = 3,
+} stallcap_syscall_kind;
+
+/// One reading of a thread's system call state.
+typedef struct {
+    /// See stallcap_syscall_kind.
+    int32_t kind;
+    /// The system call number (STALLCAP_SYSCALL_IN_CALL only), else -1.
+    int32_t nr;
+    /// Its six arguments.
+    uint64_t args[6];
+    /// User stack pointer and instruction pointer (STALLCAP_SYSCALL_USER and STALLCAP_SYSCALL_IN_CALL).
+    uint64_t sp;
+    uint64_t pc;
+} stallcap_syscall_state;
+
+/// Parses the text of a `/proc/<pid>/task/<tid>/syscall` file (numbers in decimal or 0x-hex) into `state`.
+/// Returns the kind (also stored in `state->kind`).
+stallcap_syscall_kind stallcap_parse_syscall(const char *text, stallcap_syscall_state *state);
+
+/// Reads and parses `/proc/self/task/<tid>/syscall`.
+stallcap_syscall_kind stallcap_read_syscall(pid_t tid, stallcap_syscall_state *state);
+
+/// Copies the thread's name (`/proc/self/task/<tid>/comm`, without the newline) into `name` (NUL-terminated).
+/// Returns its length, or -1.
+int stallcap_thread_comm(pid_t tid, char *name, size_t size);
+
+/// True (1) when `tid` is a live thread of this process (`/proc/self/task/<tid>` exists).
+int stallcap_thread_alive(pid_t tid);
+
+/// The target of `/proc/self/fd/<fd>` (`pipe:[1234]`, `socket:[99]`, a path) into `target`, NUL-terminated.
+/// Returns its length, or -1.
+int stallcap_fd_target(int fd, char *target, size_t size);
+
+/// Copies `size` bytes at `address` of this process into `buffer` with process_vm_readv (safe on unmapped or
+/// stale addresses). Returns 0 when all bytes were read, -1 otherwise.
+int stallcap_read_memory(uint64_t address, void *buffer, size_t size);
+
+/// The start-up check of the glibc pthread_mutex_t layout relied on: locks a mutex of our own and verifies that
+/// the int 8 bytes after the futex word (`__owner`) holds our tid, and 0 after unlocking. Done once; returns 1
+/// when the layout holds (owners may be read), 0 when not.
+int stallcap_mutex_layout_ok(void);
+
+/// Finds the owner of the futex a thread waits on, given that thread's syscall state. Returns the owner's tid
+/// when the call is a futex wait that looks like a glibc mutex lock wait on that word (FUTEX_WAIT for the value
+/// 2 with a sane mutex kind, or FUTEX_LOCK_PI), the layout check passed, and the owner is a live thread of this
+/// process other than `waiter`; 0 otherwise (a condition variable, a semaphore, an unknown lock).
+pid_t stallcap_futex_mutex_owner(const stallcap_syscall_state *state, pid_t waiter);
+
+/// Flag of `stallcap_stack_from_memory`: the stack was deeper than `max_frames`; outermost frames are missing.
+#define STALLCAP_MEMSTACK_TRUNCATED 0x1u
+/// Flag: at least one frame came from scanning words (not from a frame-pointer record), so it is approximate.
+#define STALLCAP_MEMSTACK_SCANNED 0x2u
+/// Flag: a frame-pointer chain was found and followed.
+#define STALLCAP_MEMSTACK_CHAIN 0x4u
+
+/// Most bytes above the stack pointer scanned for return addresses before the first frame record.
+#define STALLCAP_MAX_SCAN_BYTES 65536u
+
+/// Builds a sleeping thread's stack from its stack memory without touching the thread: `pc` is the leaf; then
+/// words in [sp, sp + max_scan_bytes) are scanned upward for return addresses (in an executable mapping and
+/// preceded by a call instruction) until a frame record (saved frame pointer, return address) is found whose
+/// chain is then followed strictly upward, never past `stack_end`. Memory is read with process_vm_readv only.
+/// Writes up to `max_frames` addresses (leaf first) and returns their count; `flags` gets STALLCAP_MEMSTACK_*.
+uint32_t stallcap_stack_from_memory(uint64_t pc, uint64_t sp, uint64_t stack_end, uint32_t max_scan_bytes,
+                                    uintptr_t *frames, uint32_t max_frames, uint32_t *flags);
+
+/// The end (exclusive) of the mapping of this process that contains `address`, from /proc/self/maps; 0 when
+/// no mapping contains it.
+uint64_t stallcap_mapping_end(uint64_t address);
+
+/// True (1) when `address` lies in an executable mapping of this process and the instruction before it is a
+/// call (x86_64: E8 rel32 or FF /2; aarch64: BL, BLR, BLRAA...), i.e. it can be a return address. Reads
+/// /proc/self/maps each time: for tests and single checks (the stack walk reads the map once).
+int stallcap_is_return_address(uint64_t address);
+
+/// Largest function size assumed when checking that a callee contains an address.
+#define STALLCAP_MAX_FUNCTION_BYTES (1u << 20)
+
+/// Where the call instruction just before `return_address` went: x86_64 `call rel32` (a PLT stub is followed
+/// to the function its GOT slot holds) or `call *disp32(%rip)`; aarch64 `BL` (not through PLT stubs). Returns 1
+/// and sets `target`, 0 when the call is indirect or otherwise not known, -1 when the code cannot be read.
+int stallcap_call_target(uint64_t return_address, uint64_t *target);
+
+/// True (1) when the call before `return_address` can have led to `inner` (an address in a deeper frame): its
+/// target is unknown, or `inner` lies within STALLCAP_MAX_FUNCTION_BYTES after a known target.
+int stallcap_call_reaches(uint64_t return_address, uint64_t inner);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,104 @@
+import CStallCapture
+import StallFormat
+
+/// Finds what a blocked thread waits for and, for a pthread mutex, who holds it: once per stall, on the watchdog
+/// thread.
+///
+/// The blocked thread is never signalled: its system call and arguments come from
+/// `/proc/self/task/<tid>/syscall`. For a futex wait that is a glibc mutex lock wait, the owner's tid is read from
+/// the mutex (`__owner`, 8 bytes after the futex word; the layout is checked at start-up, see
+/// `stallcap_mutex_layout_ok`) with process_vm_readv. The owner is sampled once: with the capture signal when it
+/// is running, and from its stack memory when it sleeps in a system call, because a signal would cut its sleep
+/// short (no EINTR, no early return for the app).
+final class BlockedOnProbe {
+    private let timeoutNs: Int64
+    private var buffer: [UInt]
+    private var probedStall: UInt32? = nil
+
+    /// A probe that samples owners with `configuration`'s timeout and at most its `maxFrames` frames.
+    init(configuration: StallWatchdog.Configuration) {
+        timeoutNs = configuration.effectiveSampleTimeoutNs
+        buffer = [UInt](repeating: 0, count: max(1, configuration.maxFrames))
+        _ = stallcap_mutex_layout_ok()  // the layout check, once, at start-up
+    }
+
+    /// Probes `threadID` for stall `stallID` unless this stall was probed already.
+    func probeOnce(stallID: UInt32, threadID: Int32) -> BlockedOnRecord? {
+        guard probedStall != stallID else { return nil }
+        probedStall = stallID
+        return probe(stallID: stallID, threadID: threadID)
+    }
+
+    /// What `threadID` waits for now.
+    func probe(stallID: UInt32, threadID: Int32) -> BlockedOnRecord {
+        let state = SyscallState(thread: threadID)
+        var record = BlockedOnRecord(
+            stallID: stallID, timestampNs: stallcap_monotonic_ns(), waitKind: .unknown,
+            syscall: state.kind == .inCall ? state.number : -1, argument: state.arguments[0])
+        guard state.kind == .inCall else { return record }
+        record.detail = SyscallDetail.describe(state)
+        guard SyscallDetail.name(state.number) == "futex" else {
+            record.waitKind = .syscall
+            return record
+        }
+        var raw = state.raw
+        let owner = stallcap_futex_mutex_owner(&raw, threadID)
+        guard owner > 0 else {
+            record.waitKind = .futex
+            record.detail += stallcap_mutex_layout_ok() == 0 ? " (mutex layout check failed: owners not read)" : ""
+            return record
+        }
+        record.waitKind = .mutex
+        record.ownerTID = owner
+        record.ownerName = Self.threadName(owner)
+        record.ownerState = UInt8(bitPattern: stallcap_thread_state(owner))
+        let ownerCall = sampleOwner(owner, into: &record)
+        let letter = record.ownerState == 0 ? "?" : String(UnicodeScalar(record.ownerState))
+        let doing = ownerCall.map { "in \($0)" } ?? (record.ownerFlags.contains(.signalled) ? "running" : "state \(letter)")
+        record.detail = "mutex at 0x\(String(state.arguments[0], radix: 16)) held by thread \(owner)"
+            + (record.ownerName.isEmpty ? "" : " (\(record.ownerName))") + ", \(doing)"
+        return record
+    }
+
+    /// Takes the owner's stack once: signalled when running, from stack memory when it sleeps in a system call.
+    /// Returns the owner's system call, described, when it was in one.
+    private func sampleOwner(_ owner: Int32, into record: inout BlockedOnRecord) -> String? {
+        let state = SyscallState(thread: owner)
+        let runnable = state.kind == .running || (state.kind == .user && record.ownerState == UInt8(ascii: "R"))
+        switch state.kind {
+        case _ where runnable:
+            var info = stallcap_sample_info()
+            let status = buffer.withUnsafeMutableBufferPointer {
+                stallcap_sample(owner, timeoutNs, $0.baseAddress, UInt32($0.count), &info)
+            }
+            guard status == STALLCAP_OK else { return nil }
+            record.ownerFlags.insert(.signalled)
+            if info.flags & UInt32(STALLCAP_FLAG_TRUNCATED) != 0 { record.ownerFlags.insert(.truncated) }
+            record.ownerFrames = buffer[0..<Int(info.frame_count)].map { UInt64($0) }
+            return nil
+        case .inCall, .user:
+            if state.kind == .inCall { record.ownerSyscall = state.number }
+            var flags: UInt32 = 0
+            let end = stallcap_mapping_end(state.stackPointer)
+            let count = buffer.withUnsafeMutableBufferPointer {
+                stallcap_stack_from_memory(
+                    state.programCounter, state.stackPointer, end, STALLCAP_MAX_SCAN_BYTES, $0.baseAddress,
+                    UInt32($0.count), &flags)
+            }
+            record.ownerFlags.insert(.fromStackMemory)
+            if flags & UInt32(STALLCAP_MEMSTACK_TRUNCATED) != 0 { record.ownerFlags.insert(.truncated) }
+            record.ownerFrames = buffer[0..<Int(count)].map { UInt64($0) }
+            return state.kind == .inCall ? SyscallDetail.describe(state) : nil
+        case .running, .unknown:
+            return nil  // not runnable by its state letter: no signal, no stack
+        }
+    }
+
+    /// The thread's `comm`, empty when unreadable.
+    static func threadName(_ tid: Int32) -> String {
+        var name = [CChar](repeating: 0, count: 64)
+        let length = name.withUnsafeMutableBufferPointer { stallcap_thread_comm(tid, $0.baseAddress, $0.count) }
+        guard length > 0 else { return "" }
+        return String(decoding: name[0..<Int(length)].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+}
