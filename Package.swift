@@ -15,6 +15,7 @@ let package = Package(
         .executable(name: "stall-demo-async", targets: ["stall-demo-async"]),
         .executable(name: "stallprof-bench-capture", targets: ["stallprof-bench-capture"]),
         .executable(name: "stallprof-bench-bisect", targets: ["stallprof-bench-bisect"]),  // bisect (issue 3)
+        .executable(name: "stallprof-bench-blocked", targets: ["stallprof-bench-blocked"]),  // who holds the lock
         .executable(name: "flag-repro", targets: ["flag-repro"]),  // bisect (issue 3)
         .executable(name: "chat-freeze", targets: ["chat-freeze"]),  // bisect (issue 3)
     ],
@@ -46,6 +47,9 @@ let package = Package(
             dependencies: ["CStallCapture", "StallProfiler"],
             path: "tools/bench-capture"
         ),
+        // Who holds the lock (issue 8): what one blocked-on probe costs.
+        .executableTarget(
+            name: "stallprof-bench-blocked", dependencies: ["CStallCapture", "StallSamples"], path: "tools/bench-blocked"),
         // Bisect (issue 3): run counts of the search on simulated repros.
         .executableTarget(name: "stallprof-bench-bisect", dependencies: ["StallAnalysis"], path: "tools/bench-bisect"),
 

@@ -244,10 +244,11 @@ static void follow_chain(walk *w, uint64_t record) {
 uint32_t stallcap_stack_from_memory(uint64_t pc, uint64_t sp, uint64_t stack_end, uint32_t max_scan_bytes,
                                     uintptr_t *frames, uint32_t max_frames, uint32_t *flags) {
     code_map map;
-    walk w = {.map = &map, .stack_end = stack_end, .frames = frames, .max_frames = max_frames};
     *flags = 0;
     if (max_frames == 0) return 0;
-    read_maps(&map, 0);
+    uint64_t mapping_end = read_maps(&map, sp);
+    if (stack_end == 0) stack_end = mapping_end;
+    walk w = {.map = &map, .stack_end = stack_end, .frames = frames, .max_frames = max_frames};
     add_frame(&w, pc, 0);
     sp = (sp + 7) & ~(uint64_t)7;
     if (sp == 0 || stack_end <= sp) {

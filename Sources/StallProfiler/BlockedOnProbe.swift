@@ -79,10 +79,9 @@ final class BlockedOnProbe {
         case .inCall, .user:
             if state.kind == .inCall { record.ownerSyscall = state.number }
             var flags: UInt32 = 0
-            let end = stallcap_mapping_end(state.stackPointer)
             let count = buffer.withUnsafeMutableBufferPointer {
                 stallcap_stack_from_memory(
-                    state.programCounter, state.stackPointer, end, STALLCAP_MAX_SCAN_BYTES, $0.baseAddress,
+                    state.programCounter, state.stackPointer, 0, STALLCAP_MAX_SCAN_BYTES, $0.baseAddress,
                     UInt32($0.count), &flags)
             }
             record.ownerFlags.insert(.fromStackMemory)

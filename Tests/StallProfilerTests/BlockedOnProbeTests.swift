@@ -81,11 +81,49 @@ import Testing
         _ = write(fds[1], "x", 1)
     }
 
+    @Test func aConditionVariableWaitIsAFutexWithoutOwner() throws {
+        let condition = UnsafeMutablePointer<pthread_cond_t>.allocate(capacity: 1)
+        let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
+        pthread_cond_init(condition, nil)
+        pthread_mutex_init(mutex, nil)
+        let flag = Flag(), done = Flag()
+        let tid = ThreadID()
+        nonisolated(unsafe) let (c, m) = (condition, mutex)
+        let thread = Thread {
+            tid.publish()
+            pthread_mutex_lock(m)
+            while !flag.value.load(ordering: .acquiring) { pthread_cond_wait(c, m) }
+            pthread_mutex_unlock(m)
+            done.value.store(true, ordering: .releasing)
+        }
+        thread.start()
+        let waiter = try #require(waitUntilBlocked(tid))
+        let record = BlockedOnProbe(configuration: .init(outputPath: "/dev/null")).probe(stallID: 1, threadID: waiter)
+        #expect(record.waitKind == .futex, "\(record)")
+        #expect(record.ownerTID == 0 && record.ownerFrames.isEmpty)
+        #expect(record.detail.hasPrefix("futex"), "\(record.detail)")
+        pthread_mutex_lock(mutex)
+        flag.value.store(true, ordering: .releasing)
+        pthread_cond_broadcast(condition)
+        pthread_mutex_unlock(mutex)
+        while !done.value.load(ordering: .acquiring) { usleep(1000) }
+        pthread_cond_destroy(condition)
+        pthread_mutex_destroy(mutex)
+        condition.deallocate()
+        mutex.deallocate()
+    }
+
     private func symbolize(_ frames: [UInt64]) -> [String] {
         var images: [ImageRecord] = []
         _ = ImageMap.current().0.map { images.append($0) }
         return Symbolizer(images: images).rootFirstNames(leafFirst: frames)
     }
+}
+
+/// A flag shared between threads.
+final class Flag: Sendable {
+    /// The flag.
+    let value = Atomic<Bool>(false)
 }
 
 /// A thread's kernel tid, published by the thread itself.

@@ -82,7 +82,8 @@ pid_t stallcap_futex_mutex_owner(const stallcap_syscall_state *state, pid_t wait
 /// Builds a sleeping thread's stack from its stack memory without touching the thread: `pc` is the leaf; then
 /// words in [sp, sp + max_scan_bytes) are scanned upward for return addresses (in an executable mapping and
 /// preceded by a call instruction) until a frame record (saved frame pointer, return address) is found whose
-/// chain is then followed strictly upward, never past `stack_end`. Memory is read with process_vm_readv only.
+/// chain is then followed strictly upward, never past `stack_end` (0: the end of the mapping holding `sp`, found
+/// in the same read of /proc/self/maps as the executable mappings). Memory is read with process_vm_readv only.
 /// Writes up to `max_frames` addresses (leaf first) and returns their count; `flags` gets STALLCAP_MEMSTACK_*.
 uint32_t stallcap_stack_from_memory(uint64_t pc, uint64_t sp, uint64_t stack_end, uint32_t max_scan_bytes,
                                     uintptr_t *frames, uint32_t max_frames, uint32_t *flags);
