@@ -13,7 +13,7 @@ final class WatchdogLoop {
     private let shared: WatchdogShared
     private var detector: StallDetector
     private var sampler: StallSampler? = nil
-    private lazy var blockedProbe = BlockedOnProbe(configuration: configuration)
+    private let blockedProbe: BlockedOnProbe
     private var mainQueueThreads = MainQueueThreads()
     private var imageGeneration: UInt64 = 0
     /// Paths of the images written so far.
@@ -27,6 +27,7 @@ final class WatchdogLoop {
         self.configuration = configuration
         self.writer = writer
         self.shared = shared
+        blockedProbe = BlockedOnProbe(configuration: configuration)  // checks the glibc mutex layout, once
         detector = StallDetector(
             thresholdNs: UInt64(configuration.threshold.nanoseconds),
             sampleIntervalNs: UInt64(configuration.sampleInterval.nanoseconds))
