@@ -35,8 +35,8 @@ extension StallReport {
 
     private func header(_ capture: CaptureSummary) -> [String] {
         guard let p = capture.process else { return ["capture \(capture.path): no process record"] }
-        var lines = Self.wrap("capture \(capture.path): pid \(p.pid), started \(ReportFormat.date(p.startWallNs)) "
-            + "\(ReportFormat.clock(p.startWallNs)) UTC", indent: "  ")
+        var lines = ["capture " + ReportFormat.fit(capture.path, width: Self.textWidth - 8)]
+        lines.append("  pid \(p.pid), started \(ReportFormat.date(p.startWallNs)) \(ReportFormat.clock(p.startWallNs)) UTC")
         lines.append("  " + ReportFormat.fit(p.executable, width: Self.textWidth - 2))
         lines += Self.wrap("threshold \(ReportFormat.milliseconds(p.thresholdNs)), sample interval "
             + "\(ReportFormat.milliseconds(p.sampleIntervalNs)), recorded \(ReportFormat.seconds(capture.recordedNs)), "
@@ -89,7 +89,7 @@ extension StallReport {
         guard profile.analyzedSamples > 0 else { return lines + ["  no samples with a stack"] }
         lines.append("  top self functions")
         lines += shareRows(profile.topSelf.prefix(options.topFunctions))
-        lines.append("  app frames on the stack (total: anywhere; inner: the app frame nearest the leaf)")
+        lines.append("  app frames on the stack (total: anywhere on it; inner: nearest the leaf)")
         let appLimit = options.topFunctions + 5
         let inner = Dictionary(profile.appSelf.map { ($0.function, $0.share) }, uniquingKeysWith: max)
         lines += profile.appFrames.isEmpty ? ["    (none)"] : (["    total  inner  function"] + profile.appFrames.prefix(appLimit).map { share in

@@ -114,7 +114,8 @@ public struct EpisodeSummary: Sendable {
 /// Episodes with the same fingerprint: one kind, one state and the same heaviest-stack shape.
 public struct EpisodeGroup: Sendable {
     /// What the episodes share: the heaviest stack's app frames (root first, ` > `-joined), or its three
-    /// leaf-most frames when it has no app code; prefixed by kind and state.
+    /// leaf-most frames when it has no app code; prefixed by kind and state, followed by what a blocked
+    /// episode waited for (kind, system call, the owner's frame).
     public var fingerprint: String
     /// Indexes into ``StallReport/episodes``, in order.
     public var episodes: [Int]

@@ -48,7 +48,14 @@ public struct StallReport: Sendable {
                     collected.append((symbolizer.rootFirstNames(leafFirst: frames), app))
                     builder.add(names: collected[collected.count - 1].names, app: app)
                 }
-                let key = "\(stall.kind) \(stall.state?.description ?? "unclassified"): \(builder.fingerprint)"
+                let blockedOn = stall.blockedOn.map {
+                    BlockedOnSummary($0, symbolizer: symbolizer, rule: rule, architecture: architecture)
+                }
+                var key = "\(stall.kind) \(stall.state?.description ?? "unclassified"): \(builder.fingerprint)"
+                if let blockedOn {
+                    key += "; waiting: " + [blockedOn.kind, blockedOn.syscall, blockedOn.ownerFrame.map { "held in \($0)" }]
+                        .compactMap { $0 }.joined(separator: " ")
+                }
                 let group = groupIndex[key] ?? builders.count
                 if group == builders.count {
                     groupIndex[key] = group
@@ -58,9 +65,7 @@ public struct StallReport: Sendable {
                 builders[group].episodes.append(episodes.count)
                 episodes.append(Self.episode(
                     stall, capture: capture, index: index, profile: builder.profile(kind: stall.kind, state: stall.state),
-                    blockedOn: stall.blockedOn.map {
-                        BlockedOnSummary($0, symbolizer: symbolizer, rule: rule, architecture: architecture)
-                    }, group: group))
+                    blockedOn: blockedOn, group: group))
             }
         }
         let order = builders.indices.sorted { (builders[$0].episodes.count, $1) > (builders[$1].episodes.count, $0) }
