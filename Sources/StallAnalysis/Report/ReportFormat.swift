@@ -78,14 +78,17 @@ enum ReportFormat {
         return String(repeating: "0", count: max(0, width - text.count)) + text
     }
 
-    /// `name` shortened to at most `width` characters: first the return type goes, then the contents of
-    /// parameter lists and generic arguments become `…`, then the end is cut with `…`.
+    /// `name` shortened to at most `width` characters: first a private name's discriminator and the return type
+    /// go, then a specialization's prefix becomes `specialized`, then the contents of parameter lists and generic
+    /// arguments become `…`, then the end is cut with `…`.
     static func fit(_ name: String, width: Int) -> String {
         guard name.count > width, width > 1 else { return name }
         if name.hasSuffix("@plt") && width > 5 { return fit(String(name.dropLast(4)), width: width - 4) + "@plt" }
         var text = withoutDiscriminators(name)
         guard text.count > width else { return text }
         if let arrow = topLevelArrow(text) { text = String(text[..<arrow]) }
+        let subject = AppCodeRule.specializationSubject(text)
+        if text.count > width && subject.count < text.count { text = "specialized " + subject }
         if text.count > width { text = elideGroups(text) }
         if text.count > width { text = String(text.prefix(width - 1)) + "…" }
         return text
