@@ -2,7 +2,9 @@ import StallFormat
 
 extension BlockedOnSummary {
     /// Resolves a blocked-on record: syscall names for the captured machine, the owner's stack named root first.
-    init(_ record: BlockedOnRecord, symbolizer: Symbolizer, rule: AppCodeRule, architecture: SyscallNames.Architecture) {
+    init(
+        _ record: BlockedOnRecord, symbolizer: Symbolizer, rule: AppCodeRule, architecture: SyscallNames.Architecture
+    ) {
         let inCall = record.syscall >= 0
         kind = record.waitKind.description
         syscall = inCall ? SyscallNames.name(Int(record.syscall), architecture: architecture) : nil

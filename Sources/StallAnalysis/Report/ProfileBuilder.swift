@@ -69,16 +69,19 @@ struct ProfileBuilder {
     /// The profile, with hints worded for an episode of `kind` in `state`.
     func profile(kind: EpisodeKind, state: StallState?) -> SampleProfile {
         let denominator = Double(max(total, 1))
-        let topSelf = selfCounts.map { FunctionShare(function: $0.key, samples: $0.value, share: Double($0.value) / denominator) }
+        let shares = { (counts: [String: Int]) in
+            counts.map { FunctionShare(function: $0.key, samples: $0.value, share: Double($0.value) / denominator) }
+        }
+        let topSelf = shares(selfCounts)
             .sorted { ($0.samples, $1.function) > ($1.samples, $0.function) }
-        let appFrames = appCounts.map { FunctionShare(function: $0.key, samples: $0.value, share: Double($0.value) / denominator) }
+        let appFrames = shares(appCounts)
             .filter { $0.share >= Self.minimumAppShare }
             .sorted { a, b in
                 if a.samples != b.samples { return a.samples > b.samples }
                 let (depthA, depthB) = (appDepth[a.function] ?? 0, appDepth[b.function] ?? 0)
                 return depthA != depthB ? depthA < depthB : a.function < b.function
             }
-        let appSelf = innermostApp.map { FunctionShare(function: $0.key, samples: $0.value, share: Double($0.value) / denominator) }
+        let appSelf = shares(innermostApp)
             .filter { $0.share >= Self.minimumAppShare }
             .sorted { ($0.samples, $1.function) > ($1.samples, $0.function) }
         let noApp = total == 0 ? 0 : Double(withoutApp) / denominator
@@ -107,12 +110,13 @@ struct ProfileBuilder {
         if kind == .saturated, let (frame, count) = outermostApp.max(by: { ($0.value, $1.key) < ($1.value, $0.key) }),
             Double(count) / denominator >= Self.loopShare
         {
-            hints.append("loop across run-loop turns: the run loop keeps re-entering \(short(frame)) (the outermost app "
-                + "frame in \(ReportFormat.percentSpaced(Double(count) / denominator)) of samples); find what "
-                + "schedules it again")
+            hints.append("loop across run-loop turns: the run loop keeps re-entering \(short(frame)) "
+                + "(the outermost app frame in \(ReportFormat.percentSpaced(Double(count) / denominator)) of "
+                + "samples); find what schedules it again")
         }
         if noApp >= Self.frameworkShare {
-            let what = state == .blocked ? "the wait is in framework code" : "the loop is in framework code; bisect the components"
+            let what = state == .blocked
+                ? "the wait is in framework code" : "the loop is in framework code; bisect the components"
             hints.append("no app code on the stack in \(ReportFormat.percentSpaced(noApp)) of samples: \(what)")
         }
         return hints

@@ -39,7 +39,9 @@ enum ReportFormat {
     }
 
     /// Civil date and time (UTC) of `ns` nanoseconds since the Unix epoch.
-    static func civil(_ ns: UInt64) -> (year: Int, month: Int, day: Int, hour: Int, minute: Int, second: Int, milli: Int) {
+    static func civil(_ ns: UInt64)
+        -> (year: Int, month: Int, day: Int, hour: Int, minute: Int, second: Int, milli: Int)
+    {
         let millis = Int(ns / 1_000_000)
         let days = millis / 86_400_000, inDay = millis % 86_400_000
         // Howard Hinnant's days-to-civil algorithm.
@@ -121,7 +123,8 @@ enum ReportFormat {
         while index < text.endIndex {
             let character = text[index]
             if character == "(" || character == "<" || character == "[" { depth += 1 }
-            if character == ")" || character == "]" || (character == ">" && !text[..<index].hasSuffix("-")) { depth -= 1 }
+            let arrowHead = character == ">" && text[..<index].hasSuffix("-")
+            if character == ")" || character == "]" || (character == ">" && !arrowHead) { depth -= 1 }
             if depth == 0, text[index...].hasPrefix(" -> ") { found = index }
             index = text.index(after: index)
         }

@@ -18,7 +18,8 @@ extension StallReport {
                 ("p50Ms", .number(summary.p50Ms.map(Self.ms))), ("p90Ms", .number(summary.p90Ms.map(Self.ms))),
                 ("maxMs", .number(summary.maxMs.map(Self.ms))),
                 ("stallSecondsPerHour", .number(summary.stallSecondsPerHour.map { ReportFormat.rounded($0, 3) })),
-                ("busy", .int(summary.busy)), ("blocked", .int(summary.blocked)), ("totalMs", .double(Self.ms(summary.totalMs))),
+                ("busy", .int(summary.busy)), ("blocked", .int(summary.blocked)),
+                ("totalMs", .double(Self.ms(summary.totalMs))),
                 ("recordedSeconds", .double(ReportFormat.rounded(summary.recordedSeconds, 3))),
             ])),
         ])
@@ -46,7 +47,8 @@ extension StallReport {
 
     private func json(episode e: EpisodeSummary) -> JSONValue {
         let profile = e.profile
-        let topSelf = profile.topSelf.enumerated().filter { $0.offset == 0 || $0.element.share >= ProfileBuilder.minimumAppShare }
+        let topSelf = profile.topSelf.enumerated()
+            .filter { $0.offset == 0 || $0.element.share >= ProfileBuilder.minimumAppShare }
         return .object([
             ("capture", .int(e.capture)), ("id", .int(Int(e.id))), ("kind", .string(e.kind.description)),
             ("state", .text(e.state?.description)), ("startMs", .double(Self.ms(e.startMs))),
@@ -61,7 +63,8 @@ extension StallReport {
             ("appSelf", Self.json(shares: profile.appSelf)),
             ("activeRatio", .number(e.activeRatio.map(Self.share))),
             ("analyzedSamples", .int(profile.analyzedSamples)),
-            ("heaviestStackShare", .double(Self.share(Double(profile.heaviestStackSamples) / Double(max(1, profile.analyzedSamples))))),
+            ("heaviestStackShare",
+             .double(Self.share(Double(profile.heaviestStackSamples) / Double(max(1, profile.analyzedSamples))))),
             ("noAppCodeShare", .double(Self.share(profile.noAppCodeShare))),
             ("hints", .strings(profile.hints)), ("group", .int(e.group)),
         ])
@@ -69,7 +72,8 @@ extension StallReport {
 
     private static func json(blockedOn b: BlockedOnSummary) -> JSONValue {
         var members: [(String, JSONValue)] = [
-            ("kind", .string(b.kind)), ("syscall", .text(b.syscall)), ("syscallNumber", b.syscallNumber.map(JSONValue.int) ?? .null),
+            ("kind", .string(b.kind)), ("syscall", .text(b.syscall)),
+            ("syscallNumber", b.syscallNumber.map(JSONValue.int) ?? .null),
             ("argument", .string("0x" + String(b.argument, radix: 16))), ("detail", .string(b.detail)),
         ]
         if b.kind == "mutex" {

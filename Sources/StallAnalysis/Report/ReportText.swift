@@ -18,7 +18,8 @@ extension StallReport {
             var table = [["#", "start (UTC)", "kind", "state", "duration", "active", "cpu", "samples", "missed"]]
             for e in rows {
                 table.append([
-                    "\(e.id)" + (e.unfinished ? "*" : ""), e.startWallNs.map(ReportFormat.clock) ?? "+" + ReportFormat.seconds(e.startMs / 1000),
+                    "\(e.id)" + (e.unfinished ? "*" : ""),
+                    e.startWallNs.map(ReportFormat.clock) ?? "+" + ReportFormat.seconds(e.startMs / 1000),
                     e.kind.description, e.state?.description ?? "?", ReportFormat.seconds(e.durationMs / 1000),
                     ReportFormat.percent(e.activeRatio), ReportFormat.percent(e.cpuRatio), "\(e.samples)",
                     e.unfinished ? "-" : "\(e.missedSamples)",
@@ -36,7 +37,8 @@ extension StallReport {
     private func header(_ capture: CaptureSummary) -> [String] {
         guard let p = capture.process else { return ["capture \(capture.path): no process record"] }
         var lines = ["capture " + ReportFormat.fit(capture.path, width: Self.textWidth - 8)]
-        lines.append("  pid \(p.pid), started \(ReportFormat.date(p.startWallNs)) \(ReportFormat.clock(p.startWallNs)) UTC")
+        let started = "\(ReportFormat.date(p.startWallNs)) \(ReportFormat.clock(p.startWallNs)) UTC"
+        lines.append("  pid \(p.pid), started \(started)")
         lines.append("  " + ReportFormat.fit(p.executable, width: Self.textWidth - 2))
         lines += Self.wrap("threshold \(ReportFormat.milliseconds(p.thresholdNs)), sample interval "
             + "\(ReportFormat.milliseconds(p.sampleIntervalNs)), recorded \(ReportFormat.seconds(capture.recordedNs)), "
@@ -81,7 +83,8 @@ extension StallReport {
             let names = members.prefix(4).map(label).joined(separator: ", ")
                 + (members.count > 4 ? " and \(members.count - 4) more" : "")
             heading = "\(members.count) alike \(first.kind == .stall ? "stalls" : "saturated episodes") "
-                + "(\(first.state?.description ?? "unclassified"), \(ReportFormat.seconds(members.reduce(0) { $0 + $1.durationMs } / 1000)) "
+                + "(\(first.state?.description ?? "unclassified"), "
+                + "\(ReportFormat.seconds(members.reduce(0) { $0 + $1.durationMs } / 1000)) "
                 + "in all, max \(ReportFormat.seconds((members.map(\.durationMs).max() ?? 0) / 1000))): \(names); "
                 + "\(profile.analyzedSamples) samples"
         }
@@ -92,12 +95,14 @@ extension StallReport {
         lines.append("  app frames on the stack (total: anywhere on it; inner: nearest the leaf)")
         let appLimit = options.topFunctions + 5
         let inner = Dictionary(profile.appSelf.map { ($0.function, $0.share) }, uniquingKeysWith: max)
-        lines += profile.appFrames.isEmpty ? ["    (none)"] : (["    total  inner  function"] + profile.appFrames.prefix(appLimit).map { share in
+        lines.append(profile.appFrames.isEmpty ? "    (none)" : "    total  inner  function")
+        lines += profile.appFrames.prefix(appLimit).map { share in
             let cells = [ReportFormat.percent(share.share), ReportFormat.percent(inner[share.function] ?? 0)]
             let prefix = "    " + cells.map { $0 + String(repeating: " ", count: max(1, 7 - $0.count)) }.joined()
             return prefix + ReportFormat.fit(share.function, width: Self.textWidth - prefix.count)
-        })
-        if profile.appFrames.count > appLimit { lines.append("    (\(profile.appFrames.count - appLimit) more in --json)") }
+        }
+        let more = profile.appFrames.count - appLimit
+        if more > 0 { lines.append("    (\(more) more in --json)") }
         for hint in profile.hints { lines += Self.wrap("hint: " + hint, first: "  ", indent: "    ") }
         if let blocked = members.lazy.compactMap(\.blockedOn).first { lines += blockedLines(blocked) }
         return lines

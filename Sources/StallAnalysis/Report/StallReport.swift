@@ -30,7 +30,10 @@ public struct StallReport: Sendable {
     /// Builds the report, resolving names from each capture's image map.
     public init(captures input: [Capture], options: StallReportOptions = StallReportOptions()) {
         self.options = options
-        var builders: [(key: String, builder: ProfileBuilder, episodes: [Int], kind: EpisodeKind, state: StallState?)] = []
+        typealias Accumulator = (
+            key: String, builder: ProfileBuilder, episodes: [Int], kind: EpisodeKind, state: StallState?
+        )
+        var builders: [Accumulator] = []
         var groupIndex: [String: Int] = [:]
         for (index, capture) in input.enumerated() {
             captures.append(CaptureSummary(
@@ -53,8 +56,9 @@ public struct StallReport: Sendable {
                 }
                 var key = "\(stall.kind) \(stall.state?.description ?? "unclassified"): \(builder.fingerprint)"
                 if let blockedOn {
-                    key += "; waiting: " + [blockedOn.kind, blockedOn.syscall, blockedOn.ownerFrame.map { "held in \($0)" }]
-                        .compactMap { $0 }.joined(separator: " ")
+                    let owner = blockedOn.ownerFrame.map { "held in \($0)" }
+                    key += "; waiting: "
+                        + [blockedOn.kind, blockedOn.syscall, owner].compactMap { $0 }.joined(separator: " ")
                 }
                 let group = groupIndex[key] ?? builders.count
                 if group == builders.count {
@@ -64,7 +68,8 @@ public struct StallReport: Sendable {
                 for sample in collected { builders[group].builder.add(names: sample.names, app: sample.app) }
                 builders[group].episodes.append(episodes.count)
                 episodes.append(Self.episode(
-                    stall, capture: capture, index: index, profile: builder.profile(kind: stall.kind, state: stall.state),
+                    stall, capture: capture, index: index,
+                    profile: builder.profile(kind: stall.kind, state: stall.state),
                     blockedOn: blockedOn, group: group))
             }
         }
@@ -117,7 +122,8 @@ public struct StallReport: Sendable {
         let total = durations.reduce(0, +)
         let recordedSeconds = Double(recordedNs) / 1e9
         return ReportSummary(
-            stalls: episodes.filter { $0.kind == .stall }.count, saturated: episodes.filter { $0.kind == .saturated }.count,
+            stalls: episodes.filter { $0.kind == .stall }.count,
+            saturated: episodes.filter { $0.kind == .saturated }.count,
             busy: episodes.filter { $0.state == .busy }.count, blocked: episodes.filter { $0.state == .blocked }.count,
             p50Ms: percentile(0.5), p90Ms: percentile(0.9), maxMs: durations.last, totalMs: total,
             recordedSeconds: recordedSeconds,
