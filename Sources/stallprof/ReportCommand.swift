@@ -40,6 +40,7 @@ enum ReportCommand {
             captures.append(capture)
         }
         let report = StallReport(captures: captures, options: options)
+        report.warnings.forEach { Output.error("warning: \($0)") }
         try Output.write(args.flag("--json") ? report.json() : report.text(), to: args.value("--output"))
     }
 }

@@ -26,6 +26,8 @@ public struct StallReport: Sendable {
     public private(set) var groups: [EpisodeGroup] = []
     /// Figures across every selected episode.
     public private(set) var summary: ReportSummary
+    /// Problems resolving names (a missing or rebuilt file), `capture: problem`, once per image.
+    public private(set) var warnings: [String] = []
 
     /// Builds the report, resolving names from each capture's image map.
     public init(captures input: [Capture], options: StallReportOptions = StallReportOptions()) {
@@ -72,6 +74,7 @@ public struct StallReport: Sendable {
                     profile: builder.profile(kind: stall.kind, state: stall.state),
                     blockedOn: blockedOn, group: group))
             }
+            warnings += symbolizer.warnings.map { "\(capture.source): \($0)" }
         }
         let order = builders.indices.sorted { (builders[$0].episodes.count, $1) > (builders[$1].episodes.count, $0) }
         var renumber = [Int](repeating: 0, count: builders.count)
