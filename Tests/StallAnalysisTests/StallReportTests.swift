@@ -119,6 +119,7 @@ import Testing
         #expect(text.contains("100 alike stalls (busy, 51 s in all, max 1.000 s): stall 1, stall 2, stall 3,\n"
             + "  stall 4 and 96 more; 100 samples"))
         #expect(text.contains("101 episodes in 2 groups of alike stacks"))
+        #expect(text.contains("\n40  ") && !text.contains("\n41  ") && text.contains("(61 more episodes; --json lists every one)"))
     }
 
     @Test func textFitsEightyColumnsAndNamesTheSections() throws {

@@ -3,6 +3,8 @@ import StallFormat
 extension StallReport {
     /// The text width every line fits in.
     public static let textWidth = 80
+    /// Episodes listed in a capture's table; the JSON lists every one.
+    public static let tableRows = 40
 
     /// The report as text that fits 80 columns: each capture with a table of its episodes (wall-clock start in
     /// UTC, kind, state, duration, active and CPU shares, samples), figures across them, then one section per
@@ -16,7 +18,7 @@ extension StallReport {
             guard !rows.isEmpty else { continue }
             lines.append("")
             var table = [["#", "start (UTC)", "kind", "state", "duration", "active", "cpu", "samples", "missed"]]
-            for e in rows {
+            for e in rows.prefix(Self.tableRows) {
                 table.append([
                     "\(e.id)" + (e.unfinished ? "*" : ""),
                     e.startWallNs.map(ReportFormat.clock) ?? "+" + ReportFormat.seconds(e.startMs / 1000),
@@ -26,6 +28,9 @@ extension StallReport {
                 ])
             }
             lines += Self.columns(table)
+            if rows.count > Self.tableRows {
+                lines.append("(\(rows.count - Self.tableRows) more episodes; --json lists every one)")
+            }
             if rows.contains(where: \.unfinished) { lines.append("* unfinished: the file ends during the episode") }
         }
         lines.append("")
