@@ -82,9 +82,9 @@ enum ReportFixtures {
         ] + body + (recordedMs.map { [.close(timestampNs: startNs + $0 * 1_000_000)] } ?? [])
     }
 
-    /// Writes `records` with ``CaptureWriter`` to a temporary file and returns its path.
+    /// Writes `records` with ``CaptureWriter`` to a new temporary file (tests run in parallel) and returns its path.
     static func write(_ records: [CaptureRecord], name: String) throws -> String {
-        let path = FileManager.default.temporaryDirectory.appendingPathComponent("report-\(getpid())-\(name).stalls").path
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("report-\(getpid())-\(name)-\(UUID().uuidString).stalls").path
         let writer = try CaptureWriter(path: path)
         records.forEach(writer.append)
         try writer.close()
