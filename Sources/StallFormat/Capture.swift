@@ -10,6 +10,8 @@ public struct Capture: Sendable {
     public var stalls: [Stall]
     /// True when the watchdog stopped and closed the file; false after a crash or kill.
     public var closedCleanly: Bool
+    /// The close record's time (monotonic nanoseconds); nil when the file has none. Default: nil.
+    public var closedAtNs: UInt64? = nil
     /// Problems the reader tolerated (a record cut by a kill at the end of the file).
     public var warnings: [String]
 

@@ -121,7 +121,9 @@ public enum CaptureReader {
                 if let index = stallIndex[end.stallID] { capture.stalls[index].end = end }
             case .blockedOn(let blocked):
                 if let index = stallIndex[blocked.stallID] { capture.stalls[index].blockedOn = blocked }
-            case .close: capture.closedCleanly = true
+            case .close(let timestampNs):
+                capture.closedCleanly = true
+                capture.closedAtNs = timestampNs
             }
         }
         return capture

@@ -1,18 +1,20 @@
 import StallAnalysis
 
-/// The capture options shared by every command that reads captures: which samples (`--state`, `--stall`,
-/// `--range`) and how names read (`--simplify-names`, `--offsets`, `--no-demangle`). One place parses them.
+/// The capture options shared by every command that reads captures: which samples (`--kind`, `--state`,
+/// `--stall`, `--range`) and how names read (`--simplify-names`, `--offsets`, `--no-demangle`). One place parses them.
 enum CaptureSelection {
     /// Options that take a value.
-    static let valued: Set<String> = ["--state", "--stall", "--range"]
+    static let valued: Set<String> = ["--kind", "--state", "--stall", "--range"]
     /// Options without a value.
     static let flags: Set<String> = ["--simplify-names", "--offsets", "--no-demangle"]
 
     /// Their lines in a subcommand's usage.
     static let usage = """
-          --state STATE         captures: keep samples of busy or of blocked stalls (default: all)
-          --stall N             captures: keep only stall number N (repeatable; default: every stall)
-          --range MS..MS        captures: keep samples taken within this window after their stall began
+          --kind KIND           captures: keep stalls (the main queue did not answer) or saturated episodes
+                                (it answered but its thread never rested): stall|saturated|all (default: all)
+          --state STATE         captures: keep busy or blocked episodes: busy|blocked|all (default: all)
+          --stall N             captures: keep only episode number N (repeatable; default: every episode)
+          --range MS..MS        captures: keep samples taken within this window after their episode began
           --simplify-names      captures: short Swift names (static BusyWork.descend(_:until:)) when the
                                 toolchain's libswiftDemangle.so is found
           --offsets             captures: append +0xOFFSET to resolved function names
@@ -32,8 +34,9 @@ enum CaptureSelection {
     static func foldOptions(_ args: Arguments) throws -> FoldOptions {
         var options = FoldOptions()
         options.capture.state = try args.choice("--state", as: StallStateFilter.self) ?? .all
+        options.capture.kind = try args.choice("--kind", as: EpisodeKindFilter.self) ?? .all
         for raw in args.all("--stall") {
-            guard let id = UInt32(raw), id > 0 else { throw UsageError(message: "--stall takes a stall number, not '\(raw)'") }
+            guard let id = UInt32(raw), id > 0 else { throw UsageError(message: "--stall takes an episode number, not '\(raw)'") }
             options.capture.stallIDs.insert(id)
         }
         if let raw = args.value("--range") {

@@ -3,8 +3,8 @@ import StallAnalysis
 /// `stallprof diff`: the two-count folded format (`stack before after`) of two profiles.
 enum DiffCommand {
     static let usage = """
-        USAGE: stallprof diff [--normalize] [--strip-hex] [--state STATE] [--stall N]... [--range MS..MS] \\
-                              [-o OUT] BEFORE AFTER
+        USAGE: stallprof diff [--normalize] [--strip-hex] [--kind KIND] [--state STATE] [--stall N]... \\
+                              [--range MS..MS] [-o OUT] BEFORE AFTER
 
         Prints `stack before after` lines (byte-sorted) for 'stallprof flamegraph' to draw as a differential flame
         graph: width from AFTER, red where a stack grew, blue where it shrank (--negate swaps). BEFORE and AFTER

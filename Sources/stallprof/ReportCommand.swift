@@ -1,46 +1,46 @@
 import StallAnalysis
 import StallFormat
 
-/// `stallprof report`: a summary of captures: their stalls and where each one's samples were.
+/// `stallprof report`: what captures say about their freezes, as text or JSON.
 enum ReportCommand {
     static let usage = """
-        USAGE: stallprof report [--state all|busy|blocked] [--top N] [--simplify-names] [--offsets] \\
-                                [--no-demangle] [-o OUT] FILE...
+        USAGE: stallprof report [--json] [--top N] [capture options] [-o OUT] FILE...
 
-        Summarizes stallprof captures: the process, a table of stalls (start, duration, busy or blocked, share
-        of time running or ready to run, CPU share, samples, missed samples, thread) and, for each stall, the
-        functions its samples were in (self = the leaf, total = anywhere on the stack) and, when the leaf is in a
-        library, the innermost frames in the app's executable.
+        Summarizes stallprof captures: each capture's episodes (stalls and saturated periods: wall-clock start
+        in UTC, kind, busy or blocked, duration, share of time running or ready to run, CPU share, samples),
+        durations (p50, p90, max) and the hang rate (frozen seconds per recorded hour); then, for each group of
+        episodes with alike stacks, the top self functions, the app frames on the stack (the loop's driver
+        beside the leaf that burns the time), hints (recursion, a pass re-entered from the run loop, no app
+        code) and what a blocked episode waited for (a mutex's owner and its stack, a system call).
+        See docs/REPORT.md.
 
         OPTIONS:
-          --state STATE     describe only busy or only blocked stalls (default: all)
-          --top N           functions listed per stall (default: 5)
-          --simplify-names  short Swift names (static BusyWork.descend(_:until:)) when the toolchain's
-                            libswiftDemangle.so is found
-          --offsets         append +0xOFFSET to resolved function names
-          --no-demangle     keep Swift symbols mangled
-          -o, --output OUT  write to OUT instead of standard output
-          FILE              a capture file; - reads standard input
+          --json                JSON (schema stallprof.report/v1) instead of text
+          --top N               functions listed per section in the text (default: 5)
+        \(CaptureSelection.usage)
+          -o, --output OUT      write to OUT instead of standard output
+          FILE                  a capture file; - reads standard input
         """
 
     static func run(_ arguments: [String]) throws {
         let args = try Arguments(
-            arguments, valued: ["--state", "--top", "--output"], flags: CaptureSelection.flags, aliases: ["-o": "--output"])
+            arguments, valued: CaptureSelection.valued.union(["--top", "--output"]),
+            flags: CaptureSelection.flags.union(["--json"]), aliases: ["-o": "--output"])
         var options = StallReportOptions()
-        options.state = try args.choice("--state", as: StallStateFilter.self) ?? .all
+        options.capture = try CaptureSelection.foldOptions(args).capture
         if let raw = args.value("--top") {
             guard let top = Int(raw), top > 0 else { throw UsageError(message: "--top takes a positive number, not '\(raw)'") }
             options.topFunctions = top
         }
-        options.symbolizer = CaptureSelection.symbolizerOptions(args)
         guard !args.positionals.isEmpty else { throw UsageError(message: "no capture files") }
-        var text = ""
+        var captures: [Capture] = []
         for path in args.positionals {
             let capture = try StallCaptureImporter.read(InputSource(path: path).open())
             capture.warnings.forEach { Output.error("warning: \($0)") }
-            if !text.isEmpty { text += "\n" }
-            text += StallReport(capture: capture, options: options).rendered()
+            captures.append(capture)
         }
-        try Output.write(text, to: args.value("--output"))
+        let report = StallReport(captures: captures, options: options)
+        report.warnings.forEach { Output.error("warning: \($0)") }
+        try Output.write(args.flag("--json") ? report.json() : report.text(), to: args.value("--output"))
     }
 }

@@ -73,13 +73,15 @@ import Testing
         defer { unlink(busy); unlink(blocked) }
         let report = try stallprof(["report", busy, blocked])
         #expect(report.status == 0, "\(report.err)")
-        #expect(report.out.contains("capture \(busy): pid "))
-        #expect(report.out.contains("1 stall: 1 busy, 0 blocked"))
-        #expect(report.out.contains("1 stall: 0 busy, 1 blocked"))
+        #expect(report.out.contains("capture \(busy)\n  pid "))
+        #expect(report.out.contains("2 episodes: 2 stalls, 0 saturated (1 busy, 1 blocked)"))
         #expect(report.out.contains("StallSamples.BusyWork.burn"))
         #expect(report.out.contains("__lll_lock_wait") || report.out.contains("pthread_mutex_lock"))
-        // The blocked stall's leaf is libc's wait; the report also names the app's own innermost frame.
-        #expect(report.out.contains("innermost frames in the executable:\n  100%  static StallSamples.BlockedWork.lockContended"))
+        // The blocked stall's leaf is libc's wait; the report also names the app's frames, the innermost one
+        // (nearest the leaf) in every sample.
+        #expect(report.out.contains("app frames on the stack"))
+        #expect(report.out.contains("100%   100%   static StallSamples.BlockedWork.lockContended"))
+        #expect(report.out.split(separator: "\n").allSatisfy { $0.count <= 80 })
         let short = try stallprof(["report", "--simplify-names", "--state", "busy", busy])
         #expect(short.out.contains("BusyWork.burn(until:)") && !short.out.contains("Swift.UInt64"))
         #expect(try stallprof(["report", "--top", "0", busy]).status == 64)

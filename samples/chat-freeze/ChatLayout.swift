@@ -54,8 +54,10 @@ final class ChatLayout {
         while pass(messages) {}
     }
 
-    /// One layout pass; true when it moved the anchor (another pass is needed).
-    private func pass(_ messages: [Message]) -> Bool {
+    /// One layout pass; true when it moved the anchor (another pass is needed). Never inlined, so that it is
+    /// its own frame in debug and release builds: the report names it as the loop's driver.
+    @inline(never)
+    func pass(_ messages: [Message]) -> Bool {
         passes += 1
         var tops: [Double] = []
         var y = 0.0

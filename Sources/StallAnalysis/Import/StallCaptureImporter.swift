@@ -19,14 +19,35 @@ public enum StallStateFilter: String, Sendable, CaseIterable {
     }
 }
 
+/// Which kinds of episode to keep.
+public enum EpisodeKindFilter: String, Sendable, CaseIterable {
+    /// Every episode.
+    case all
+    /// Stalls only: the main queue did not answer within the threshold.
+    case stall
+    /// Saturated episodes only: the main queue answered, but its thread never rested.
+    case saturated
+
+    /// True when an episode of `kind` passes.
+    public func accepts(_ kind: EpisodeKind) -> Bool {
+        switch self {
+        case .all: return true
+        case .stall: return kind == .stall
+        case .saturated: return kind == .saturated
+        }
+    }
+}
+
 /// Reads stallprof capture files (written by the `StallProfiler` watchdog) and folds their samples, resolving
 /// names offline from the image map stored in the file.
 public struct StallCaptureImporter: StackImporter {
     /// Options for captures. Every field documents its default.
     public struct Options: Sendable {
-        /// Keep only the samples of busy or of blocked stalls. Default: `.all`.
+        /// Keep only the samples of busy or of blocked episodes. Default: `.all`.
         public var state: StallStateFilter = .all
-        /// Keep only these stall numbers. Default: empty, every stall.
+        /// Keep only stalls or only saturated episodes. Default: `.all`.
+        public var kind: EpisodeKindFilter = .all
+        /// Keep only these episode numbers. Default: empty, every episode.
         public var stallIDs: Set<UInt32> = []
         /// Keep only samples taken this many nanoseconds after their stall's start (both ends included). Default:
         /// nil, every sample.
@@ -36,6 +57,17 @@ public struct StallCaptureImporter: StackImporter {
 
         /// Creates the default options.
         public init() {}
+
+        /// True when the episode passes the kind, state and number filters.
+        public func accepts(_ stall: Stall) -> Bool {
+            kind.accepts(stall.kind) && state.accepts(stall.state) && (stallIDs.isEmpty || stallIDs.contains(stall.id))
+        }
+
+        /// True when `sample` of `stall` lies in ``window`` (always true without a window).
+        public func accepts(_ sample: Sample, of stall: Stall) -> Bool {
+            guard let window else { return true }
+            return window.contains(sample.timestampNs &- min(sample.timestampNs, stall.begin.startNs))
+        }
     }
 
     /// `stallprof`.
@@ -95,15 +127,8 @@ public struct StallCaptureImporter: StackImporter {
                 + "its \(stall.samples.count) samples are kept")
         }
         let symbolizer = Symbolizer(images: capture.images, options: options.symbolizer)
-        for stall in capture.stalls {
-            guard options.state.accepts(stall.state) else { continue }
-            guard options.stallIDs.isEmpty || options.stallIDs.contains(stall.id) else { continue }
-            for sample in stall.samples where !sample.frames.isEmpty {
-                if let window = options.window,
-                    !window.contains(sample.timestampNs &- min(sample.timestampNs, stall.begin.startNs))
-                {
-                    continue
-                }
+        for stall in capture.stalls where options.accepts(stall) {
+            for sample in stall.samples where !sample.frames.isEmpty && options.accepts(sample, of: stall) {
                 body(symbolizer.rootFirstNames(leafFirst: sample.frames))
             }
         }

@@ -2,150 +2,134 @@ import StallFormat
 
 /// Options of `stallprof report`. Every field documents its default.
 public struct StallReportOptions: Sendable {
-    /// How many functions to list per stall, by self samples. Default: 5.
+    /// How many functions the text lists per section. Default: 5.
     public var topFunctions = 5
-    /// Which stalls to describe. Default: `.all`.
-    public var state: StallStateFilter = .all
-    /// How names are resolved. Default: ``SymbolizerOptions/init()``.
-    public var symbolizer = SymbolizerOptions()
+    /// Which episodes and samples to describe (kind, state, numbers, window) and how names read. Default:
+    /// ``StallCaptureImporter/Options/init()`` (everything, full demangled names).
+    public var capture = StallCaptureImporter.Options()
 
     /// Creates the default options.
     public init() {}
 }
 
-/// A plain-text summary of a capture: the process, a table of its stalls (start, duration, busy or blocked, CPU,
-/// samples) and, for each stall, the functions its samples were in.
-public struct StallReport {
-    /// One function's share of a stall's samples.
-    public struct FunctionShare: Equatable, Sendable {
-        /// The function's name.
-        public var name: String
-        /// Samples with the function as the leaf.
-        public var selfSamples: Int
-        /// Samples with the function anywhere on the stack.
-        public var totalSamples: Int
-    }
-
-    /// The capture described.
-    public let capture: Capture
+/// What captures say about their freezes, computed once: every selected episode with where its samples were
+/// (self and total shares, app frames, hints, what it waited for), episodes grouped by stack shape, and
+/// figures across them. ``text()`` and ``json()`` render it.
+public struct StallReport: Sendable {
     /// The options used.
     public let options: StallReportOptions
-    /// For each stall id, its functions by self samples, most first.
-    public private(set) var functions: [UInt32: [FunctionShare]] = [:]
-    /// For each stall id, the innermost frames that lie in the app's executable, by samples, most first: where
-    /// the app's own code was when the leaf is in a library (a lock wait in libc, a layout pass in a framework).
-    /// Empty for stalls whose samples never leave the executable.
-    public private(set) var appFrames: [UInt32: [FunctionShare]] = [:]
+    /// The captures, in the order given.
+    public private(set) var captures: [CaptureSummary] = []
+    /// Every selected episode, capture by capture, in the order they began.
+    public private(set) var episodes: [EpisodeSummary] = []
+    /// Episodes by fingerprint, largest group first (ties: the group whose first episode came first).
+    public private(set) var groups: [EpisodeGroup] = []
+    /// Figures across every selected episode.
+    public private(set) var summary: ReportSummary
+    /// Problems resolving names (a missing or rebuilt file), `capture: problem`, once per image.
+    public private(set) var warnings: [String] = []
 
-    /// Builds the report, resolving names from the capture's image map.
-    public init(capture: Capture, options: StallReportOptions = StallReportOptions()) {
-        self.capture = capture
+    /// Builds the report, resolving names from each capture's image map.
+    public init(captures input: [Capture], options: StallReportOptions = StallReportOptions()) {
         self.options = options
-        let symbolizer = Symbolizer(images: capture.images, options: options.symbolizer)
-        let executable = capture.process?.executable
-        for stall in capture.stalls where options.state.accepts(stall.state) {
-            var selfCounts: [String: Int] = [:], totalCounts: [String: Int] = [:], appCounts: [String: Int] = [:]
-            var leavesOutsideApp = false
-            for sample in stall.samples where !sample.frames.isEmpty {
-                let names = symbolizer.rootFirstNames(leafFirst: sample.frames)
-                selfCounts[names[names.count - 1], default: 0] += 1
-                for name in Set(names) { totalCounts[name, default: 0] += 1 }
-                let inApp = sample.frames.firstIndex { symbolizer.image(containing: $0)?.path == executable }
-                if let inApp {
-                    leavesOutsideApp = leavesOutsideApp || inApp > 0
-                    appCounts[names[names.count - 1 - inApp], default: 0] += 1
+        typealias Accumulator = (
+            key: String, builder: ProfileBuilder, episodes: [Int], kind: EpisodeKind, state: StallState?
+        )
+        var builders: [Accumulator] = []
+        var groupIndex: [String: Int] = [:]
+        for (index, capture) in input.enumerated() {
+            captures.append(CaptureSummary(
+                path: capture.source, process: capture.process, closedCleanly: capture.closedCleanly,
+                recordedNs: Self.recordedNs(capture)))
+            let symbolizer = Symbolizer(images: capture.images, options: options.capture.symbolizer)
+            let rule = AppCodeRule(images: capture.images, executable: capture.process?.executable)
+            let architecture = SyscallNames.architecture(ofExecutable: capture.process?.executable)
+            for stall in capture.stalls where options.capture.accepts(stall) {
+                var builder = ProfileBuilder()
+                var collected: [(names: [String], app: [Bool])] = []
+                for sample in stall.samples where !sample.frames.isEmpty && options.capture.accepts(sample, of: stall) {
+                    let frames = sample.frames
+                    let app = (0..<frames.count).reversed().map { rule.isApp(frames[$0], isReturnAddress: $0 > 0) }
+                    collected.append((symbolizer.rootFirstNames(leafFirst: frames), app))
+                    builder.add(names: collected[collected.count - 1].names, app: app)
                 }
+                let blockedOn = stall.blockedOn.map {
+                    BlockedOnSummary($0, symbolizer: symbolizer, rule: rule, architecture: architecture)
+                }
+                var key = "\(stall.kind) \(stall.state?.description ?? "unclassified"): \(builder.fingerprint)"
+                if let blockedOn {
+                    let owner = blockedOn.ownerFrame.map { "held in \($0)" }
+                    key += "; waiting: "
+                        + [blockedOn.kind, blockedOn.syscall, owner].compactMap { $0 }.joined(separator: " ")
+                }
+                let group = groupIndex[key] ?? builders.count
+                if group == builders.count {
+                    groupIndex[key] = group
+                    builders.append((key, ProfileBuilder(), [], stall.kind, stall.state))
+                }
+                for sample in collected { builders[group].builder.add(names: sample.names, app: sample.app) }
+                builders[group].episodes.append(episodes.count)
+                episodes.append(Self.episode(
+                    stall, capture: capture, index: index,
+                    profile: builder.profile(kind: stall.kind, state: stall.state),
+                    blockedOn: blockedOn, group: group))
             }
-            functions[stall.id] = Self.shares(selfCounts, totals: totalCounts)
-            appFrames[stall.id] = leavesOutsideApp ? Self.shares(appCounts, totals: totalCounts) : []
+            warnings += symbolizer.warnings.map { "\(capture.source): \($0)" }
         }
+        let order = builders.indices.sorted { (builders[$0].episodes.count, $1) > (builders[$1].episodes.count, $0) }
+        var renumber = [Int](repeating: 0, count: builders.count)
+        for (position, old) in order.enumerated() { renumber[old] = position }
+        groups = order.map { old in
+            let entry = builders[old]
+            return EpisodeGroup(fingerprint: entry.key, episodes: entry.episodes,
+                                profile: entry.builder.profile(kind: entry.kind, state: entry.state))
+        }
+        for index in episodes.indices { episodes[index].group = renumber[episodes[index].group] }
+        summary = Self.summarize(episodes, recordedNs: captures.reduce(0) { $0 + $1.recordedNs })
     }
 
-    /// Counts as shares, most samples first (ties by name).
-    static func shares(_ counts: [String: Int], totals: [String: Int]) -> [FunctionShare] {
-        counts.map { FunctionShare(name: $0.key, selfSamples: $0.value, totalSamples: totals[$0.key] ?? 0) }
-            .sorted { ($0.selfSamples, $1.name) > ($1.selfSamples, $0.name) }
-    }
-
-    /// The report as text.
-    public func rendered() -> String {
-        var lines: [String] = []
-        let stalls = capture.stalls.filter { options.state.accepts($0.state) }
-        if let p = capture.process {
-            lines.append("capture \(capture.source): pid \(p.pid), \(p.executable)")
-            lines.append("threshold \(Self.milliseconds(p.thresholdNs)), sample interval \(Self.milliseconds(p.sampleIntervalNs))"
-                + (capture.closedCleanly ? ", closed cleanly" : ", not closed (the process ended without stopping the watchdog)"))
-        }
-        let busy = stalls.filter { $0.state == .busy }.count, blocked = stalls.filter { $0.state == .blocked }.count
-        let total = stalls.reduce(UInt64(0)) { $0 + $1.durationNs }
-        lines.append("\(stalls.count) stall\(stalls.count == 1 ? "" : "s"): \(busy) busy, \(blocked) blocked, \(Self.seconds(total)) in all")
-        guard !stalls.isEmpty else { return lines.joined(separator: "\n") + "\n" }
-        lines.append("")
-        let origin = capture.process?.startMonotonicNs ?? stalls[0].begin.startNs
-        var table = [["stall", "start", "duration", "state", "active", "cpu", "samples", "missed", "thread"]]
-        for stall in stalls {
-            table.append([
-                "\(stall.id)" + (stall.isFinished ? "" : "*"),
-                "+" + Self.seconds(stall.begin.startNs &- min(origin, stall.begin.startNs)),
-                Self.seconds(stall.durationNs), stall.state?.description ?? "?", Self.percent(stall.activeRatio),
-                Self.percent(stall.cpuRatio), "\(stall.samples.count)", stall.end.map { "\($0.missedCount)" } ?? "-",
-                "\(stall.begin.threadID)",
-            ])
-        }
-        lines += Self.columns(table)
-        if stalls.contains(where: { !$0.isFinished }) { lines.append("* unfinished: the file ends during the stall") }
-        for stall in stalls {
-            let shares = functions[stall.id] ?? []
-            let sampled = shares.reduce(0) { $0 + $1.selfSamples }
-            guard sampled > 0 else { continue }
-            lines.append("")
-            lines.append("stall \(stall.id) (\(stall.state?.description ?? "unclassified"), \(Self.seconds(stall.durationNs))): where its \(sampled) samples were")
-            var rows = [["self", "total", "function"]]
-            for share in shares.prefix(options.topFunctions) {
-                rows.append([Self.percent(Double(share.selfSamples) / Double(sampled)),
-                             Self.percent(Double(share.totalSamples) / Double(sampled)), share.name])
+    /// Recorded time: process start to the close record, or to the last time the file mentions.
+    static func recordedNs(_ capture: Capture) -> UInt64 {
+        guard let start = capture.process?.startMonotonicNs else { return 0 }
+        var last = capture.closedAtNs ?? start
+        if capture.closedAtNs == nil {
+            for stall in capture.stalls {
+                last = max(last, stall.begin.detectedNs, stall.end?.endNs ?? 0, stall.samples.last?.timestampNs ?? 0,
+                           stall.blockedOn?.timestampNs ?? 0)
             }
-            lines += Self.columns(rows).map { "  " + $0 }
-            let app = appFrames[stall.id] ?? []
-            guard !app.isEmpty else { continue }
-            lines.append("  innermost frames in the executable:")
-            var appRows: [[String]] = []
-            for share in app.prefix(options.topFunctions) {
-                appRows.append([Self.percent(Double(share.selfSamples) / Double(sampled)), share.name])
-            }
-            lines += Self.columns(appRows).map { "  " + $0 }
         }
-        return lines.joined(separator: "\n") + "\n"
+        return last > start ? last - start : 0
     }
 
-    static func seconds(_ ns: UInt64) -> String {
-        let value = Double(ns) / 1e9
-        return value < 10 ? threeDecimals(value) + " s" : String(Int(value.rounded())) + " s"
+    private static func episode(
+        _ stall: Stall, capture: Capture, index: Int, profile: SampleProfile, blockedOn: BlockedOnSummary?, group: Int
+    ) -> EpisodeSummary {
+        let origin = capture.process?.startMonotonicNs ?? capture.stalls.first?.begin.startNs ?? 0
+        let offset = stall.begin.startNs &- min(origin, stall.begin.startNs)
+        let clamp: (Double?) -> Double? = { $0.flatMap { $0.isFinite ? min(max($0, 0), 1) : nil } }
+        return EpisodeSummary(
+            capture: index, id: stall.id, kind: stall.kind, state: stall.state, startMs: Double(offset) / 1e6,
+            startWallNs: capture.process.map { $0.startWallNs &+ offset }, durationMs: Double(stall.durationNs) / 1e6,
+            unfinished: !stall.isFinished, cpuRatio: clamp(stall.cpuRatio), activeRatio: clamp(stall.activeRatio),
+            samples: stall.samples.count, missedSamples: Int(stall.end?.missedCount ?? 0), tid: stall.begin.threadID,
+            profile: profile, blockedOn: blockedOn, group: group)
     }
 
-    static func threeDecimals(_ value: Double) -> String {
-        let thousandths = Int((value * 1000).rounded())
-        let fraction = String(thousandths % 1000)
-        return "\(thousandths / 1000)." + String(repeating: "0", count: 3 - fraction.count) + fraction
-    }
-
-    static func milliseconds(_ ns: UInt64) -> String {
-        ns % 1_000_000 == 0 ? "\(ns / 1_000_000) ms" : threeDecimals(Double(ns) / 1e6) + " ms"
-    }
-
-    static func percent(_ ratio: Double?) -> String {
-        guard let ratio else { return "-" }
-        return "\(Int((ratio * 100).rounded()))%"
-    }
-
-    /// Left-aligned columns separated by two spaces; the last column is not padded.
-    static func columns(_ rows: [[String]]) -> [String] {
-        guard let width = rows.first?.count else { return [] }
-        let widths = (0..<width).map { column in rows.map { $0[column].count }.max() ?? 0 }
-        return rows.map { row in
-            row.enumerated().map { index, cell in
-                index == width - 1 ? cell : cell + String(repeating: " ", count: widths[index] - cell.count)
-            }.joined(separator: "  ")
+    private static func summarize(_ episodes: [EpisodeSummary], recordedNs: UInt64) -> ReportSummary {
+        let durations = episodes.map(\.durationMs).sorted()
+        func percentile(_ p: Double) -> Double? {
+            guard !durations.isEmpty else { return nil }
+            let rank = Int((p * Double(durations.count)).rounded(.up))
+            return durations[min(max(rank, 1), durations.count) - 1]
         }
+        let total = durations.reduce(0, +)
+        let recordedSeconds = Double(recordedNs) / 1e9
+        return ReportSummary(
+            stalls: episodes.filter { $0.kind == .stall }.count,
+            saturated: episodes.filter { $0.kind == .saturated }.count,
+            busy: episodes.filter { $0.state == .busy }.count, blocked: episodes.filter { $0.state == .blocked }.count,
+            p50Ms: percentile(0.5), p90Ms: percentile(0.9), maxMs: durations.last, totalMs: total,
+            recordedSeconds: recordedSeconds,
+            stallSecondsPerHour: recordedSeconds > 0 ? total / 1000 / recordedSeconds * 3600 : nil)
     }
 }

@@ -1,0 +1,73 @@
+/// A JSON value with ordered object keys, written by hand so the report's keys keep the documented order.
+enum JSONValue {
+    case null
+    case bool(Bool)
+    case int(Int)
+    /// Written with Swift's shortest round-trip form; not finite writes `null`.
+    case double(Double)
+    case string(String)
+    case array([JSONValue])
+    case object([(String, JSONValue)])
+
+    /// An optional double, or null.
+    static func number(_ value: Double?) -> JSONValue { value.map(JSONValue.double) ?? .null }
+    /// An optional string, or null.
+    static func text(_ value: String?) -> JSONValue { value.map(JSONValue.string) ?? .null }
+    /// An array of strings.
+    static func strings(_ values: [String]) -> JSONValue { .array(values.map(JSONValue.string)) }
+
+    /// Pretty-printed with two-space indentation; arrays and objects without nested containers stay on one line
+    /// when short.
+    func written(indent: String = "") -> String {
+        switch self {
+        case .null: return "null"
+        case .bool(let value): return value ? "true" : "false"
+        case .int(let value): return String(value)
+        case .double(let value): return value.isFinite ? "\(value)" : "null"
+        case .string(let value): return Self.quoted(value)
+        case .array(let items):
+            guard !items.isEmpty else { return "[]" }
+            let inner = indent + "  "
+            let flat = "[" + items.map { $0.written() }.joined(separator: ", ") + "]"
+            if items.allSatisfy(\.isScalar) && flat.count + indent.count <= 100 { return flat }
+            return "[\n" + items.map { inner + $0.written(indent: inner) }.joined(separator: ",\n") + "\n\(indent)]"
+        case .object(let members):
+            guard !members.isEmpty else { return "{}" }
+            let flat = "{" + members.map { Self.quoted($0.0) + ": " + $0.1.written() }.joined(separator: ", ") + "}"
+            if members.allSatisfy({ $0.1.isScalar }) && flat.count + indent.count <= 100 { return flat }
+            let inner = indent + "  "
+            return "{\n" + members.map { inner + Self.quoted($0.0) + ": " + $0.1.written(indent: inner) }
+                .joined(separator: ",\n") + "\n\(indent)}"
+        }
+    }
+
+    private var isScalar: Bool {
+        switch self {
+        case .array(let items): return items.isEmpty
+        case .object(let members): return members.isEmpty
+        default: return true
+        }
+    }
+
+    /// `value` as a JSON string: quotes, backslashes and control characters escaped.
+    static func quoted(_ value: String) -> String {
+        var result = "\""
+        for scalar in value.unicodeScalars {
+            switch scalar {
+            case "\"": result += "\\\""
+            case "\\": result += "\\\\"
+            case "\n": result += "\\n"
+            case "\r": result += "\\r"
+            case "\t": result += "\\t"
+            default:
+                if scalar.value < 0x20 || scalar.value == 0x7F || scalar.value == 0x2028 || scalar.value == 0x2029 {
+                    let hex = String(scalar.value, radix: 16)
+                    result += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
+                } else {
+                    result.unicodeScalars.append(scalar)
+                }
+            }
+        }
+        return result + "\""
+    }
+}

@@ -1,0 +1,124 @@
+import StallFormat
+
+/// Accumulates samples (root-first names with an app-code flag per frame) and turns them into a
+/// ``SampleProfile``: shares, the heaviest stack, app frames and hints.
+struct ProfileBuilder {
+    /// A sample share at or above which a hint is given about recursion or re-entry.
+    static let loopShare = 0.5
+    /// A share of samples without app code at or above which the report says the loop is in framework code.
+    static let frameworkShare = 0.9
+    /// App frames below this total share are left out.
+    static let minimumAppShare = 0.01
+
+    private var total = 0
+    private var stacks: [[String]: Int] = [:]
+    private var stackApp: [[String]: [Bool]] = [:]
+    private var selfCounts: [String: Int] = [:]
+    private var appCounts: [String: Int] = [:]
+    private var appDepth: [String: Int] = [:]
+    private var outermostApp: [String: Int] = [:]
+    private var innermostApp: [String: Int] = [:]
+    private var cycles: [[String]: Int] = [:]
+    private var withoutApp = 0
+
+    /// Adds one sample: `names` root first, `app[i]` true when `names[i]` is app code.
+    mutating func add(names: [String], app: [Bool]) {
+        guard let leaf = names.last else { return }
+        total += 1
+        stacks[names, default: 0] += 1
+        if stackApp[names] == nil { stackApp[names] = app }
+        selfCounts[leaf, default: 0] += 1
+        var seen = Set<String>()
+        var lastIndex: [String: Int] = [:]
+        var appSequence: [String] = []
+        var cycle: [String]? = nil
+        for (depth, name) in names.enumerated() where app[depth] {
+            if seen.insert(name).inserted {
+                appCounts[name, default: 0] += 1
+                appDepth[name, default: 0] += depth
+            }
+            // Unresolved frames (`[image]`) all read alike: they prove no recursion.
+            if cycle == nil, !name.hasPrefix("["), let previous = lastIndex[name] {
+                cycle = Array(appSequence[previous...]) + [name]
+            }
+            lastIndex[name] = appSequence.count
+            appSequence.append(name)
+        }
+        if let first = appSequence.first { outermostApp[first, default: 0] += 1 } else { withoutApp += 1 }
+        if let last = appSequence.last { innermostApp[last, default: 0] += 1 }
+        if let cycle { cycles[cycle, default: 0] += 1 }
+    }
+
+    /// The heaviest stack: most samples, ties broken by the byte-smallest joined names.
+    private var heaviest: (names: [String], count: Int)? {
+        stacks.max { a, b in
+            a.value != b.value ? a.value < b.value : a.key.joined(separator: ";") > b.key.joined(separator: ";")
+        }.map { ($0.key, $0.value) }
+    }
+
+    /// What episodes with the same shape share: the heaviest stack's app frames, root first, each named once,
+    /// or its three leaf-most frames when it has no app code.
+    var fingerprint: String {
+        guard let (names, _) = heaviest else { return "(no samples)" }
+        let app = stackApp[names] ?? []
+        var seen = Set<String>()
+        let appNames = names.indices.filter { app[$0] && seen.insert(names[$0]).inserted }.map { names[$0] }
+        return appNames.isEmpty ? names.suffix(3).joined(separator: " > ") : appNames.joined(separator: " > ")
+    }
+
+    /// The profile, with hints worded for an episode of `kind` in `state`.
+    func profile(kind: EpisodeKind, state: StallState?) -> SampleProfile {
+        let denominator = Double(max(total, 1))
+        let shares = { (counts: [String: Int]) in
+            counts.map { FunctionShare(function: $0.key, samples: $0.value, share: Double($0.value) / denominator) }
+        }
+        let topSelf = shares(selfCounts)
+            .sorted { ($0.samples, $1.function) > ($1.samples, $0.function) }
+        let appFrames = shares(appCounts)
+            .filter { $0.share >= Self.minimumAppShare }
+            .sorted { a, b in
+                if a.samples != b.samples { return a.samples > b.samples }
+                let (depthA, depthB) = (appDepth[a.function] ?? 0, appDepth[b.function] ?? 0)
+                return depthA != depthB ? depthA < depthB : a.function < b.function
+            }
+        let appSelf = shares(innermostApp)
+            .filter { $0.share >= Self.minimumAppShare }
+            .sorted { ($0.samples, $1.function) > ($1.samples, $0.function) }
+        let noApp = total == 0 ? 0 : Double(withoutApp) / denominator
+        return SampleProfile(
+            analyzedSamples: total, heaviestStack: heaviest?.names ?? [], heaviestStackSamples: heaviest?.count ?? 0,
+            topSelf: topSelf, appFrames: appFrames, appSelf: appSelf, noAppCodeShare: noApp,
+            hints: hints(kind: kind, state: state, noApp: noApp))
+    }
+
+    private func hints(kind: EpisodeKind, state: StallState?, noApp: Double) -> [String] {
+        guard total > 0 else { return [] }
+        let short = { (name: String) in ReportFormat.fit(name, width: 60) }
+        let denominator = Double(total)
+        var hints: [String] = []
+        if let (cycle, count) = cycles.max(by: { ($0.value, $1.key.count) < ($1.value, $0.key.count) }),
+            Double(cycles.values.reduce(0, +)) / denominator >= Self.loopShare
+        {
+            let share = ReportFormat.percentSpaced(Double(cycles.values.reduce(0, +)) / denominator)
+            if cycle.count == 2 {
+                hints.append("recursion: \(short(cycle[0])) calls itself (in \(share) of samples)")
+            } else {
+                hints.append("recursion: the same app frames keep cycling on the stack (in \(share) of samples; "
+                    + "\(count) samples show this cycle): " + cycle.map(short).joined(separator: " -> "))
+            }
+        }
+        if kind == .saturated, let (frame, count) = outermostApp.max(by: { ($0.value, $1.key) < ($1.value, $0.key) }),
+            Double(count) / denominator >= Self.loopShare
+        {
+            hints.append("loop across run-loop turns: the run loop keeps re-entering \(short(frame)) "
+                + "(the outermost app frame in \(ReportFormat.percentSpaced(Double(count) / denominator)) of "
+                + "samples); find what schedules it again")
+        }
+        if noApp >= Self.frameworkShare {
+            let what = state == .blocked
+                ? "the wait is in framework code" : "the loop is in framework code; bisect the components"
+            hints.append("no app code on the stack in \(ReportFormat.percentSpaced(noApp)) of samples: \(what)")
+        }
+        return hints
+    }
+}

@@ -1,0 +1,104 @@
+import StallFormat
+
+extension StallReport {
+    /// The schema name written as `schema`.
+    public static let jsonSchema = "stallprof.report/v1"
+
+    /// The report as JSON (schema `stallprof.report/v1`, docs/REPORT.md), ending with a newline. Times in
+    /// milliseconds (three decimals), shares in [0, 1] (four decimals), names as `stallprof fold` prints them.
+    public func json() -> String {
+        let document: JSONValue = .object([
+            ("schema", .string(Self.jsonSchema)),
+            ("captures", .array(captures.map(Self.json(capture:)))),
+            ("episodes", .array(episodes.map(json(episode:)))),
+            ("groups", .array(groups.map(json(group:)))),
+            ("markers", .array([])),
+            ("summary", .object([
+                ("stalls", .int(summary.stalls)), ("saturated", .int(summary.saturated)),
+                ("p50Ms", .number(summary.p50Ms.map(Self.ms))), ("p90Ms", .number(summary.p90Ms.map(Self.ms))),
+                ("maxMs", .number(summary.maxMs.map(Self.ms))),
+                ("stallSecondsPerHour", .number(summary.stallSecondsPerHour.map { ReportFormat.rounded($0, 3) })),
+                ("busy", .int(summary.busy)), ("blocked", .int(summary.blocked)),
+                ("totalMs", .double(Self.ms(summary.totalMs))),
+                ("recordedSeconds", .double(ReportFormat.rounded(summary.recordedSeconds, 3))),
+            ])),
+        ])
+        return document.written() + "\n"
+    }
+
+    private static func ms(_ value: Double) -> Double { ReportFormat.rounded(value, 3) }
+    private static func share(_ value: Double) -> Double { ReportFormat.rounded(min(max(value, 0), 1), 4) }
+
+    private static func json(capture: CaptureSummary) -> JSONValue {
+        let p = capture.process
+        return .object([
+            ("path", .string(capture.path)), ("pid", p.map { .int(Int($0.pid)) } ?? .null),
+            ("executable", .text(p?.executable)), ("startWall", .text(p.map { ReportFormat.iso8601($0.startWallNs) })),
+            ("thresholdMs", .number(p.map { Double($0.thresholdNs) / 1e6 })),
+            ("sampleIntervalMs", .number(p.map { Double($0.sampleIntervalNs) / 1e6 })),
+            ("closedCleanly", .bool(capture.closedCleanly)),
+            ("recordedMs", .double(ms(Double(capture.recordedNs) / 1e6))),
+        ])
+    }
+
+    private static func json(shares: [FunctionShare]) -> JSONValue {
+        .array(shares.map { .object([("function", .string($0.function)), ("share", .double(share($0.share)))]) })
+    }
+
+    private func json(episode e: EpisodeSummary) -> JSONValue {
+        let profile = e.profile
+        let topSelf = profile.topSelf.enumerated()
+            .filter { $0.offset == 0 || $0.element.share >= ProfileBuilder.minimumAppShare }
+        return .object([
+            ("capture", .int(e.capture)), ("id", .int(Int(e.id))), ("kind", .string(e.kind.description)),
+            ("state", .text(e.state?.description)), ("startMs", .double(Self.ms(e.startMs))),
+            ("durationMs", .double(Self.ms(e.durationMs))), ("unfinished", .bool(e.unfinished)),
+            ("cpuRatio", .number(e.cpuRatio.map(Self.share))), ("samples", .int(e.samples)),
+            ("missedSamples", .int(e.missedSamples)), ("tid", .int(Int(e.tid))),
+            ("heaviestStack", .strings(profile.heaviestStack)),
+            ("topSelf", Self.json(shares: topSelf.map(\.element))),
+            ("appFrames", Self.json(shares: profile.appFrames)),
+            ("blockedOn", e.blockedOn.map(Self.json(blockedOn:)) ?? .null),
+            ("startWall", .text(e.startWallNs.map(ReportFormat.iso8601))),
+            ("appSelf", Self.json(shares: profile.appSelf)),
+            ("activeRatio", .number(e.activeRatio.map(Self.share))),
+            ("analyzedSamples", .int(profile.analyzedSamples)),
+            ("heaviestStackShare",
+             .double(Self.share(Double(profile.heaviestStackSamples) / Double(max(1, profile.analyzedSamples))))),
+            ("noAppCodeShare", .double(Self.share(profile.noAppCodeShare))),
+            ("hints", .strings(profile.hints)), ("group", .int(e.group)),
+        ])
+    }
+
+    private static func json(blockedOn b: BlockedOnSummary) -> JSONValue {
+        var members: [(String, JSONValue)] = [
+            ("kind", .string(b.kind)), ("syscall", .text(b.syscall)),
+            ("syscallNumber", b.syscallNumber.map(JSONValue.int) ?? .null),
+            ("argument", .string("0x" + String(b.argument, radix: 16))), ("detail", .string(b.detail)),
+        ]
+        if b.kind == "mutex" {
+            members += [
+                ("ownerTid", b.ownerTid.map(JSONValue.int) ?? .null), ("ownerName", .string(b.ownerName)),
+                ("ownerState", .text(b.ownerState)), ("ownerSyscall", .text(b.ownerSyscall)),
+                ("ownerFrame", .text(b.ownerFrame)), ("ownerStack", .strings(b.ownerStack)),
+                ("ownerStackSource", .text(b.ownerStackSource)), ("ownerStackTruncated", .bool(b.ownerStackTruncated)),
+            ]
+        }
+        members.append(("sentence", .string(b.sentence)))
+        return .object(members)
+    }
+
+    private func json(group: EpisodeGroup) -> JSONValue {
+        let members = group.episodes.map { episodes[$0] }
+        return .object([
+            ("fingerprint", .string(group.fingerprint)), ("count", .int(members.count)),
+            ("episodes", .array(members.map { .object([("capture", .int($0.capture)), ("id", .int(Int($0.id)))]) })),
+            ("totalMs", .double(Self.ms(members.reduce(0) { $0 + $1.durationMs }))),
+            ("maxMs", .double(Self.ms(members.map(\.durationMs).max() ?? 0))),
+            ("topSelf", Self.json(shares: Array(group.profile.topSelf.prefix(options.topFunctions)))),
+            ("appFrames", Self.json(shares: group.profile.appFrames)),
+            ("appSelf", Self.json(shares: group.profile.appSelf)),
+            ("hints", .strings(group.profile.hints)),
+        ])
+    }
+}

@@ -1,0 +1,171 @@
+import StallFormat
+
+extension StallReport {
+    /// The text width every line fits in.
+    public static let textWidth = 80
+    /// Episodes listed in a capture's table; the JSON lists every one.
+    public static let tableRows = 40
+
+    /// The report as text that fits 80 columns: each capture with a table of its episodes (wall-clock start in
+    /// UTC, kind, state, duration, active and CPU shares, samples), figures across them, then one section per
+    /// group of alike episodes: top self functions, app frames on the stack, hints and what it waited for.
+    public func text() -> String {
+        var lines: [String] = []
+        for (index, capture) in captures.enumerated() {
+            if index > 0 { lines.append("") }
+            lines += header(capture)
+            let rows = episodes.filter { $0.capture == index }
+            guard !rows.isEmpty else { continue }
+            lines.append("")
+            var table = [["#", "start (UTC)", "kind", "state", "duration", "active", "cpu", "samples", "missed"]]
+            for e in rows.prefix(Self.tableRows) {
+                table.append([
+                    "\(e.id)" + (e.unfinished ? "*" : ""),
+                    e.startWallNs.map(ReportFormat.clock) ?? "+" + ReportFormat.seconds(e.startMs / 1000),
+                    e.kind.description, e.state?.description ?? "?", ReportFormat.seconds(e.durationMs / 1000),
+                    ReportFormat.percent(e.activeRatio), ReportFormat.percent(e.cpuRatio), "\(e.samples)",
+                    e.unfinished ? "-" : "\(e.missedSamples)",
+                ])
+            }
+            lines += Self.columns(table)
+            if rows.count > Self.tableRows {
+                lines.append("(\(rows.count - Self.tableRows) more episodes; --json lists every one)")
+            }
+            if rows.contains(where: \.unfinished) { lines.append("* unfinished: the file ends during the episode") }
+        }
+        lines.append("")
+        lines += totals()
+        for group in groups { lines.append(""); lines += section(group) }
+        return lines.joined(separator: "\n") + "\n"
+    }
+
+    private func header(_ capture: CaptureSummary) -> [String] {
+        guard let p = capture.process else { return ["capture \(capture.path): no process record"] }
+        var lines = ["capture " + ReportFormat.fit(capture.path, width: Self.textWidth - 8)]
+        let started = "\(ReportFormat.date(p.startWallNs)) \(ReportFormat.clock(p.startWallNs)) UTC"
+        lines.append("  pid \(p.pid), started \(started)")
+        lines.append("  " + ReportFormat.fit(p.executable, width: Self.textWidth - 2))
+        lines += Self.wrap("threshold \(ReportFormat.milliseconds(p.thresholdNs)), sample interval "
+            + "\(ReportFormat.milliseconds(p.sampleIntervalNs)), recorded \(ReportFormat.seconds(capture.recordedNs)), "
+            + (capture.closedCleanly ? "closed cleanly" : "not closed (the process was killed or crashed)"),
+            first: "  ", indent: "  ")
+        return lines
+    }
+
+    private func totals() -> [String] {
+        let s = summary
+        let count = episodes.count
+        var lines = Self.wrap("\(count) episode\(count == 1 ? "" : "s"): \(s.stalls) stall\(s.stalls == 1 ? "" : "s"), "
+            + "\(s.saturated) saturated (\(s.busy) busy, \(s.blocked) blocked), "
+            + "\(ReportFormat.seconds(s.totalMs / 1000)) frozen in all", indent: "  ")
+        if let p50 = s.p50Ms, let p90 = s.p90Ms, let max = s.maxMs {
+            lines.append("durations: p50 \(ReportFormat.seconds(p50 / 1000)), p90 \(ReportFormat.seconds(p90 / 1000)), "
+                + "max \(ReportFormat.seconds(max / 1000))")
+        }
+        if let rate = s.stallSecondsPerHour {
+            lines.append("hang rate: \(Self.oneDecimal(rate)) s frozen per hour of recorded time "
+                + "(\(ReportFormat.seconds(s.recordedSeconds)) recorded)")
+        }
+        if groups.count < count { lines.append("\(count) episodes in \(groups.count) groups of alike stacks") }
+        return lines
+    }
+
+    private func label(_ e: EpisodeSummary) -> String {
+        (captures.count > 1 ? "capture \(e.capture + 1) " : "") + "\(e.kind) \(e.id)"
+    }
+
+    private func section(_ group: EpisodeGroup) -> [String] {
+        let members = group.episodes.map { episodes[$0] }
+        guard let first = members.first else { return [] }
+        let profile = group.profile
+        var heading: String
+        if members.count == 1 {
+            heading = "\(label(first)) (\(first.state?.description ?? "unclassified"), "
+                + "\(ReportFormat.seconds(first.durationMs / 1000))"
+                + (first.startWallNs.map { " at " + ReportFormat.clock($0) + " UTC" } ?? "")
+                + ", thread \(first.tid)): \(profile.analyzedSamples) samples"
+        } else {
+            let names = members.prefix(4).map(label).joined(separator: ", ")
+                + (members.count > 4 ? " and \(members.count - 4) more" : "")
+            heading = "\(members.count) alike \(first.kind == .stall ? "stalls" : "saturated episodes") "
+                + "(\(first.state?.description ?? "unclassified"), "
+                + "\(ReportFormat.seconds(members.reduce(0) { $0 + $1.durationMs } / 1000)) "
+                + "in all, max \(ReportFormat.seconds((members.map(\.durationMs).max() ?? 0) / 1000))): \(names); "
+                + "\(profile.analyzedSamples) samples"
+        }
+        var lines = Self.wrap(heading, indent: "  ")
+        guard profile.analyzedSamples > 0 else { return lines + ["  no samples with a stack"] }
+        lines.append("  top self functions")
+        lines += shareRows(profile.topSelf.prefix(options.topFunctions))
+        lines.append("  app frames on the stack (total: anywhere on it; inner: nearest the leaf)")
+        let appLimit = options.topFunctions + 5
+        let inner = Dictionary(profile.appSelf.map { ($0.function, $0.share) }, uniquingKeysWith: max)
+        lines.append(profile.appFrames.isEmpty ? "    (none)" : "    total  inner  function")
+        lines += profile.appFrames.prefix(appLimit).map { share in
+            let cells = [ReportFormat.percent(share.share), ReportFormat.percent(inner[share.function] ?? 0)]
+            let prefix = "    " + cells.map { $0 + String(repeating: " ", count: max(1, 7 - $0.count)) }.joined()
+            return prefix + ReportFormat.fit(share.function, width: Self.textWidth - prefix.count)
+        }
+        let more = profile.appFrames.count - appLimit
+        if more > 0 { lines.append("    (\(more) more in --json)") }
+        for hint in profile.hints { lines += Self.wrap("hint: " + hint, first: "  ", indent: "    ") }
+        if let blocked = members.lazy.compactMap(\.blockedOn).first { lines += blockedLines(blocked) }
+        return lines
+    }
+
+    private func shareRows(_ shares: some Collection<FunctionShare>) -> [String] {
+        shares.map { share in
+            let cell = ReportFormat.percent(share.share)
+            let prefix = "    " + cell + String(repeating: " ", count: max(1, 6 - cell.count))
+            return prefix + ReportFormat.fit(share.function, width: Self.textWidth - prefix.count)
+        }
+    }
+
+    private func blockedLines(_ b: BlockedOnSummary) -> [String] {
+        var lines = Self.wrap("blocked: " + b.sentence, first: "  ", indent: "    ")
+        guard !b.ownerStack.isEmpty else { return lines }
+        let shown = b.ownerStack.suffix(8)
+        let via = b.ownerStackSource.map { ", taken from \($0 == "signal" ? "a signal" : "its stack memory")" } ?? ""
+        lines.append("    owner's stack, leaf last (\(shown.count) of \(b.ownerStack.count) frames\(via)):")
+        if shown.count < b.ownerStack.count { lines.append("      ...") }
+        lines += shown.map { "      " + ReportFormat.fit($0, width: Self.textWidth - 6) }
+        return lines
+    }
+
+    private static func oneDecimal(_ value: Double) -> String {
+        let tenths = Int((value * 10).rounded())
+        return "\(tenths / 10).\(tenths % 10)"
+    }
+
+    /// `text` broken at spaces into lines of at most 80 columns: the first line starts with `first`, the
+    /// others with `indent`; a word longer than a line is cut to fit.
+    static func wrap(_ text: String, first: String = "", indent: String) -> [String] {
+        var lines: [String] = [], line = first, lineHasWord = false
+        // "97 %" stays on one line.
+        for glued in text.replacingAll(" %", by: "\u{A0}%").split(separator: " ") {
+            let word = String(glued).replacingAll("\u{A0}", by: " ")
+            let room = textWidth - (lineHasWord ? line.count + 1 : line.count)
+            if lineHasWord && word.count > room {
+                lines.append(line)
+                line = indent
+                lineHasWord = false
+            }
+            let fitted = ReportFormat.fit(word, width: textWidth - line.count)
+            line += (lineHasWord ? " " : "") + fitted
+            lineHasWord = true
+        }
+        lines.append(line)
+        return lines
+    }
+
+    /// Left-aligned columns separated by two spaces; the last column is not padded.
+    static func columns(_ rows: [[String]]) -> [String] {
+        guard let width = rows.first?.count else { return [] }
+        let widths = (0..<width).map { column in rows.map { $0[column].count }.max() ?? 0 }
+        return rows.map { row in
+            row.enumerated().map { index, cell in
+                index == width - 1 ? cell : cell + String(repeating: " ", count: widths[index] - cell.count)
+            }.joined(separator: "  ")
+        }
+    }
+}

@@ -1,0 +1,143 @@
+import StallFormat
+
+/// A function's share of an episode's (or a group's) analyzed samples.
+public struct FunctionShare: Equatable, Sendable {
+    /// The demangled name, as `stallprof fold` prints it.
+    public var function: String
+    /// Samples counted for it (as the leaf for self shares; anywhere on the stack, once per sample, for totals).
+    public var samples: Int
+    /// `samples` over the analyzed samples, in [0, 1].
+    public var share: Double
+}
+
+/// One capture read by the report.
+public struct CaptureSummary: Sendable {
+    /// The path given (or `-`).
+    public var path: String
+    /// The process record; nil only for a file cut before its first record.
+    public var process: ProcessRecord?
+    /// True when the watchdog closed the file.
+    public var closedCleanly: Bool
+    /// Recorded time: from the process record's start to the close record, or to the last time the file
+    /// mentions (a killed process). Nanoseconds; 0 without a process record.
+    public var recordedNs: UInt64
+}
+
+/// What a blocked episode waited for, resolved for reading (see ``BlockedOnRecord``).
+public struct BlockedOnSummary: Sendable, Equatable {
+    /// `mutex`, `futex`, `syscall` or `unknown`.
+    public var kind: String
+    /// The system call's name (`futex`, `read`...), `syscall N` for one the table does not know; nil when the
+    /// thread was not in one.
+    public var syscall: String?
+    /// The system call's number; nil when the thread was not in one.
+    public var syscallNumber: Int?
+    /// The call's first argument (futex address, file descriptor).
+    public var argument: UInt64
+    /// The watchdog's free-text detail (e.g. `read fd 5 (pipe:[1234])`); empty when none.
+    public var detail: String
+    /// Mutexes: the owner's kernel tid; nil otherwise.
+    public var ownerTid: Int?
+    /// Mutexes: the owner's thread name; empty when unknown.
+    public var ownerName: String
+    /// Mutexes: the owner's /proc state letter (`R`, `S`, `D`); nil when unknown.
+    public var ownerState: String?
+    /// Mutexes: the system call the owner slept in; nil when it ran or is unknown.
+    public var ownerSyscall: String?
+    /// Mutexes: the owner's stack, root first (empty when it could not be taken).
+    public var ownerStack: [String]
+    /// Mutexes: the owner's leaf-most app frame, or its leaf when none is app code; nil without a stack.
+    public var ownerFrame: String?
+    /// How the owner's stack was taken: `signal`, `stack memory`, or nil.
+    public var ownerStackSource: String?
+    /// True when the owner's stack was deeper than the buffer (outermost frames missing).
+    public var ownerStackTruncated: Bool
+}
+
+/// Where one episode's (or one group's) samples were.
+public struct SampleProfile: Sendable {
+    /// Samples with frames that passed the selection (the denominator of every share).
+    public var analyzedSamples: Int
+    /// The stack with the most samples, root first (ties: the byte-smallest); empty without samples.
+    public var heaviestStack: [String]
+    /// Samples with exactly the heaviest stack.
+    public var heaviestStackSamples: Int
+    /// Leaf functions by self share, descending (ties by name).
+    public var topSelf: [FunctionShare]
+    /// App functions (see ``AppCodeRule``) by total share, descending, each at least 1 %.
+    public var appFrames: [FunctionShare]
+    /// App functions nearest the leaf: for each sample, the leaf-most app frame (where the app's own code was,
+    /// itself or in the library code it called), by share, descending, each at least 1 %.
+    public var appSelf: [FunctionShare]
+    /// Share of the analyzed samples with no app code beyond entry points, in [0, 1].
+    public var noAppCodeShare: Double
+    /// Plain-language hints: loops, recursion, framework-only stacks.
+    public var hints: [String]
+}
+
+/// One episode (stall or saturated period) of one capture.
+public struct EpisodeSummary: Sendable {
+    /// Index of its capture in ``StallReport/captures``.
+    public var capture: Int
+    /// The episode's number within its capture.
+    public var id: UInt32
+    /// Stall or saturated.
+    public var kind: EpisodeKind
+    /// Busy or blocked; nil for an unfinished episode with fewer than two samples.
+    public var state: StallState?
+    /// Start, milliseconds after the capture's start.
+    public var startMs: Double
+    /// Start, wall clock (nanoseconds since the Unix epoch); nil without a process record.
+    public var startWallNs: UInt64?
+    /// Duration in milliseconds (to the last sample when unfinished).
+    public var durationMs: Double
+    /// True when the file ends during the episode.
+    public var unfinished: Bool
+    /// Thread CPU time over wall time, clamped to [0, 1]; nil when nothing was measured.
+    public var cpuRatio: Double?
+    /// (CPU + run-queue wait) over wall time, clamped to [0, 1]; nil when nothing was measured.
+    public var activeRatio: Double?
+    /// Samples recorded (repeated ones included).
+    public var samples: Int
+    /// Samples the thread did not answer in time (0 when unfinished: unknown).
+    public var missedSamples: Int
+    /// The sampled thread's kernel tid.
+    public var tid: Int32
+    /// Where its samples were.
+    public var profile: SampleProfile
+    /// What it waited for; nil when the capture says nothing.
+    public var blockedOn: BlockedOnSummary?
+    /// Index of its group in ``StallReport/groups``.
+    public var group: Int
+}
+
+/// Episodes with the same fingerprint: one kind, one state and the same heaviest-stack shape.
+public struct EpisodeGroup: Sendable {
+    /// What the episodes share: the heaviest stack's app frames (root first, ` > `-joined), or its three
+    /// leaf-most frames when it has no app code; prefixed by kind and state, followed by what a blocked
+    /// episode waited for (kind, system call, the owner's frame).
+    public var fingerprint: String
+    /// Indexes into ``StallReport/episodes``, in order.
+    public var episodes: [Int]
+    /// The samples of every episode of the group, analyzed together.
+    public var profile: SampleProfile
+}
+
+/// Figures over every selected episode.
+public struct ReportSummary: Sendable {
+    /// Selected episodes of kind stall.
+    public var stalls: Int
+    /// Selected saturated episodes.
+    public var saturated: Int
+    /// Busy and blocked episodes.
+    public var busy: Int, blocked: Int
+    /// Nearest-rank percentiles and maximum of the durations, milliseconds; nil without episodes.
+    public var p50Ms: Double?, p90Ms: Double?, maxMs: Double?
+    /// Sum of the durations, milliseconds.
+    public var totalMs: Double
+    /// Recorded time of every capture together, seconds.
+    public var recordedSeconds: Double
+    /// Hang rate: frozen seconds (every selected episode) per hour of recorded time; nil when nothing was
+    /// recorded.
+    public var stallSecondsPerHour: Double?
+}

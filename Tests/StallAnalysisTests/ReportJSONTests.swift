@@ -1,0 +1,152 @@
+import Foundation
+import StallFormat
+import Testing
+
+@testable import StallAnalysis
+
+/// `stallprof report --json`: the shape of issue 8, parsed back with JSONSerialization; `--kind` in fold and
+/// report through the CLI.
+@Suite struct ReportJSONTests {
+    func parse(_ text: String) throws -> [String: Any] {
+        try #require(try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any])
+    }
+
+    func mixedJSON() throws -> [String: Any] {
+        let capture = try ReportFixtures.capture(ReportFixtures.mixedRecords(), name: "json")
+        return try parse(StallReport(captures: [capture]).json())
+    }
+
+    func isNumber(_ value: Any?) -> Bool { value is Double || value is Int }
+
+    @Test func everyKeyAndTypeOfTheDocumentedShape() throws {
+        let root = try mixedJSON()
+        #expect(root["schema"] as? String == "stallprof.report/v1")
+        #expect((root["markers"] as? [Any])?.isEmpty == true)
+        let captures = try #require(root["captures"] as? [[String: Any]])
+        #expect(captures.count == 1)
+        #expect(captures[0]["path"] is String && captures[0]["pid"] as? Int == 4242)
+        #expect(captures[0]["executable"] as? String == ReportFixtures.ownImage.path)
+        #expect(captures[0]["startWall"] as? String == "2026-11-30T21:00:00.123Z")
+        let episodes = try #require(root["episodes"] as? [[String: Any]])
+        #expect(episodes.count == 6)
+        for episode in episodes {
+            #expect(episode["capture"] as? Int == 0 && episode["id"] is Int && episode["tid"] as? Int == 4242)
+            #expect(["stall", "saturated"].contains(episode["kind"] as? String ?? ""))
+            #expect(["busy", "blocked"].contains(episode["state"] as? String ?? ""))
+            #expect(isNumber(episode["startMs"]) && isNumber(episode["durationMs"]) && isNumber(episode["cpuRatio"]))
+            #expect(episode["unfinished"] as? Bool == false)
+            #expect(episode["samples"] is Int && episode["missedSamples"] is Int)
+            #expect(episode["heaviestStack"] is [String])
+            for key in ["topSelf", "appFrames"] {
+                let shares = try #require(episode[key] as? [[String: Any]])
+                for share in shares {
+                    #expect(share["function"] is String)
+                    let value = try #require(share["share"] as? Double)
+                    #expect(value >= 0 && value <= 1)
+                }
+                let values = shares.compactMap { $0["share"] as? Double }
+                #expect(values == values.sorted(by: >))
+            }
+            let cpu = try #require(episode["cpuRatio"] as? Double)
+            #expect(cpu >= 0 && cpu <= 1)
+            #expect(episode["blockedOn"] is NSNull || episode["blockedOn"] is [String: Any])
+            #expect(episode["startWall"] is String && episode["hints"] is [String])
+        }
+        let first = episodes[0]
+        #expect(first["startMs"] as? Double == 2_000 && first["durationMs"] as? Double == 1_000)
+        #expect(first["cpuRatio"] as? Double == 1, "1.3 clamped")
+        #expect(first["samples"] as? Int == 10 && first["missedSamples"] as? Int == 1)
+        #expect(first["heaviestStack"] as? [String]
+            == ["[libsystemfake.so.1]", "stallprof_fixture_layout_pass", "stallprof_fixture_markdown_height"])
+        let appFrames = try #require(first["appFrames"] as? [[String: Any]])
+        #expect(appFrames.map { $0["function"] as? String } == ["stallprof_fixture_layout_pass", "stallprof_fixture_markdown_height"])
+        #expect(first["startWall"] as? String == "2026-11-30T21:00:02.123Z")
+        #expect(episodes[1]["kind"] as? String == "saturated")
+        let summary = try #require(root["summary"] as? [String: Any])
+        #expect(summary["stalls"] as? Int == 5 && summary["saturated"] as? Int == 1)
+        #expect(summary["p50Ms"] as? Double == 700 && summary["p90Ms"] as? Double == 2_000 && summary["maxMs"] as? Double == 2_000)
+        #expect(summary["stallSecondsPerHour"] as? Double == 318)
+        let groups = try #require(root["groups"] as? [[String: Any]])
+        #expect(groups.count == 6 && groups.allSatisfy { $0["count"] as? Int == 1 && $0["fingerprint"] is String })
+    }
+
+    @Test func blockedOnObjects() throws {
+        let episodes = try #require(try mixedJSON()["episodes"] as? [[String: Any]])
+        #expect(episodes[0]["blockedOn"] is NSNull)
+        let mutex = try #require(episodes[3]["blockedOn"] as? [String: Any])
+        #expect(mutex["kind"] as? String == "mutex" && mutex["ownerTid"] as? Int == 4321)
+        #expect(mutex["ownerName"] as? String == "lock-holder" && mutex["syscall"] as? String == "futex")
+        #expect(mutex["ownerStack"] as? [String]
+            == ["[libsystemfake.so.1]", "stallprof_fixture_owner_work", "[libsystemfake.so.1]"])
+        let read = try #require(episodes[4]["blockedOn"] as? [String: Any])
+        #expect(read["kind"] as? String == "syscall" && read["syscall"] as? String == "read")
+        #expect(read["ownerTid"] == nil && read["detail"] as? String == "read fd 5 (pipe:[1234])")
+    }
+
+    @Test func stringsAreEscapedAndEmptyReportsStillParse() throws {
+        let text = JSONValue.object([("a\"b", .string("tab\there\u{1}\\ \u{2028}é"))]).written()
+        #expect(text == "{\"a\\\"b\": \"tab\\there\\u0001\\\\ \\u2028é\"}")
+        let parsed = try parse(text)
+        #expect(parsed["a\"b"] as? String == "tab\there\u{1}\\ \u{2028}é")
+        #expect(JSONValue.double(.nan).written() == "null" && JSONValue.double(.infinity).written() == "null")
+        let empty = try parse(StallReport(captures: [Capture(source: "e")]).json())
+        let summary = try #require(empty["summary"] as? [String: Any])
+        #expect(summary["p50Ms"] is NSNull && summary["stalls"] as? Int == 0)
+        #expect((empty["episodes"] as? [Any])?.isEmpty == true)
+    }
+
+    @Test func iso8601AndNameFitting() {
+        #expect(ReportFormat.iso8601(0) == "1970-01-01T00:00:00.000Z")
+        #expect(ReportFormat.iso8601(951_782_400_999_000_000) == "2000-02-29T00:00:00.999Z")
+        #expect(ReportFormat.fit("static M.f(a: Swift.Int) -> Swift.Int", width: 30) == "static M.f(a: Swift.Int)")
+        #expect(ReportFormat.fit("M.T.(pass in _C317CB8B6FF4787DE7E9A80FE96A7AF6)(Swift.Array<M.Message>) -> Swift.Bool", width: 40)
+            == "M.T.pass(Swift.Array<M.Message>)")
+        #expect(ReportFormat.fit("(extension in Swift):Swift.Collection.split(maxSplits: Swift.Int) -> [A]", width: 46)
+            == "(extension in Swift):Swift.Collection.split(…)")
+        #expect(ReportFormat.fit(String(repeating: "x", count: 90), width: 10).count == 10)
+    }
+
+    @Test func appCodeRule() {
+        #expect(AppCodeRule.isSystemPath("/opt/swift/usr/lib/swift/linux/libFoundation.so"))
+        #expect(AppCodeRule.isSystemPath("/lib/x86_64-linux-gnu/libc.so.6") && AppCodeRule.isSystemPath("linux-vdso.so.1"))
+        #expect(AppCodeRule.isSystemPath("/app/Frameworks/libswiftCore.so"))
+        #expect(!AppCodeRule.isSystemPath("/app/lib/libMyKit.so") && !AppCodeRule.isSystemPath("/home/me/app"))
+        #expect(AppCodeRule.isEntryPoint("main") && AppCodeRule.isEntryPoint("static demo.Main.$main() -> ()"))
+        #expect(!AppCodeRule.isAppFunction("generic specialization <Swift.Int> of Swift.IndexingIterator.next() -> A?"))
+        #expect(!AppCodeRule.isAppFunction("closure #1 (A) -> A in static Swift.MainActor.assumeIsolated<A>(_: () -> A) -> A"))
+        #expect(!AppCodeRule.isAppFunction("outlined destroy of Swift.Array<A>") && !AppCodeRule.isAppFunction("f@plt"))
+        #expect(AppCodeRule.isAppFunction("closure #1 @Swift.MainActor () -> () in closure #3 (Foundation.Timer) -> () in chat_freeze"))
+        #expect(AppCodeRule.isAppFunction("generic specialization <Swift.Int> of chat_freeze.Box.get() -> A"))
+        #expect(AppCodeRule.isAppFunction("static chat_freeze.Markdown.height(of: [Block]) -> Swift.Double"))
+    }
+
+    @Test func syscallNames() {
+        #expect(SyscallNames.name(0, architecture: .x86_64) == "read" && SyscallNames.name(63, architecture: .aarch64) == "read")
+        #expect(SyscallNames.name(202, architecture: .x86_64) == "futex" && SyscallNames.name(98, architecture: .aarch64) == "futex")
+        #expect(SyscallNames.name(232, architecture: .x86_64) == "epoll_wait" && SyscallNames.name(999, architecture: .x86_64) == "syscall 999")
+    }
+}
+
+/// `--kind` through the CLI: fold and report.
+@Suite(.enabled(if: BuiltCLI.path != nil, "stallprof is not built beside the tests"))
+struct ReportCLITests {
+    @Test func kindFiltersFoldAndReport() throws {
+        let path = try ReportFixtures.write(ReportFixtures.mixedRecords(), name: "cli")
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let (allStatus, all, _) = try FlameGraphCLITests.run(["fold", path])
+        #expect(allStatus == 0 && all.contains("stallprof_fixture_render") && all.contains("stallprof_fixture_layout_pass"))
+        let (_, saturated, _) = try FlameGraphCLITests.run(["fold", "--kind", "saturated", path])
+        #expect(saturated.contains("stallprof_fixture_render") && !saturated.contains("stallprof_fixture_layout_pass"))
+        let (_, stalls, _) = try FlameGraphCLITests.run(["fold", "--kind=stall", path])
+        #expect(!stalls.contains("stallprof_fixture_render") && stalls.contains("stallprof_fixture_layout_pass"))
+        let (status, json, _) = try FlameGraphCLITests.run(["report", "--json", "--kind", "saturated", path])
+        #expect(status == 0)
+        let root = try #require(try JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: Any])
+        let episodes = try #require(root["episodes"] as? [[String: Any]])
+        #expect(episodes.map { $0["id"] as? Int } == [2])
+        let (_, text, _) = try FlameGraphCLITests.run(["report", "--stall", "1", "--stall", "4", path])
+        #expect(text.contains("2 episodes: 2 stalls, 0 saturated"))
+        #expect(try FlameGraphCLITests.run(["report", "--kind", "frozen", path]).0 == 64)
+        #expect(try FlameGraphCLITests.run(["report", "/nonexistent/x.stalls"]).0 != 0)
+    }
+}
