@@ -30,12 +30,15 @@ extension BlockedOnSummary {
     }
 
     /// One sentence: what the thread waited for and, for a mutex, who held it and where that thread was.
-    public var sentence: String {
+    public var sentence: String { sentence(naming: { $0 }) }
+
+    /// The sentence, with the owner's function name passed through `naming` (the text report shortens it).
+    public func sentence(naming: (String) -> String) -> String {
         switch kind {
         case "mutex":
             guard let ownerTid else { return "waiting for a mutex whose owner is unknown" }
             var text = "waiting for a mutex held by thread \(ownerTid)" + (ownerName.isEmpty ? "" : " (\(ownerName))")
-            if let ownerFrame { text += ", which was in \(ownerFrame)" }
+            if let ownerFrame { text += ", which was in \(naming(ownerFrame))" }
             if let ownerSyscall {
                 text += (ownerFrame == nil ? ", which was" : ",") + " sleeping in \(ownerSyscall)"
             } else if ownerState == "R" {

@@ -122,7 +122,8 @@ extension StallReport {
     }
 
     private func blockedLines(_ b: BlockedOnSummary) -> [String] {
-        var lines = Self.wrap("blocked: " + b.sentence, first: "  ", indent: "    ")
+        let sentence = b.sentence(naming: { ReportFormat.fit($0, width: Self.textWidth - 10) })
+        var lines = Self.wrap("blocked: " + sentence, first: "  ", indent: "    ")
         guard !b.ownerStack.isEmpty else { return lines }
         let shown = b.ownerStack.suffix(8)
         let via = b.ownerStackSource.map { ", taken from \($0 == "signal" ? "a signal" : "its stack memory")" } ?? ""
