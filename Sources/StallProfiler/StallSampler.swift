@@ -7,10 +7,16 @@ import StallFormat
 /// is not signalled again (signals wake blocked threads and interrupt their sleeps) but its previous stack is
 /// recorded again, and it is re-sampled for real at most every `blockedResampleInterval`. After several
 /// consecutive timeouts (a thread that blocks the signal, or a handler still running) requests are spaced out
-/// the same way.
+/// the same way. A sampler that presamples (before a stall is declared) signals the thread for its first stack
+/// only when it is on a CPU or ready for one, never while it sleeps.
+///
+/// Used for stalls and for saturated episodes alike.
 final class StallSampler {
-    let stallID: UInt32
+    /// The episode the samples belong to (0 while presampling, set when the stall is declared).
+    var stallID: UInt32
     let threadID: Int32
+    /// True while the samples go to the presample buffer.
+    var presampling: Bool
     private let timeoutNs: Int64
     private let resampleNs: UInt64
     private let maxFrames: Int
@@ -37,9 +43,10 @@ final class StallSampler {
     /// True once a request failed because the app replaced or reset the signal handler.
     private(set) var handlerLost = false
 
-    init(stallID: UInt32, threadID: Int32, configuration: StallWatchdog.Configuration) {
+    init(stallID: UInt32, threadID: Int32, configuration: StallWatchdog.Configuration, presampling: Bool = false) {
         self.stallID = stallID
         self.threadID = threadID
+        self.presampling = presampling
         timeoutNs = configuration.effectiveSampleTimeoutNs
         resampleNs = UInt64(configuration.blockedResampleInterval.nanoseconds)
         maxFrames = configuration.maxFrames
@@ -79,6 +86,9 @@ final class StallSampler {
                 stallID: stallID, timestampNs: now, threadCPUNs: reading.cpuNs, runQueueNs: reading.waitNs,
                 flags: .repeated, frames: [])
         }
+        if presampling && !haveStack && !MainQueueThreads.isRunnable(threadID) {
+            return nil  // it sleeps: no signal before the stall is declared (not a missed sample)
+        }
         lastRealSampleNs = now
         var info = stallcap_sample_info()
         let status = buffer.withUnsafeMutableBufferPointer {
@@ -113,13 +123,26 @@ final class StallSampler {
         read()
         let start = first ?? Reading(timeNs: endNs, cpuNs: 0, waitNs: 0)
         let end = last ?? start
-        let cpu = end.cpuNs &- min(start.cpuNs, end.cpuNs)
-        let wait = end.waitNs &- min(start.waitNs, end.waitNs)
         let measured = end.timeNs &- start.timeNs
+        let (cpu, wait) = Self.activity(
+            cpuNs: end.cpuNs &- min(start.cpuNs, end.cpuNs), waitNs: end.waitNs &- min(start.waitNs, end.waitNs),
+            measuredNs: measured)
         let active = measured > 0 ? Double(cpu + wait) / Double(measured) : 0
         return StallEndRecord(
             stallID: stallID, endNs: endNs, cpuNs: cpu, runQueueNs: wait, measuredNs: measured,
             state: StallState.classify(activeRatio: active), sampleCount: sampleCount,
             missedCount: UInt32(missedCount))
+    }
+
+    /// CPU time and run-queue wait over a window of `measuredNs`, made consistent with it: neither exceeds the
+    /// window, and together they do not either.
+    ///
+    /// schedstat credits a run-queue wait only when the wait ends (the thread gets a CPU), all at once: a wait
+    /// that began before the first reading lands inside the window. With a short window (a stall that ended
+    /// right after it was declared) that made "active" read 438 % and 1995 %. The CPU clock is exact, so the
+    /// wait is what gets cut to the time left.
+    static func activity(cpuNs: UInt64, waitNs: UInt64, measuredNs: UInt64) -> (cpuNs: UInt64, waitNs: UInt64) {
+        let cpu = min(cpuNs, measuredNs)
+        return (cpu, min(waitNs, measuredNs - cpu))
     }
 }

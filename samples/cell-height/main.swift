@@ -1,0 +1,60 @@
+// cell-height: a list whose height never settles, a stand-in for the self-sizing cell oscillation of UI toolkits.
+//
+//   cell-height [--seconds N] [--cells N]
+//
+// On RunLoop.main, a hosting view lays out its cells; each pass that changes the height schedules the next one
+// with DispatchQueue.main.async. Flags read through StallFlags (disable with STALLPROF_DISABLE=a,b):
+// - self-sizing: cells size themselves against the view's height, which alternates forever (see HostingView):
+//   the main queue keeps answering pings, but its thread never sleeps: a saturated main thread, not a stall;
+// - height-cache: measurements are cached; passes get cheaper, but the loop goes on (an irrelevant flag).
+// Without self-sizing the height settles in two passes and the app sits idle. After --seconds (default 3) the
+// app stops the watchdog and exits 0. With STALLPROF_OUTPUT set, the watchdog records what it sees.
+import Dispatch
+import Foundation
+import StallProfiler
+
+var seconds = 3.0
+var cellCount = 120
+var arguments = CommandLine.arguments.dropFirst().makeIterator()
+while let option = arguments.next() {
+    guard let value = arguments.next().flatMap(Double.init), value > 0, value <= 86_400 else {
+        FileHandle.standardError.write(Data("usage: cell-height [--seconds N] [--cells N]\n".utf8))
+        exit(64)
+    }
+    switch option {
+    case "--seconds": seconds = value
+    case "--cells": cellCount = Int(value)
+    default:
+        FileHandle.standardError.write(Data("cell-height: unknown option \(option)\n".utf8))
+        exit(64)
+    }
+}
+
+let watchdog: StallWatchdog?
+do { watchdog = try StallWatchdog.startFromEnvironment() } catch {
+    FileHandle.standardError.write(Data("cell-height: \(error)\n".utf8))
+    exit(1)
+}
+
+// Deterministic cell texts: 20 to 80 words of 26 to 58 points.
+var seed: UInt64 = 0x9E37_79B9_7F4A_7C15
+@MainActor func next(_ range: Int) -> Int {
+    seed = seed &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+    return Int((seed >> 33) % UInt64(range))
+}
+let cells = (0..<max(1, cellCount)).map { _ in
+    Cell(wordWidths: (0..<(20 + next(61))).map { _ in Double(26 + next(33)) })
+}
+let view = HostingView(
+    cells: cells, measurer: CellMeasurer(caching: StallFlags.isEnabled("height-cache")),
+    selfSizing: StallFlags.isEnabled("self-sizing"))
+view.setNeedsLayout()
+
+DispatchQueue.main.asyncAfter(deadline: .now() + seconds) {
+    MainActor.assumeIsolated {
+        watchdog?.stop()
+        print("cell-height: \(view.passes) layout passes, \(view.settled ? "settled" : "never settled")")
+        exit(0)
+    }
+}
+RunLoop.main.run()
