@@ -1,0 +1,55 @@
+import Foundation
+import StallFormat
+import Testing
+
+/// Saturated episodes and presampling, on the sample apps run as separate processes with the watchdog on.
+@Suite struct SaturationAppTests {
+    func run(_ name: String, _ arguments: [String], environment: [String: String] = [:]) throws -> Capture {
+        let path = TestSupport.temporaryPath("\(name).stalls")
+        defer { unlink(path) }
+        let result = try TestSupport.run(
+            TestSupport.productsDirectory.appendingPathComponent(name), arguments,
+            environment: ["STALLPROF_OUTPUT": path].merging(environment) { $1 })
+        #expect(result.status == 0, "\(name): \(result.stderr)")
+        return try CaptureReader.read(path: path)
+    }
+
+    @Test func aLayoutLoopAcrossRunLoopTurnsIsASaturatedEpisodeSampledInThePass() throws {
+        let capture = try run("cell-height", ["--seconds", "3"])
+        #expect(capture.closedCleanly)
+        let saturated = capture.stalls.filter { $0.kind == .saturated }
+        let episode = try #require(saturated.first)
+        #expect(capture.stalls.allSatisfy { $0.kind == .saturated }, "the main queue kept answering: no stall")
+        #expect(episode.begin.threadID == capture.process?.pid)
+        #expect(episode.begin.detectedNs - episode.begin.startNs >= 900_000_000, "sustained for the period")
+        #expect(episode.isFinished, "stop() closes the episode")
+        #expect(episode.state == .busy)
+        #expect(episode.samples.count >= 20)
+        let stacks = TestSupport.stacks(of: Capture(source: capture.source, process: capture.process, images: capture.images, stalls: [episode]))
+        #expect(stacks.contains { stack in stack.contains { $0.contains("HostingView.layoutPass") } })
+    }
+
+    @Test func aLayoutThatSettlesIsNeverSaturated() throws {
+        let capture = try run("cell-height", ["--seconds", "2"], environment: ["STALLPROF_DISABLE": "self-sizing"])
+        #expect(capture.closedCleanly)
+        #expect(capture.stalls.isEmpty)
+    }
+
+    @Test func saturationCanBeTurnedOff() throws {
+        let capture = try run("cell-height", ["--seconds", "2"], environment: ["STALLPROF_SATURATION_MS": "0"])
+        #expect(capture.closedCleanly)
+        #expect(!capture.stalls.contains { $0.kind == .saturated })
+    }
+
+    @Test func aOneSecondBusyStallIsSampledFromItsStart() throws {
+        let capture = try run("stall-demo", ["--stall", "busy", "--stall-ms", "1000"])
+        let stall = try #require(capture.stalls.first { $0.kind == .stall })
+        #expect(stall.state == .busy)
+        #expect(stall.samples.count >= 85, "\(stall.samples.count) samples")
+        // Presamples precede detection, and none precedes the stall's start.
+        let first = try #require(stall.samples.first)
+        #expect(first.timestampNs < stall.begin.detectedNs)
+        #expect(first.timestampNs >= stall.begin.startNs)
+        #expect((stall.activeRatio ?? 0) <= 1)
+    }
+}
