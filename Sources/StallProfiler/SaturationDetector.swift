@@ -29,6 +29,15 @@ struct SaturationDetector {
         var waitNs: UInt64
         /// Total voluntary context switches of the thread.
         var voluntarySwitches: UInt64
+        /// True when the thread is on a CPU or in a run queue now (state `R`).
+        var isRunnable: Bool
+
+        /// Creates a detail reading.
+        init(waitNs: UInt64, voluntarySwitches: UInt64, isRunnable: Bool = false) {
+            self.waitNs = waitNs
+            self.voluntarySwitches = voluntarySwitches
+            self.isRunnable = isRunnable
+        }
     }
 
     /// One full reading of the watched thread.
@@ -128,7 +137,10 @@ struct SaturationDetector {
             history.removeFirst(keep)
         }
         if isSaturated {
-            // Still active over the last quarter period (at least one check interval)?
+            // Still active over the last quarter period (at least one check interval)? A thread in a run queue
+            // now is: schedstat credits its current wait only when it gets a CPU, so under heavy load the recent
+            // share can read low while the thread waits.
+            guard !detail.isRunnable else { return [] }
             let span = max(checkIntervalNs, periodNs / 4)
             guard let from = history.last(where: { nowNs &+ tolerance >= $0.timeNs &+ span }) ?? history.first,
                 from != reading

@@ -51,7 +51,8 @@ extension WatchdogLoop {
                 guard stallcap_thread_schedstat(thread, &run, &wait) == 0,
                     stallcap_thread_switches(thread, &voluntary, &involuntary) == 0
                 else { return nil }
-                return SaturationDetector.Detail(waitNs: wait, voluntarySwitches: voluntary)
+                return SaturationDetector.Detail(
+                    waitNs: wait, voluntarySwitches: voluntary, isRunnable: MainQueueThreads.isRunnable(thread))
             })
         saturation = detector
         for action in actions {

@@ -116,6 +116,23 @@ import Testing
         #expect(end > 2000 * ms && end <= 2500 * ms)
     }
 
+    @Test func aThreadWaitingInARunQueueStaysSaturated() {
+        // Under heavy load the thread waits 400 ms for a CPU; schedstat credits the wait only when it runs again.
+        var d = detector()
+        var now: UInt64 = 0, cpu: UInt64 = 0, wait: UInt64 = 0
+        var actions: [SaturationDetector.Action] = []
+        while now <= 3000 * ms {
+            let waiting = now > 2000 * ms && now < 2400 * ms
+            let (c, w) = (cpu, wait)
+            actions += d.step(nowNs: now, threadID: 7, cpu: { c }, detail: { .init(waitNs: w, voluntarySwitches: 0, isRunnable: true) })
+            now += 10 * ms
+            if !waiting { cpu += 5 * ms; wait += 5 * ms }
+            if now == 2400 * ms { wait += 400 * ms }
+        }
+        #expect(actions.filter { if case .begin = $0 { return true } else { return false } }.count == 1)
+        #expect(!actions.contains { if case .end = $0 { return true } else { return false } })
+    }
+
     @Test func aVoluntarySwitchRestartsTheWindow() {
         var d = detector()
         // Spins but sleeps once every 800 ms: never a whole second without a voluntary switch.

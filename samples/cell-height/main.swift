@@ -1,6 +1,6 @@
 // cell-height: a list whose height never settles, a stand-in for the self-sizing cell oscillation of UI toolkits.
 //
-//   cell-height [--seconds N] [--cells N]
+//   cell-height [--seconds N] [--cells N] [--animate P]
 //
 // On RunLoop.main, a hosting view lays out its cells; each pass that changes the height schedules the next one
 // with DispatchQueue.main.async. Flags read through StallFlags (disable with STALLPROF_DISABLE=a,b):
@@ -9,21 +9,25 @@
 // - height-cache: measurements are cached; passes get cheaper, but the loop goes on (an irrelevant flag).
 // Without self-sizing the height settles in two passes and the app sits idle. After --seconds (default 3) the
 // app stops the watchdog and exits 0. With STALLPROF_OUTPUT set, the watchdog records what it sees.
+// --animate P (1-95) adds a healthy animation: a 10 ms frame timer whose handler works for P % of the frame, then
+// the run loop sleeps until the next frame (for checking that a busy but healthy main thread is not saturated).
 import Dispatch
 import Foundation
 import StallProfiler
 
 var seconds = 3.0
 var cellCount = 120
+var animationPercent = 0.0
 var arguments = CommandLine.arguments.dropFirst().makeIterator()
 while let option = arguments.next() {
     guard let value = arguments.next().flatMap(Double.init), value > 0, value <= 86_400 else {
-        FileHandle.standardError.write(Data("usage: cell-height [--seconds N] [--cells N]\n".utf8))
+        FileHandle.standardError.write(Data("usage: cell-height [--seconds N] [--cells N] [--animate P]\n".utf8))
         exit(64)
     }
     switch option {
     case "--seconds": seconds = value
     case "--cells": cellCount = Int(value)
+    case "--animate" where value <= 95: animationPercent = value
     default:
         FileHandle.standardError.write(Data("cell-height: unknown option \(option)\n".utf8))
         exit(64)
@@ -49,6 +53,21 @@ let view = HostingView(
     cells: cells, measurer: CellMeasurer(caching: StallFlags.isEnabled("height-cache")),
     selfSizing: StallFlags.isEnabled("self-sizing"))
 view.setNeedsLayout()
+if animationPercent > 0 {
+    let budget = Duration.microseconds(Int64(animationPercent * 100))
+    Timer.scheduledTimer(withTimeInterval: 0.010, repeats: true) { _ in
+        MainActor.assumeIsolated { animateFrame(budget: budget) }
+    }
+}
+
+/// One animation frame: works (measuring text) for `budget` of wall time, then returns to the run loop.
+@MainActor @inline(never) func animateFrame(budget: Duration) {
+    let clock = ContinuousClock()
+    let deadline = clock.now + budget
+    var lines = 0
+    while clock.now < deadline { lines &+= CellMeasurer.lineCount(cells[lines % cells.count].wordWidths, width: 300) }
+    if lines == -1 { print(lines) }
+}
 
 DispatchQueue.main.asyncAfter(deadline: .now() + seconds) {
     MainActor.assumeIsolated {
