@@ -71,6 +71,8 @@ struct SaturationDetector {
     private var history: [Reading] = []
     private var lastCheck: (timeNs: UInt64, cpuNs: UInt64, threadID: Int32)? = nil
     private var nextSampleNs: UInt64 = 0
+    /// True when the previous check of an episode saw one isolated voluntary switch.
+    private var switchedAtLastCheck = false
 
     /// Creates a detector.
     init(periodNs: UInt64, checkIntervalNs: UInt64, sampleIntervalNs: UInt64) {
@@ -84,6 +86,7 @@ struct SaturationDetector {
         isSaturated = false
         history.removeAll()
         lastCheck = nil
+        switchedAtLastCheck = false
     }
 
     /// Advances to `nowNs`. `threadID` is the thread servicing the main queue (nil when unknown); `cpu` reads its
@@ -127,9 +130,18 @@ struct SaturationDetector {
         guard let detail = detail() else { return stop(nowNs) }
         let reading = Reading(timeNs: nowNs, cpuNs: cpu, waitNs: detail.waitNs, voluntarySwitches: detail.voluntarySwitches)
         if let last = history.last, last.voluntarySwitches != reading.voluntarySwitches || reading.waitNs < last.waitNs {
-            let ended = stop(nowNs)
-            history = [reading]
-            return ended
+            // During an episode, one isolated voluntary switch (a lock whose holder was preempted, on a loaded
+            // machine) does not end it; a second in the next check, or two at once, does, and so does a thread
+            // that went idle (it is no longer active, below).
+            let isolated = reading.voluntarySwitches &- last.voluntarySwitches == 1 && reading.waitNs >= last.waitNs
+            guard isSaturated, isolated, !switchedAtLastCheck else {
+                let ended = stop(nowNs)
+                history = [reading]
+                return ended
+            }
+            switchedAtLastCheck = true
+        } else {
+            switchedAtLastCheck = false
         }
         history.append(reading)
         let tolerance = checkIntervalNs / 8
@@ -158,6 +170,7 @@ struct SaturationDetector {
     /// Ends the episode in progress, if any, and closes the window.
     private mutating func stop(_ nowNs: UInt64) -> [Action] {
         history.removeAll()
+        switchedAtLastCheck = false
         guard isSaturated else { return [] }
         isSaturated = false
         return [.end(endNs: nowNs)]

@@ -133,6 +133,16 @@ import Testing
         #expect(!actions.contains { if case .end = $0 { return true } else { return false } })
     }
 
+    @Test func oneIsolatedSwitchDuringAnEpisodeDoesNotEndIt() {
+        var d = detector()
+        // Spins; sleeps once at 2 s (contention on a loaded machine), then twice in a row from 3 s on.
+        let log = simulate(&d, Thread(cpuPerMs: { _ in 1 }, sleeps: { $0 == 2000 || ($0 >= 3000 && $0 % 40 == 0) }), durationMs: 4000)
+        #expect(log.begins.count == 1)
+        let end = try! #require(log.ends.first)
+        #expect(log.ends.count == 1)
+        #expect(end > 3000 * ms && end <= 3200 * ms)
+    }
+
     @Test func aVoluntarySwitchRestartsTheWindow() {
         var d = detector()
         // Spins but sleeps once every 800 ms: never a whole second without a voluntary switch.
