@@ -62,7 +62,9 @@ final class StallSampler {
         let cpu = stallcap_thread_cpu_ns(threadID)
         let now = stallcap_monotonic_ns()
         guard cpu >= 0 else { return nil }
-        if stallcap_thread_schedstat(threadID, &run, &wait) != 0 { wait = 0 }
+        // An unreadable schedstat keeps the last wait read: a 0 between real values would turn the thread's
+        // whole lifetime of run-queue wait into this stall's.
+        if stallcap_thread_schedstat(threadID, &run, &wait) != 0 { wait = last?.waitNs ?? 0 }
         let reading = Reading(timeNs: now, cpuNs: UInt64(cpu), waitNs: wait)
         if first == nil { first = reading }
         last = reading
