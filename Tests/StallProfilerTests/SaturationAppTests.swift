@@ -14,13 +14,15 @@ import Testing
         return try CaptureReader.read(path: path)
     }
 
-    @Test func aLayoutLoopAcrossRunLoopTurnsIsASaturatedEpisodeSampledInThePass() throws {
-        let capture = try run("cell-height", ["--seconds", "3"])
+    @Test(arguments: ["runloop", "dispatch"])
+    func aLayoutLoopAcrossRunLoopTurnsIsASaturatedEpisodeSampledInThePass(loop: String) throws {
+        let capture = try run("cell-height", ["--seconds", "3", "--loop", loop])
         #expect(capture.closedCleanly)
         let saturated = capture.stalls.filter { $0.kind == .saturated }
         let episode = try #require(saturated.first)
         #expect(capture.stalls.allSatisfy { $0.kind == .saturated }, "the main queue kept answering: no stall")
-        #expect(episode.begin.threadID == capture.process?.pid)
+        // RunLoop.main drains the main queue on the first thread; dispatchMain() on a worker.
+        #expect((episode.begin.threadID == capture.process?.pid) == (loop == "runloop"))
         #expect(episode.begin.detectedNs - episode.begin.startNs >= 900_000_000, "sustained for the period")
         #expect(episode.isFinished, "stop() closes the episode")
         #expect(episode.state == .busy)
@@ -33,6 +35,13 @@ import Testing
         let capture = try run("cell-height", ["--seconds", "2"], environment: ["STALLPROF_DISABLE": "self-sizing"])
         #expect(capture.closedCleanly)
         #expect(capture.stalls.isEmpty)
+    }
+
+    @Test func aHealthyAnimationIsNeverSaturated() throws {
+        // 60 % work in every 10 ms frame: busy, but the run loop sleeps between frames.
+        let capture = try run("cell-height", ["--seconds", "3", "--animate", "60"], environment: ["STALLPROF_DISABLE": "self-sizing"])
+        #expect(capture.closedCleanly)
+        #expect(!capture.stalls.contains { $0.kind == .saturated })
     }
 
     @Test func saturationCanBeTurnedOff() throws {

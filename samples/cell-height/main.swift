@@ -1,8 +1,9 @@
 // cell-height: a list whose height never settles, a stand-in for the self-sizing cell oscillation of UI toolkits.
 //
-//   cell-height [--seconds N] [--cells N] [--animate P]
+//   cell-height [--seconds N] [--cells N] [--animate P] [--loop runloop|dispatch]
 //
-// On RunLoop.main, a hosting view lays out its cells; each pass that changes the height schedules the next one
+// On RunLoop.main (or dispatchMain() with --loop dispatch, where a Dispatch worker drains the main queue), a
+// hosting view lays out its cells; each pass that changes the height schedules the next one
 // with DispatchQueue.main.async. Flags read through StallFlags (disable with STALLPROF_DISABLE=a,b):
 // - self-sizing: cells size themselves against the view's height, which alternates forever (see HostingView):
 //   the main queue keeps answering pings, but its thread never sleeps: a saturated main thread, not a stall;
@@ -18,10 +19,16 @@ import StallProfiler
 var seconds = 3.0
 var cellCount = 120
 var animationPercent = 0.0
+var useDispatchMain = false
 var arguments = CommandLine.arguments.dropFirst().makeIterator()
 while let option = arguments.next() {
+    if option == "--loop", let mode = arguments.next(), mode == "runloop" || mode == "dispatch" {
+        useDispatchMain = mode == "dispatch"
+        continue
+    }
     guard let value = arguments.next().flatMap(Double.init), value > 0, value <= 86_400 else {
-        FileHandle.standardError.write(Data("usage: cell-height [--seconds N] [--cells N] [--animate P]\n".utf8))
+        FileHandle.standardError.write(Data(
+            "usage: cell-height [--seconds N] [--cells N] [--animate P] [--loop runloop|dispatch]\n".utf8))
         exit(64)
     }
     switch option {
@@ -53,11 +60,12 @@ let view = HostingView(
     cells: cells, measurer: CellMeasurer(caching: StallFlags.isEnabled("height-cache")),
     selfSizing: StallFlags.isEnabled("self-sizing"))
 view.setNeedsLayout()
+let animation = DispatchSource.makeTimerSource(queue: .main)
 if animationPercent > 0 {
     let budget = Duration.microseconds(Int64(animationPercent * 100))
-    Timer.scheduledTimer(withTimeInterval: 0.010, repeats: true) { _ in
-        MainActor.assumeIsolated { animateFrame(budget: budget) }
-    }
+    animation.setEventHandler { MainActor.assumeIsolated { animateFrame(budget: budget) } }
+    animation.schedule(deadline: .now(), repeating: .milliseconds(10), leeway: .microseconds(500))
+    animation.activate()
 }
 
 /// One animation frame: works (measuring text) for `budget` of wall time, then returns to the run loop.
@@ -76,4 +84,4 @@ DispatchQueue.main.asyncAfter(deadline: .now() + seconds) {
         exit(0)
     }
 }
-RunLoop.main.run()
+if useDispatchMain { dispatchMain() } else { RunLoop.main.run() }
