@@ -3,8 +3,8 @@
 # healthy animation (cell-height --animate 60 without self-sizing: 60 % work every 10 ms, must read nothing),
 # RUNS times each, first on a quiet machine, then with HOGS CPU hogs (shell busy loops, killed at the end).
 # Prints each run's episodes (kind, duration, samples, active and CPU share) and the main thread's context
-# switches; asserts nothing.
-#   tools/saturation-under-load.sh [HOGS] [RUNS] [SECONDS]
+# switches (of the first thread: under LOOP=dispatch the main queue runs on a worker); asserts nothing.
+#   [LOOP=dispatch] tools/saturation-under-load.sh [HOGS] [RUNS] [SECONDS]    (LOOP: cell-height --loop)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 hogs=${1:-4}
@@ -62,7 +62,7 @@ trial() {
     local label=$1; shift
     local capture="$scratch/run.stalls"
     rm -f "$capture"
-    env STALLPROF_OUTPUT="$capture" "$@" "$bin" --seconds "$seconds" ${ANIMATE:+--animate "$ANIMATE"} >/dev/null &
+    env STALLPROF_OUTPUT="$capture" "$@" "$bin" --seconds "$seconds" ${ANIMATE:+--animate "$ANIMATE"} ${LOOP:+--loop "$LOOP"} >/dev/null &
     local pid=$!
     sleep "$((seconds - 1))"
     local switches
