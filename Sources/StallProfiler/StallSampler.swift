@@ -114,7 +114,8 @@ final class StallSampler {
             runQueueNs: reading?.waitNs ?? 0, flags: flags, frames: buffer[0..<Int(info.frame_count)].map { UInt64($0) })
     }
 
-    /// Takes back the last sample, taken after the stall had already ended.
+    /// Takes back the count of the last sample: it was taken after the stall had already ended, or a full
+    /// presample buffer dropped its oldest.
     func retractLastSample() {
         if sampleCount > 0 { sampleCount -= 1 }
     }

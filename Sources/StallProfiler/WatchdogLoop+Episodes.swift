@@ -31,7 +31,10 @@ extension WatchdogLoop {
         }
         guard let presampler, let record = takeSample(presampler, watchAnswers: true) else { return }
         presamples.append(record)
-        if presamples.count > detector.presampleCapacity { presamples.removeFirst() }
+        if presamples.count > detector.presampleCapacity {
+            presamples.removeFirst()
+            presampler.retractLastSample()  // uncounts the dropped one: the end record counts what was written
+        }
     }
 
     /// Steps the saturation detector (not during a stall) and acts on what it says.
