@@ -71,7 +71,7 @@ struct SaturationDetector {
     private var history: [Reading] = []
     private var lastCheck: (timeNs: UInt64, cpuNs: UInt64, threadID: Int32)? = nil
     private var nextSampleNs: UInt64 = 0
-    /// True when the previous check of an episode saw one isolated voluntary switch.
+    /// True when the previous check of an episode saw voluntary switches.
     private var switchedAtLastCheck = false
 
     /// Creates a detector.
@@ -130,10 +130,11 @@ struct SaturationDetector {
         guard let detail = detail() else { return stop(nowNs) }
         let reading = Reading(timeNs: nowNs, cpuNs: cpu, waitNs: detail.waitNs, voluntarySwitches: detail.voluntarySwitches)
         if let last = history.last, last.voluntarySwitches != reading.voluntarySwitches || reading.waitNs < last.waitNs {
-            // During an episode, one isolated voluntary switch (a lock whose holder was preempted, on a loaded
-            // machine) does not end it; a second in the next check, or two at once, does, and so does a thread
-            // that went idle (it is no longer active, below).
-            let isolated = reading.voluntarySwitches &- last.voluntarySwitches == 1 && reading.waitNs >= last.waitNs
+            // During an episode, switches seen by one check only (page faults waiting for a page, a lock whose
+            // holder was preempted: on a loaded machine, one run in five saw such a burst) do not end it; switches
+            // in two consecutive checks (a run loop that sleeps between turns again) do, and so does a thread that
+            // went idle (it is no longer active, below).
+            let isolated = reading.voluntarySwitches > last.voluntarySwitches && reading.waitNs >= last.waitNs
             guard isSaturated, isolated, !switchedAtLastCheck else {
                 let ended = stop(nowNs)
                 history = [reading]

@@ -133,10 +133,12 @@ import Testing
         #expect(!actions.contains { if case .end = $0 { return true } else { return false } })
     }
 
-    @Test func oneIsolatedSwitchDuringAnEpisodeDoesNotEndIt() {
+    @Test func anIsolatedBurstOfSwitchesDuringAnEpisodeDoesNotEndIt() {
         var d = detector()
-        // Spins; sleeps once at 2 s (contention on a loaded machine), then twice in a row from 3 s on.
-        let log = simulate(&d, Thread(cpuPerMs: { _ in 1 }, sleeps: { $0 == 2000 || ($0 >= 3000 && $0 % 40 == 0) }), durationMs: 4000)
+        // Spins; sleeps once at 2 s and five times around 2.5 s (page faults on a loaded machine), then every
+        // 40 ms from 3 s on (a run loop that sleeps between turns again).
+        let sleeps: (UInt64) -> Bool = { $0 == 2000 || (2500..<2505).contains($0) || ($0 >= 3000 && $0 % 40 == 0) }
+        let log = simulate(&d, Thread(cpuPerMs: { _ in 1 }, sleeps: sleeps), durationMs: 4000)
         #expect(log.begins.count == 1)
         let end = try! #require(log.ends.first)
         #expect(log.ends.count == 1)
