@@ -109,9 +109,14 @@ final class StallSampler {
         var flags: SampleFlags = []
         if info.flags & UInt32(STALLCAP_FLAG_STEP_UNWIND) != 0 { flags.insert(.stepUnwind) }
         if info.flags & UInt32(STALLCAP_FLAG_TRUNCATED) != 0 { flags.insert(.truncated) }
+        // The handler ran when the thread got a CPU, which is when schedstat credits the wait before it: read the
+        // wait again now, so that it matches the handler's time and CPU clock (the reading before the signal
+        // missed that wait, and the next sample would have counted it against its own short interval).
+        var run: UInt64 = 0, wait: UInt64 = 0
+        let waitNow = stallcap_thread_schedstat(threadID, &run, &wait) == 0 ? wait : reading?.waitNs ?? 0
         return SampleRecord(
             stallID: stallID, timestampNs: info.timestamp_ns, threadCPUNs: info.thread_cpu_ns,
-            runQueueNs: reading?.waitNs ?? 0, flags: flags, frames: buffer[0..<Int(info.frame_count)].map { UInt64($0) })
+            runQueueNs: waitNow, flags: flags, frames: buffer[0..<Int(info.frame_count)].map { UInt64($0) })
     }
 
     /// Takes back the count of the last sample: it was taken after the stall had already ended, or a full
