@@ -60,5 +60,12 @@ import Testing
         #expect(first.timestampNs < stall.begin.detectedNs)
         #expect(first.timestampNs >= stall.begin.startNs)
         #expect((stall.activeRatio ?? 0) <= 1)
+        // Each sample's run-queue wait matches its time and CPU clock: between two samples, CPU + wait cannot
+        // be many times the wall time (before the fix, up to 500x under load). Generous margin for noise.
+        let real = stall.samples.filter { !$0.flags.contains(.repeated) }
+        for (a, b) in zip(real, real.dropFirst()) where b.timestampNs > a.timestampNs {
+            let active = Double((b.threadCPUNs &- a.threadCPUNs) &+ (b.runQueueNs &- a.runQueueNs))
+            #expect(active / Double(b.timestampNs - a.timestampNs) < 3)
+        }
     }
 }
