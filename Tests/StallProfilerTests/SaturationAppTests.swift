@@ -31,6 +31,20 @@ import Testing
         #expect(stacks.contains { stack in stack.contains { $0.contains("HostingView.layoutPass") } })
     }
 
+    @Test func aStallDuringASaturatedEpisodeEndsItAndTheyShareOneNumbering() throws {
+        let capture = try run("cell-height", ["--seconds", "5", "--stall-at", "2.5"])
+        #expect(capture.closedCleanly)
+        #expect(capture.stalls.map(\.id) == Array(1...UInt32(capture.stalls.count)))
+        let stall = try #require(capture.stalls.first { $0.kind == .stall })
+        let before = try #require(capture.stalls.first { $0.kind == .saturated })
+        #expect(before.id < stall.id)
+        let end = try #require(before.end)
+        #expect(end.endNs <= stall.begin.detectedNs + 50_000_000, "ended when the stall was declared")
+        #expect(stall.state == .busy)
+        let stacks = TestSupport.stacks(of: Capture(source: "", images: capture.images, stalls: [stall]))
+        #expect(stacks.contains { stack in stack.contains { $0.contains("HostingView.slowPass") } })
+    }
+
     @Test func aLayoutThatSettlesIsNeverSaturated() throws {
         let capture = try run("cell-height", ["--seconds", "2"], environment: ["STALLPROF_DISABLE": "self-sizing"])
         #expect(capture.closedCleanly)

@@ -98,6 +98,16 @@ struct Cell {
         setNeedsLayout()
     }
 
+    /// One very slow pass (a stall: the main queue does not answer for `milliseconds`), measuring over and over.
+    @inline(never)
+    func slowPass(milliseconds: Int) {
+        let clock = ContinuousClock()
+        let deadline = clock.now + .milliseconds(milliseconds)
+        var lines = 0
+        while clock.now < deadline { lines &+= CellMeasurer.lineCount(cells[lines % cells.count].wordWidths, width: 300) }
+        if lines == -1 { print(lines) }
+    }
+
     /// Schedules a layout pass on the next main-queue turn.
     func setNeedsLayout() {
         DispatchQueue.main.async { MainActor.assumeIsolated { self.layoutPass() } }

@@ -1,6 +1,6 @@
 // cell-height: a list whose height never settles, a stand-in for the self-sizing cell oscillation of UI toolkits.
 //
-//   cell-height [--seconds N] [--cells N] [--animate P] [--loop runloop|dispatch]
+//   cell-height [--seconds N] [--cells N] [--animate P] [--loop runloop|dispatch] [--stall-at S]
 //
 // On RunLoop.main (or dispatchMain() with --loop dispatch, where a Dispatch worker drains the main queue), a
 // hosting view lays out its cells; each pass that changes the height schedules the next one
@@ -12,6 +12,7 @@
 // app stops the watchdog and exits 0. With STALLPROF_OUTPUT set, the watchdog records what it sees.
 // --animate P (1-95) adds a healthy animation: a 10 ms frame timer whose handler works for P % of the frame, then
 // the run loop sleeps until the next frame (for checking that a busy but healthy main thread is not saturated).
+// --stall-at S adds one 600 ms layout pass (a stall) S seconds in, in the middle of the loop.
 import Dispatch
 import Foundation
 import StallProfiler
@@ -19,6 +20,7 @@ import StallProfiler
 var seconds = 3.0
 var cellCount = 120
 var animationPercent = 0.0
+var stallAt: Double? = nil
 var useDispatchMain = false
 var arguments = CommandLine.arguments.dropFirst().makeIterator()
 while let option = arguments.next() {
@@ -28,13 +30,14 @@ while let option = arguments.next() {
     }
     guard let value = arguments.next().flatMap(Double.init), value > 0, value <= 86_400 else {
         FileHandle.standardError.write(Data(
-            "usage: cell-height [--seconds N] [--cells N] [--animate P] [--loop runloop|dispatch]\n".utf8))
+            "usage: cell-height [--seconds N] [--cells N] [--animate P] [--loop runloop|dispatch] [--stall-at S]\n".utf8))
         exit(64)
     }
     switch option {
     case "--seconds": seconds = value
     case "--cells": cellCount = Int(value)
     case "--animate" where value <= 95: animationPercent = value
+    case "--stall-at": stallAt = value
     default:
         FileHandle.standardError.write(Data("cell-height: unknown option \(option)\n".utf8))
         exit(64)
@@ -60,6 +63,11 @@ let view = HostingView(
     cells: cells, measurer: CellMeasurer(caching: StallFlags.isEnabled("height-cache")),
     selfSizing: StallFlags.isEnabled("self-sizing"))
 view.setNeedsLayout()
+if let stallAt {
+    DispatchQueue.main.asyncAfter(deadline: .now() + stallAt) {
+        MainActor.assumeIsolated { view.slowPass(milliseconds: 600) }
+    }
+}
 let animation = DispatchSource.makeTimerSource(queue: .main)
 if animationPercent > 0 {
     let budget = Duration.microseconds(Int64(animationPercent * 100))
