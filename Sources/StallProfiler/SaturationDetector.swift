@@ -42,9 +42,13 @@ struct SaturationDetector {
 
     /// One full reading of the watched thread.
     struct Reading: Equatable {
+        /// When it was taken, monotonic nanoseconds.
         var timeNs: UInt64
+        /// The thread's CPU clock, nanoseconds.
         var cpuNs: UInt64
+        /// Its total run-queue wait, nanoseconds.
         var waitNs: UInt64
+        /// Its total voluntary context switches.
         var voluntarySwitches: UInt64
     }
 
