@@ -18,6 +18,7 @@ let package = Package(
         .executable(name: "stallprof-bench-blocked", targets: ["stallprof-bench-blocked"]),  // who holds the lock
         .executable(name: "flag-repro", targets: ["flag-repro"]),  // bisect (issue 3)
         .executable(name: "chat-freeze", targets: ["chat-freeze"]),  // bisect (issue 3)
+        .executable(name: "cell-height", targets: ["cell-height"]),  // saturated main thread (issue 8)
     ],
     targets: [
         .systemLibrary(
@@ -40,6 +41,8 @@ let package = Package(
         .executableTarget(name: "flag-repro", dependencies: ["StallProfiler"], path: "samples/flag-repro"),
         // Bisect (issue 3): the post-mortem's chat app; freezes when autoscroll and lazy-stack are both on.
         .executableTarget(name: "chat-freeze", dependencies: ["StallProfiler"], path: "samples/chat-freeze"),
+        // Issue 8: a layout loop across run-loop turns (saturated, never stalled); flags self-sizing, height-cache.
+        .executableTarget(name: "cell-height", dependencies: ["StallProfiler"], path: "samples/cell-height"),
 
         // Benchmarks (driven by scripts in tools/).
         .executableTarget(

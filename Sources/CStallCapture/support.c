@@ -68,6 +68,21 @@ int stallcap_thread_schedstat(pid_t tid, uint64_t *run_ns, uint64_t *wait_ns) {
     return 0;
 }
 
+int stallcap_thread_switches(pid_t tid, uint64_t *voluntary, uint64_t *involuntary) {
+    char text[4096];
+    if (read_task_file(tid, "status", text, sizeof text) < 0) return -1;
+    // "voluntary_ctxt_switches:\t12\nnonvoluntary_ctxt_switches:\t3\n", near the end of the file.
+    const char *v = strstr(text, "\nvoluntary_ctxt_switches:");
+    const char *n = strstr(text, "\nnonvoluntary_ctxt_switches:");
+    if (v == NULL || n == NULL) return -1;
+    unsigned long long vol = 0, invol = 0;
+    if (sscanf(v + strlen("\nvoluntary_ctxt_switches:"), "%llu", &vol) != 1) return -1;
+    if (sscanf(n + strlen("\nnonvoluntary_ctxt_switches:"), "%llu", &invol) != 1) return -1;
+    *voluntary = vol;
+    *involuntary = invol;
+    return 0;
+}
+
 char stallcap_thread_state(pid_t tid) {
     char text[512];
     if (read_task_file(tid, "stat", text, sizeof text) < 0) return 0;

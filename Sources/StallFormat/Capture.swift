@@ -90,11 +90,13 @@ public struct Stall: Sendable {
                 last.runQueueNs &- min(first.runQueueNs, last.runQueueNs), last.timestampNs - first.timestampNs)
     }
 
-    /// Thread CPU time over wall time while the stall was measured. Nil when nothing was measured.
-    public var cpuRatio: Double? { measured.map { Double($0.cpu) / Double($0.wall) } }
+    /// Thread CPU time over wall time while the stall was measured, in [0, 1]. Nil when nothing was measured.
+    public var cpuRatio: Double? { measured.map { min(1, Double($0.cpu) / Double($0.wall)) } }
 
-    /// Share of the measured time the thread ran or waited for a CPU (see ``StallState/classify(activeRatio:)``).
-    public var activeRatio: Double? { measured.map { Double($0.cpu + $0.wait) / Double($0.wall) } }
+    /// Share of the measured time the thread ran or waited for a CPU (see ``StallState/classify(activeRatio:)``),
+    /// in [0, 1]. Run-queue wait is credited by the kernel when a wait ends, so over a short window the raw sum
+    /// can exceed the window (older captures hold such figures); it is capped at 1.
+    public var activeRatio: Double? { measured.map { min(1, Double($0.cpu &+ $0.wait) / Double($0.wall)) } }
 
     /// Busy or blocked: the watchdog's classification, or for an unfinished stall the same rule applied to its
     /// samples. Nil when an unfinished stall has fewer than two samples.

@@ -25,6 +25,11 @@ extension StallWatchdog {
         /// While the stalled thread makes no CPU progress it is not signalled again (its last stack is reused);
         /// it is re-sampled for real at least this often. Default: 1 s.
         public var blockedResampleInterval: Duration = .seconds(1)
+        /// How long the thread servicing the main queue must stay saturated (answering pings, but never sleeping
+        /// voluntarily and active, on a CPU or waiting for one, at least 75 % of the time) before a saturated
+        /// episode is recorded and sampled; from 100 ms to 1 hour. nil turns saturation detection off.
+        /// Default: 1 s. See docs/WATCHDOG.md.
+        public var saturationPeriod: Duration? = .seconds(1)
 
         /// Posts a block to the thread whose responsiveness is watched: the main queue in apps; tests substitute
         /// a thread of their own.
@@ -64,6 +69,10 @@ extension StallWatchdog {
             if let sampleTimeout, sampleTimeout <= .zero || sampleTimeout > min(.seconds(1), threshold) {
                 throw StallWatchdogError.invalidConfiguration(
                     "sampleTimeout must be positive and at most 1 s and the threshold, not \(sampleTimeout)")
+            }
+            if let saturationPeriod, saturationPeriod < .milliseconds(100) || saturationPeriod > .seconds(3600) {
+                throw StallWatchdogError.invalidConfiguration(
+                    "saturationPeriod must be between 100 ms and 1 hour (or nil for off), not \(saturationPeriod)")
             }
             guard blockedResampleInterval > .zero, blockedResampleInterval <= .seconds(3600) else {
                 throw StallWatchdogError.invalidConfiguration(

@@ -7,6 +7,9 @@ extension StallWatchdog {
     public static let thresholdVariable = "STALLPROF_THRESHOLD_MS"
     /// Environment variable with the sampling interval in milliseconds (default 10; fractions allowed).
     public static let intervalVariable = "STALLPROF_INTERVAL_MS"
+    /// Environment variable with the saturation period in milliseconds (default 1000; 0 turns saturation
+    /// detection off). See ``Configuration/saturationPeriod``.
+    public static let saturationVariable = "STALLPROF_SATURATION_MS"
 
     /// The configuration the environment describes: nil when `STALLPROF_OUTPUT` is unset or empty.
     /// Throws ``StallWatchdogError/invalidConfiguration(_:)`` naming the variable when a value is malformed.
@@ -24,11 +27,19 @@ extension StallWatchdog {
         }
         if let threshold = try milliseconds(thresholdVariable) { configuration.threshold = threshold }
         if let interval = try milliseconds(intervalVariable) { configuration.sampleInterval = interval }
+        if let raw = environment[saturationVariable] {
+            if Double(raw.trimmingCharacters(in: .whitespaces)) == 0 {
+                configuration.saturationPeriod = nil
+            } else {
+                configuration.saturationPeriod = try milliseconds(saturationVariable)
+            }
+        }
         try configuration.validate()
         return configuration
     }
 
-    /// Starts a watchdog configured by `STALLPROF_OUTPUT`, `STALLPROF_THRESHOLD_MS` and `STALLPROF_INTERVAL_MS`;
+    /// Starts a watchdog configured by `STALLPROF_OUTPUT`, `STALLPROF_THRESHOLD_MS`, `STALLPROF_INTERVAL_MS` and
+    /// `STALLPROF_SATURATION_MS`;
     /// returns nil (and starts nothing) when `STALLPROF_OUTPUT` is unset.
     public static func startFromEnvironment(
         _ environment: [String: String] = ProcessInfo.processInfo.environment

@@ -10,6 +10,12 @@ struct StallDetector {
         case beginStall(stallID: UInt32, startNs: UInt64, threadID: Int32)
         /// Take a sample of the stalled thread.
         case sample(stallID: UInt32)
+        /// A ping has been unanswered for half a ping period: sample the thread into a bounded buffer, which
+        /// ``beginStall(stallID:startNs:threadID:)`` keeps (its samples belong to the stall) and
+        /// ``discardPresamples`` drops.
+        case presample
+        /// The ping was answered before the threshold (or went stale): drop the buffered presamples.
+        case discardPresamples
         /// The stall ended when the main queue answered, at `endNs`.
         case endStall(stallID: UInt32, endNs: UInt64)
         /// The first ping has gone unanswered past the threshold: nothing services the main queue (yet), so there
@@ -26,7 +32,7 @@ struct StallDetector {
 
     private enum Phase: Equatable {
         case idle
-        case waiting(pingID: UInt64, sentNs: UInt64)
+        case waiting(pingID: UInt64, sentNs: UInt64, presampling: Bool)
         case stalled(pingID: UInt64, stallID: UInt32)
     }
 
@@ -54,6 +60,19 @@ struct StallDetector {
         self.sampleIntervalNs = sampleIntervalNs
     }
 
+    /// How long a ping stays unanswered before presampling starts: half a ping period, so that samples begin
+    /// within one ping interval of the first unanswered ping even when the loop wakes late.
+    var presampleDelayNs: UInt64 { pingPeriodNs / 2 }
+
+    /// Most presamples worth keeping: the threshold's worth at the sample interval, and a few more.
+    var presampleCapacity: Int { Int(thresholdNs / max(sampleIntervalNs, 1)) + 4 }
+
+    /// Takes the next episode number. Stalls and saturated episodes share one sequence.
+    mutating func takeEpisodeID() -> UInt32 {
+        defer { nextStallID += 1 }
+        return nextStallID
+    }
+
     /// True while a stall is in progress.
     var isStalled: Bool {
         if case .stalled = phase { return true }
@@ -67,7 +86,8 @@ struct StallDetector {
         if let answer {
             mainQueueThread = answer.threadID
             switch phase {
-            case .waiting(let id, _) where id == answer.pingID:
+            case .waiting(let id, _, let presampling) where id == answer.pingID:
+                if presampling { actions.append(.discardPresamples) }
                 phase = .idle
             case .stalled(let id, let stallID) where id == answer.pingID:
                 actions.append(.endStall(stallID: stallID, endNs: answer.atNs))
@@ -78,7 +98,8 @@ struct StallDetector {
         }
         // If the watchdog itself did not run for a long time (the process was stopped, the machine slept, a
         // debugger paused it), the outstanding ping's age says nothing about the main thread: ping again.
-        if case .waiting = phase, let last = lastStepNs, nowNs - last > thresholdNs {
+        if case .waiting(_, _, let presampling) = phase, let last = lastStepNs, nowNs - last > thresholdNs {
+            if presampling { actions.append(.discardPresamples) }
             phase = .idle
             lastPingNs = nil
         }
@@ -86,12 +107,23 @@ struct StallDetector {
         case .idle:
             if lastPingNs.map({ nowNs >= $0 + pingPeriodNs }) ?? true {
                 actions.append(.sendPing(id: nextPingID))
-                phase = .waiting(pingID: nextPingID, sentNs: nowNs)
+                phase = .waiting(pingID: nextPingID, sentNs: nowNs, presampling: false)
                 lastPingNs = nowNs
                 nextPingID += 1
             }
-        case .waiting(let id, let sentNs):
-            guard nowNs >= sentNs + thresholdNs else { break }
+        case .waiting(let id, let sentNs, let presampling):
+            if nowNs < sentNs + thresholdNs {
+                guard mainQueueThread != nil, nowNs >= sentNs + presampleDelayNs else { break }
+                if !presampling {
+                    phase = .waiting(pingID: id, sentNs: sentNs, presampling: true)
+                    nextSampleNs = nowNs
+                }
+                if nowNs >= nextSampleNs {
+                    actions.append(.presample)
+                    nextSampleNs = max(nextSampleNs + sampleIntervalNs, nowNs + sampleIntervalNs / 2)
+                }
+                break
+            }
             guard let thread = mainQueueThread else {
                 if !reportedNoRunLoop {
                     reportedNoRunLoop = true
@@ -99,12 +131,15 @@ struct StallDetector {
                 }
                 break
             }
-            let stallID = nextStallID
-            nextStallID += 1
+            let stallID = takeEpisodeID()
             phase = .stalled(pingID: id, stallID: stallID)
             actions.append(.beginStall(stallID: stallID, startNs: sentNs, threadID: thread))
-            actions.append(.sample(stallID: stallID))
-            nextSampleNs = nowNs + sampleIntervalNs
+            // Presampling continues on its schedule; otherwise sampling starts now.
+            if !presampling || nowNs >= nextSampleNs {
+                actions.append(.sample(stallID: stallID))
+                nextSampleNs = presampling ? max(nextSampleNs + sampleIntervalNs, nowNs + sampleIntervalNs / 2)
+                    : nowNs + sampleIntervalNs
+            }
         case .stalled(_, let stallID):
             if nowNs >= nextSampleNs {
                 actions.append(.sample(stallID: stallID))
@@ -118,9 +153,12 @@ struct StallDetector {
     func nextWakeNs(nowNs: UInt64) -> UInt64 {
         switch phase {
         case .idle: return max(nowNs, (lastPingNs ?? nowNs) + pingPeriodNs)
-        case .waiting(_, let sentNs):
-            // Look for the answer often enough to end stalls promptly, and wake at the threshold.
-            return min(max(nowNs, sentNs + thresholdNs), nowNs + pingPeriodNs)
+        case .waiting(_, let sentNs, let presampling):
+            // Look for the answer often enough to end stalls promptly, wake at the threshold, and to presample.
+            let next = min(max(nowNs, sentNs + thresholdNs), nowNs + pingPeriodNs)
+            guard mainQueueThread != nil else { return next }
+            let presample = presampling ? nextSampleNs : sentNs + presampleDelayNs
+            return min(next, max(nowNs, presample))
         case .stalled: return min(max(nowNs, nextSampleNs), nowNs + sampleIntervalNs)
         }
     }

@@ -7,10 +7,16 @@ import StallFormat
 /// is not signalled again (signals wake blocked threads and interrupt their sleeps) but its previous stack is
 /// recorded again, and it is re-sampled for real at most every `blockedResampleInterval`. After several
 /// consecutive timeouts (a thread that blocks the signal, or a handler still running) requests are spaced out
-/// the same way.
+/// the same way. A sampler that presamples (before a stall is declared) signals the thread for its first stack
+/// only when it is on a CPU or ready for one, never while it sleeps.
+///
+/// Used for stalls and for saturated episodes alike.
 final class StallSampler {
-    let stallID: UInt32
+    /// The episode the samples belong to (0 while presampling, set when the stall is declared).
+    var stallID: UInt32
     let threadID: Int32
+    /// True while the samples go to the presample buffer.
+    var presampling: Bool
     private let timeoutNs: Int64
     private let resampleNs: UInt64
     private let maxFrames: Int
@@ -37,9 +43,10 @@ final class StallSampler {
     /// True once a request failed because the app replaced or reset the signal handler.
     private(set) var handlerLost = false
 
-    init(stallID: UInt32, threadID: Int32, configuration: StallWatchdog.Configuration) {
+    init(stallID: UInt32, threadID: Int32, configuration: StallWatchdog.Configuration, presampling: Bool = false) {
         self.stallID = stallID
         self.threadID = threadID
+        self.presampling = presampling
         timeoutNs = configuration.effectiveSampleTimeoutNs
         resampleNs = UInt64(configuration.blockedResampleInterval.nanoseconds)
         maxFrames = configuration.maxFrames
@@ -55,7 +62,9 @@ final class StallSampler {
         let cpu = stallcap_thread_cpu_ns(threadID)
         let now = stallcap_monotonic_ns()
         guard cpu >= 0 else { return nil }
-        if stallcap_thread_schedstat(threadID, &run, &wait) != 0 { wait = 0 }
+        // An unreadable schedstat keeps the last wait read: a 0 between real values would turn the thread's
+        // whole lifetime of run-queue wait into this stall's.
+        if stallcap_thread_schedstat(threadID, &run, &wait) != 0 { wait = last?.waitNs ?? 0 }
         let reading = Reading(timeNs: now, cpuNs: UInt64(cpu), waitNs: wait)
         if first == nil { first = reading }
         last = reading
@@ -79,6 +88,9 @@ final class StallSampler {
                 stallID: stallID, timestampNs: now, threadCPUNs: reading.cpuNs, runQueueNs: reading.waitNs,
                 flags: .repeated, frames: [])
         }
+        if presampling && !haveStack && !MainQueueThreads.isRunnable(threadID) {
+            return nil  // it sleeps: no signal before the stall is declared (not a missed sample)
+        }
         lastRealSampleNs = now
         var info = stallcap_sample_info()
         let status = buffer.withUnsafeMutableBufferPointer {
@@ -97,12 +109,18 @@ final class StallSampler {
         var flags: SampleFlags = []
         if info.flags & UInt32(STALLCAP_FLAG_STEP_UNWIND) != 0 { flags.insert(.stepUnwind) }
         if info.flags & UInt32(STALLCAP_FLAG_TRUNCATED) != 0 { flags.insert(.truncated) }
+        // The handler ran when the thread got a CPU, which is when schedstat credits the wait before it: read the
+        // wait again now, so that it matches the handler's time and CPU clock (the reading before the signal
+        // missed that wait, and the next sample would have counted it against its own short interval).
+        var run: UInt64 = 0, wait: UInt64 = 0
+        let waitNow = stallcap_thread_schedstat(threadID, &run, &wait) == 0 ? wait : reading?.waitNs ?? 0
         return SampleRecord(
             stallID: stallID, timestampNs: info.timestamp_ns, threadCPUNs: info.thread_cpu_ns,
-            runQueueNs: reading?.waitNs ?? 0, flags: flags, frames: buffer[0..<Int(info.frame_count)].map { UInt64($0) })
+            runQueueNs: waitNow, flags: flags, frames: buffer[0..<Int(info.frame_count)].map { UInt64($0) })
     }
 
-    /// Takes back the last sample, taken after the stall had already ended.
+    /// Takes back the count of the last sample: it was taken after the stall had already ended, or a full
+    /// presample buffer dropped its oldest.
     func retractLastSample() {
         if sampleCount > 0 { sampleCount -= 1 }
     }
@@ -113,13 +131,26 @@ final class StallSampler {
         read()
         let start = first ?? Reading(timeNs: endNs, cpuNs: 0, waitNs: 0)
         let end = last ?? start
-        let cpu = end.cpuNs &- min(start.cpuNs, end.cpuNs)
-        let wait = end.waitNs &- min(start.waitNs, end.waitNs)
         let measured = end.timeNs &- start.timeNs
+        let (cpu, wait) = Self.activity(
+            cpuNs: end.cpuNs &- min(start.cpuNs, end.cpuNs), waitNs: end.waitNs &- min(start.waitNs, end.waitNs),
+            measuredNs: measured)
         let active = measured > 0 ? Double(cpu + wait) / Double(measured) : 0
         return StallEndRecord(
             stallID: stallID, endNs: endNs, cpuNs: cpu, runQueueNs: wait, measuredNs: measured,
             state: StallState.classify(activeRatio: active), sampleCount: sampleCount,
             missedCount: UInt32(missedCount))
+    }
+
+    /// CPU time and run-queue wait over a window of `measuredNs`, made consistent with it: neither exceeds the
+    /// window, and together they do not either.
+    ///
+    /// schedstat credits a run-queue wait only when the wait ends (the thread gets a CPU), all at once: a wait
+    /// that began before the first reading lands inside the window. With a short window (a stall that ended
+    /// right after it was declared) that made "active" read 438 % and 1995 %. The CPU clock is exact, so the
+    /// wait is what gets cut to the time left.
+    static func activity(cpuNs: UInt64, waitNs: UInt64, measuredNs: UInt64) -> (cpuNs: UInt64, waitNs: UInt64) {
+        let cpu = min(cpuNs, measuredNs)
+        return (cpu, min(waitNs, measuredNs - cpu))
     }
 }

@@ -12,7 +12,12 @@ import Glibc
 /// times per threshold. When a ping stays unanswered for the threshold, a stall begins: the thread that
 /// answered the previous pings (the one servicing the main queue, which is not always the process's first thread)
 /// is sampled with a signal and libunwind every `sampleInterval` until the main queue answers again. Every sample
-/// is appended to the capture file as it is taken, so a crash or kill loses nothing already flushed.
+/// is appended to the capture file as it is taken, so a crash or kill loses nothing already flushed. Sampling
+/// starts earlier, into a bounded buffer, once a ping has been unanswered for half a ping period; the buffer is
+/// kept when the stall is declared, so the whole stall is sampled.
+///
+/// It also records saturated episodes: the main queue keeps answering, but the thread that services it never
+/// sleeps for ``Configuration/saturationPeriod`` (a loop across run-loop turns). See docs/WATCHDOG.md.
 ///
 /// ```swift
 /// let watchdog = try StallWatchdog.start(StallWatchdog.Configuration(outputPath: "app.stalls"))
@@ -26,6 +31,9 @@ public final class StallWatchdog: Sendable {
     public struct Statistics: Sendable, Equatable {
         /// Stalls that began.
         public var stalls: Int
+        /// Saturated episodes that began (the main queue answered, but its thread never slept for the
+        /// saturation period; see ``Configuration/saturationPeriod``).
+        public var saturatedEpisodes: Int
         /// Samples written (including samples that reused the previous stack of a thread that made no progress).
         public var samples: Int
         /// Samples that could not be taken in time.
@@ -79,7 +87,8 @@ public final class StallWatchdog: Sendable {
     /// What the watchdog has done so far.
     public var statistics: Statistics {
         Statistics(
-            stalls: shared.stalls.load(ordering: .relaxed), samples: shared.samples.load(ordering: .relaxed),
+            stalls: shared.stalls.load(ordering: .relaxed),
+            saturatedEpisodes: shared.saturated.load(ordering: .relaxed), samples: shared.samples.load(ordering: .relaxed),
             missedSamples: shared.missed.load(ordering: .relaxed),
             mainQueueAnswered: shared.answeredPing.load(ordering: .acquiring) != 0)
     }
@@ -114,6 +123,7 @@ final class WatchdogShared: Sendable {
     /// Set once by ``requestStop()``.
     let stopRequested = Atomic<Bool>(false)
     let stalls = Atomic<Int>(0)
+    let saturated = Atomic<Int>(0)
     let samples = Atomic<Int>(0)
     let missed = Atomic<Int>(0)
     /// Wakes the watchdog thread early when stopping.

@@ -6,15 +6,23 @@ import Glibc
 #endif
 
 /// The body of the watchdog thread: steps the ``StallDetector``, sends pings, drives the ``StallSampler`` and
-/// flushes the capture file. Everything here runs on that one thread.
+/// flushes the capture file. Everything here runs on that one thread. Presampling and saturated episodes are in
+/// WatchdogLoop+Episodes.swift.
 final class WatchdogLoop {
-    private let configuration: Configuration
-    private let writer: CaptureWriter
-    private let shared: WatchdogShared
-    private var detector: StallDetector
-    private var sampler: StallSampler? = nil
-    private let blockedProbe: BlockedOnProbe
-    private var mainQueueThreads = MainQueueThreads()
+    let configuration: Configuration
+    let writer: CaptureWriter
+    let shared: WatchdogShared
+    var detector: StallDetector
+    var sampler: StallSampler? = nil
+    var mainQueueThreads = MainQueueThreads()
+    /// Finds what a blocked stall's thread waits for, once per stall.
+    let blockedProbe: BlockedOnProbe
+    /// Samples taken before the stall was declared, and the sampler taking them.
+    var presampler: StallSampler? = nil
+    var presamples: [SampleRecord] = []
+    /// Saturation detection (nil when off) and the sampler of the saturated episode in progress.
+    var saturation: SaturationDetector?
+    var saturatedSampler: StallSampler? = nil
     private var imageGeneration: UInt64 = 0
     /// Paths of the images written so far.
     private var knownImagePaths = Set<String>()
@@ -31,6 +39,7 @@ final class WatchdogLoop {
         detector = StallDetector(
             thresholdNs: UInt64(configuration.threshold.nanoseconds),
             sampleIntervalNs: UInt64(configuration.sampleInterval.nanoseconds))
+        saturation = Self.saturationDetector(configuration, pingPeriodNs: detector.pingPeriodNs)
     }
 
     /// Starts the thread; the thread keeps the loop alive until it ends.
@@ -75,11 +84,13 @@ final class WatchdogLoop {
                     threadID: shared.answeredThread.load(ordering: .relaxed))
             }
             for action in detector.step(nowNs: now, answer: answer) { perform(action) }
+            stepSaturation()
             flush()
-            let wake = detector.nextWakeNs(nowNs: stallcap_monotonic_ns())
+            let wake = nextWakeNs(nowNs: stallcap_monotonic_ns())
             let now2 = stallcap_monotonic_ns()
             if wake > now2 { _ = shared.wakeup.wait(timeout: .now() + .nanoseconds(Int(wake - now2))) }
         }
+        endSaturatedEpisode(endNs: stallcap_monotonic_ns())
         writer.append(.close(timestampNs: stallcap_monotonic_ns()))
         flush()
         try? writer.close()
@@ -91,55 +102,88 @@ final class WatchdogLoop {
             let shared = self.shared
             configuration.post { shared.answer(ping: id) }
         case .beginStall(let stallID, let startNs, let latestThread):
+            // A saturated episode in progress ends where the stall is declared.
+            endSaturatedEpisode(endNs: stallcap_monotonic_ns())
+            saturation?.reset()
             shared.stalls.add(1, ordering: .relaxed)
-            let threadID = mainQueueThreads.threadToSample(latest: latestThread)
+            let kept = presampler
+            let threadID = kept?.threadID ?? mainQueueThreads.threadToSample(latest: latestThread)
             let detected = stallcap_monotonic_ns()
             writer.append(.stallBegin(StallBeginRecord(
                 stallID: stallID, startNs: startNs, detectedNs: detected, threadID: threadID)))
-            // Libraries loaded since the last look (perhaps what the main thread is doing now), found without the
-            // loader's lock, so that they can be resolved even if the process dies during the stall.
-            for image in MappedImages.unknown(excluding: knownImagePaths) {
-                knownImagePaths.insert(image.path)
-                writer.append(.image(image))
+            appendUnknownImages()
+            // The presamples belong to the stall: they follow its begin record (their times precede detection).
+            for var record in presamples {
+                record.stallID = stallID
+                writer.append(.sample(record))
+                shared.samples.add(1, ordering: .relaxed)
             }
-            sampler = StallSampler(stallID: stallID, threadID: threadID, configuration: configuration)
+            kept?.stallID = stallID
+            kept?.presampling = false
+            sampler = kept ?? StallSampler(stallID: stallID, threadID: threadID, configuration: configuration)
+            presampler = nil
+            presamples.removeAll()
         case .sample:
             guard let sampler else { return }
-            let before = sampler.missedCount
-            let answeredBefore = shared.answeredPing.load(ordering: .acquiring)
-            if let record = sampler.sample() {
-                // The main queue may have answered while the sample was taken: a sample from after the stall's
-                // end does not belong to it.
-                let answeredAfter = shared.answeredPing.load(ordering: .acquiring) != answeredBefore
-                if answeredAfter && shared.answeredAt.load(ordering: .relaxed) < record.timestampNs {
-                    sampler.retractLastSample()
-                } else {
-                    writer.append(.sample(record))
-                    shared.samples.add(1, ordering: .relaxed)
-                    // No CPU progress since the previous sample: the thread waits. Find on what, once per stall.
-                    if record.flags.contains(.repeated),
-                        let blocked = blockedProbe.probeOnce(stallID: sampler.stallID, threadID: sampler.threadID)
-                    {
-                        writer.append(.blockedOn(blocked))
-                    }
+            if let record = takeSample(sampler, watchAnswers: true) {
+                writer.append(.sample(record))
+                shared.samples.add(1, ordering: .relaxed)
+                // No CPU progress since the previous sample: the thread waits. Find on what, once per stall.
+                if record.flags.contains(.repeated),
+                    let blocked = blockedProbe.probeOnce(stallID: sampler.stallID, threadID: sampler.threadID)
+                {
+                    writer.append(.blockedOn(blocked))
                 }
             }
-            shared.missed.add(sampler.missedCount - before, ordering: .relaxed)
-            if sampler.handlerLost && !warnedHandlerLost {
-                warnedHandlerLost = true
-                report("the app replaced or reset the handler of signal \(configuration.signal); stalls are detected but no longer sampled")
-            }
+        case .presample:
+            presample()
+        case .discardPresamples:
+            presampler = nil
+            presamples.removeAll()
         case .endStall(_, let endNs):
             if let sampler { writer.append(.stallEnd(sampler.finish(endNs: endNs))) }
             sampler = nil
+            saturation?.reset()
             appendImagesIfChanged(force: false)
         case .noRunLoop:
             break  // Nothing services the watched queue yet: there is no thread to sample and no stall to report.
         }
     }
 
+    /// Libraries loaded since the last look (perhaps what the main thread is doing now), found without the
+    /// loader's lock, so that they can be resolved even if the process dies during the episode.
+    func appendUnknownImages() {
+        for image in MappedImages.unknown(excluding: knownImagePaths) {
+            knownImagePaths.insert(image.path)
+            writer.append(.image(image))
+        }
+    }
+
+    /// Takes one sample with `sampler`, counting misses and warning once when the handler was lost. With
+    /// `watchAnswers`, a sample taken after the main queue answered (the stall had ended) is dropped.
+    func takeSample(_ sampler: StallSampler, watchAnswers: Bool) -> SampleRecord? {
+        let before = sampler.missedCount
+        let answeredBefore = shared.answeredPing.load(ordering: .acquiring)
+        var result = sampler.sample()
+        if let record = result, watchAnswers {
+            // The main queue may have answered while the sample was taken: a sample from after the stall's
+            // end does not belong to it.
+            let answeredAfter = shared.answeredPing.load(ordering: .acquiring) != answeredBefore
+            if answeredAfter && shared.answeredAt.load(ordering: .relaxed) < record.timestampNs {
+                sampler.retractLastSample()
+                result = nil
+            }
+        }
+        shared.missed.add(sampler.missedCount - before, ordering: .relaxed)
+        if sampler.handlerLost && !warnedHandlerLost {
+            warnedHandlerLost = true
+            report("the app replaced or reset the handler of signal \(configuration.signal); stalls are detected but no longer sampled")
+        }
+        return result
+    }
+
     /// Writes the image map at start, and again after a stall when libraries were loaded since.
-    private func appendImagesIfChanged(force: Bool) {
+    func appendImagesIfChanged(force: Bool) {
         guard force || stallcap_image_generation() != imageGeneration else { return }
         let (images, generation) = ImageMap.current()
         imageGeneration = generation
@@ -165,7 +209,7 @@ final class WatchdogLoop {
     }
 
     /// Tells the developer about a problem, once per kind, on standard error: the host app keeps running.
-    private func report(_ message: String) {
+    func report(_ message: String) {
         let line = "stallprof: \(message)\n"
         _ = line.withCString { write(2, $0, strlen($0)) }
     }

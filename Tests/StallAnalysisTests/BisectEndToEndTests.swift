@@ -139,6 +139,23 @@ import Glibc
         #expect(xml.contains("disabling autoscroll fixes the freeze") && xml.contains("failures=\"0\""))
     }
 
+    @Test func aSaturatedMainThreadIsFrozenAndSelfSizingIsTheCause() throws {
+        // cell-height's layout loop goes across run-loop turns: no stall, but the watchdog's saturated episode.
+        let json = scratch("cell-height.json")
+        defer { unlink(json) }
+        let command = ["bisect", "--measure", "watchdog", "--flags", "self-sizing,height-cache", "--json", json]
+            + ["--window", "5", "--", "\(Self.products)/cell-height"]
+        #expect(try run(stallprof(command)) == 0)
+        let result = try report(json)
+        #expect(result.verdict == .found)
+        #expect(result.causes == [["self-sizing"]])
+        #expect(result.fixes == ["self-sizing"])
+        #expect(!result.minimalFix.contains("height-cache"))
+        let check = ["check", "--measure", "watchdog", "--window", "5", "--", "\(Self.products)/cell-height"]
+        #expect(try run(stallprof(check)) == 1)
+        #expect(try run(stallprof(check), environment: ["STALLPROF_DISABLE": "self-sizing"]) == 0)
+    }
+
     @Test func interruptionLeavesNoProcessBehind() throws {
         let marker = "marker\(getpid())"
         let command = ["bisect", "--flags", "a,\(marker)", "--window", "20", "--sustain", "10", "--"]

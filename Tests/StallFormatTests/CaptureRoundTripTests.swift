@@ -77,6 +77,24 @@ import Testing
         #expect(abs((stall.cpuRatio ?? 0) - 0.95) < 1e-9)
     }
 
+    @Test func sharesNeverExceedOne() throws {
+        // An end record written before the fix: a 1 ms window with a 10 ms run-queue wait credited in it.
+        let begin = StallBeginRecord(stallID: 1, startNs: 0, detectedNs: 250_000_000, threadID: 42)
+        let end = StallEndRecord(
+            stallID: 1, endNs: 251_000_000, cpuNs: 1_200_000, runQueueNs: 10_000_000, measuredNs: 1_000_000,
+            state: .busy, sampleCount: 1, missedCount: 0)
+        let stall = Stall(begin: begin, end: end)
+        #expect(stall.activeRatio == 1)
+        #expect(stall.cpuRatio == 1)
+        // An unfinished one measured from its samples.
+        let unfinished = Stall(begin: begin, samples: [
+            Sample(timestampNs: 1_000_000, threadCPUNs: 0, runQueueNs: 0, flags: [], frames: [1]),
+            Sample(timestampNs: 2_000_000, threadCPUNs: 600_000, runQueueNs: 5_000_000, flags: [], frames: [1]),
+        ])
+        #expect(unfinished.activeRatio == 1)
+        #expect(abs((unfinished.cpuRatio ?? 0) - 0.6) < 1e-9)
+    }
+
     @Test func corruptionBeforeTheEndIsAnError() throws {
         var bytes = Self.encoded(Self.sampleRecords())
         bytes[CaptureFormat.headerSize + 10] ^= 0xff

@@ -58,3 +58,40 @@ import Testing
         }
     }
 }
+
+@Suite struct SaturationConfigurationTests {
+    @Test func saturationIsOnForASecondByDefaultAndValidated() throws {
+        var configuration = StallWatchdog.Configuration(outputPath: "x")
+        #expect(configuration.saturationPeriod == .seconds(1))
+        configuration.saturationPeriod = .milliseconds(50)
+        #expect(throws: StallWatchdogError.self) { try configuration.validate() }
+        configuration.saturationPeriod = nil
+        #expect(throws: Never.self) { try configuration.validate() }
+        configuration.saturationPeriod = .milliseconds(500)
+        #expect(throws: Never.self) { try configuration.validate() }
+    }
+
+    @Test func theEnvironmentSetsOrTurnsOffSaturation() throws {
+        let base = ["STALLPROF_OUTPUT": "/tmp/x.stalls"]
+        let off = try #require(try StallWatchdog.configuration(fromEnvironment: base.merging(["STALLPROF_SATURATION_MS": "0"]) { $1 }))
+        #expect(off.saturationPeriod == nil)
+        let set = try #require(try StallWatchdog.configuration(fromEnvironment: base.merging(["STALLPROF_SATURATION_MS": "400"]) { $1 }))
+        #expect(set.saturationPeriod == .milliseconds(400))
+        #expect(throws: StallWatchdogError.self) {
+            try StallWatchdog.configuration(fromEnvironment: base.merging(["STALLPROF_SATURATION_MS": "soon"]) { $1 })
+        }
+        #expect(throws: StallWatchdogError.self) {
+            try StallWatchdog.configuration(fromEnvironment: base.merging(["STALLPROF_SATURATION_MS": "20"]) { $1 })
+        }
+    }
+
+    @Test func activityNeverExceedsTheMeasuredWindow() {
+        // A 10 ms run-queue wait credited inside a 1 ms window (the 1995 % of short stalls).
+        let (cpu, wait) = StallSampler.activity(cpuNs: 500_000, waitNs: 10_000_000, measuredNs: 1_000_000)
+        #expect(cpu == 500_000 && wait == 500_000)
+        let (cpu2, wait2) = StallSampler.activity(cpuNs: 2_000_000, waitNs: 0, measuredNs: 1_000_000)
+        #expect(cpu2 == 1_000_000 && wait2 == 0)
+        let (cpu3, wait3) = StallSampler.activity(cpuNs: 300, waitNs: 200, measuredNs: 1_000)
+        #expect(cpu3 == 300 && wait3 == 200)
+    }
+}

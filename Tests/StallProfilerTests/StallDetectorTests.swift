@@ -126,4 +126,55 @@ import Testing
         #expect(d.nextWakeNs(nowNs: 300 * ms) <= 310 * ms)
         #expect(d.nextWakeNs(nowNs: 300 * ms) >= 300 * ms)
     }
+
+    func times(_ log: [(UInt64, StallDetector.Action)], _ match: (StallDetector.Action) -> Bool) -> [UInt64] {
+        log.filter { match($0.1) }.map(\.0)
+    }
+
+    @Test func samplingStartsWithinOnePingIntervalOfTheUnansweredPing() {
+        var d = detector()
+        // Ping 3 is answered only after 1000 ms.
+        let log = simulate(&d, until: 1500 * ms) { id in id == 3 ? 1000 * ms : 1 * ms }
+        let sent = try! #require(log.first { $0.1 == .sendPing(id: 3) }?.0)
+        let presamples = times(log) { $0 == .presample }
+        let begin = try! #require(times(log) { if case .beginStall = $0 { return true } else { return false } }.first)
+        let samples = times(log) { if case .sample = $0 { return true } else { return false } }
+        let first = try! #require(presamples.first)
+        #expect(first >= sent && first <= sent + d.pingPeriodNs)
+        #expect(presamples.allSatisfy { $0 < begin })
+        #expect(presamples.count <= d.presampleCapacity)
+        #expect(!log.contains { $0.1 == .discardPresamples })
+        // Presamples and samples together: every 10 ms from half a ping period to the answer, about 96.
+        #expect(presamples.count + samples.count >= 90)
+        let all = presamples + samples
+        #expect(zip(all, all.dropFirst()).allSatisfy { $1 - $0 >= 5 * ms && $1 - $0 <= 11 * ms })
+    }
+
+    @Test func presamplesAreDroppedWhenThePingIsAnsweredInTime() {
+        var d = detector()
+        // Ping 3 is answered after 150 ms: presampled, then dropped; no stall.
+        let log = simulate(&d, until: 1000 * ms) { id in id == 3 ? 150 * ms : 1 * ms }
+        let presamples = times(log) { $0 == .presample }
+        #expect(!presamples.isEmpty)
+        let discard = times(log) { $0 == .discardPresamples }
+        #expect(discard.count == 1)
+        #expect(presamples.allSatisfy { $0 < discard[0] })
+        #expect(!log.contains { if case .beginStall = $0.1 { return true } else { return false } })
+        #expect(!log.contains { if case .sample = $0.1 { return true } else { return false } })
+    }
+
+    @Test func nothingIsPresampledBeforeAnyThreadAnswered() {
+        var d = detector()
+        let log = simulate(&d, until: 1000 * ms) { _ in nil }
+        #expect(!log.contains { $0.1 == .presample })
+    }
+
+    @Test func stallsAndSaturatedEpisodesShareOneSequence() {
+        var d = detector()
+        #expect(d.takeEpisodeID() == 1)
+        let log = simulate(&d, until: 1000 * ms) { id in id == 3 ? 600 * ms : 1 * ms }
+        let ids = log.compactMap { if case .beginStall(let id, _, _) = $0.1 { return id } else { return nil } }
+        #expect(ids == [2])
+        #expect(d.takeEpisodeID() == 3)
+    }
 }

@@ -29,6 +29,11 @@ int64_t stallcap_thread_cpu_ns(pid_t tid);
 /// run queue (ready but not running). Returns 0, or -1 when the file cannot be read.
 int stallcap_thread_schedstat(pid_t tid, uint64_t *run_ns, uint64_t *wait_ns);
 
+/// Reads the context-switch counters of thread `tid` from `/proc/self/task/<tid>/status`
+/// (`voluntary_ctxt_switches`: the thread went to sleep, blocked or stopped; `nonvoluntary_ctxt_switches`: it was
+/// preempted). Returns 0, or -1 when the file cannot be read or parsed.
+int stallcap_thread_switches(pid_t tid, uint64_t *voluntary, uint64_t *involuntary);
+
 /// The state letter of thread `tid` from `/proc/self/task/<tid>/stat` (`R` running or runnable, `S` sleeping,
 /// `D` uninterruptible...), or 0 when it cannot be read.
 char stallcap_thread_state(pid_t tid);

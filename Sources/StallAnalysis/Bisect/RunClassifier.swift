@@ -93,14 +93,18 @@ public struct RunClassifier: Sendable {
     }
 
     /// Records what the app's watchdog capture showed at `seconds` after the start: nil when there is no
-    /// capture (yet); otherwise its stalls. Returns `.frozen` once a busy stall in progress has lasted the
-    /// sustained period; at the end of the window, `.good` when no stall is in progress, `.inconclusive` when
-    /// one is (or when there is no capture).
+    /// capture (yet); otherwise its episodes. Returns `.frozen` once a busy stall in progress, or a saturated
+    /// episode in progress (the main queue answers but its thread never sleeps; busy by definition), has lasted
+    /// the sustained period; at the end of the window, `.good` when no episode is in progress, `.inconclusive`
+    /// when one is (a window that ends while the main thread is stalled or saturated is never good) or when
+    /// there is no capture.
     public mutating func record(seconds: Double, capture: Capture?) -> RunVerdict? {
         let stall = capture?.stalls.last.flatMap { $0.isFinished ? nil : $0 }
         samples.append((seconds, 0, 0))
         watchdogCPU = stall?.cpuRatio
-        if let stall, stall.state == .busy, Double(stall.durationNs) / 1e9 >= options.sustainedSeconds - 1e-9 {
+        if let stall, stall.kind == .saturated || stall.state == .busy,
+            Double(stall.durationNs) / 1e9 >= options.sustainedSeconds - 1e-9
+        {
             return .frozen
         }
         guard seconds >= options.windowSeconds else { return nil }

@@ -1,0 +1,93 @@
+import CStallCapture
+import StallFormat
+
+/// Presampling (samples taken before a stall is declared) and saturated episodes, on the watchdog thread.
+extension WatchdogLoop {
+    /// The saturation detector for `configuration`, nil when saturation detection is off. It checks once per
+    /// ping period (a quarter of the threshold), or four times per saturation period when that is shorter.
+    static func saturationDetector(_ configuration: Configuration, pingPeriodNs: UInt64) -> SaturationDetector? {
+        guard let period = configuration.saturationPeriod else { return nil }
+        let periodNs = UInt64(period.nanoseconds)
+        return SaturationDetector(
+            periodNs: periodNs, checkIntervalNs: min(pingPeriodNs, periodNs / 4),
+            sampleIntervalNs: UInt64(configuration.sampleInterval.nanoseconds))
+    }
+
+    /// When the loop must wake next: for the stall detector, and for saturation checks and samples.
+    func nextWakeNs(nowNs: UInt64) -> UInt64 {
+        let wake = detector.nextWakeNs(nowNs: nowNs)
+        guard let saturation, !detector.isStalled else { return wake }
+        return min(wake, saturation.nextWakeNs(nowNs: nowNs))
+    }
+
+    /// Takes one presample into the bounded buffer (the oldest goes when it is full). Nothing while a saturated
+    /// episode is sampled: its samples already cover the time.
+    func presample() {
+        guard saturatedSampler == nil, let thread = detector.mainQueueThread else { return }
+        if presampler == nil {
+            presampler = StallSampler(
+                stallID: 0, threadID: mainQueueThreads.threadToSample(latest: thread), configuration: configuration,
+                presampling: true)
+        }
+        guard let presampler, let record = takeSample(presampler, watchAnswers: true) else { return }
+        presamples.append(record)
+        if presamples.count > detector.presampleCapacity {
+            presamples.removeFirst()
+            presampler.retractLastSample()  // uncounts the dropped one: the end record counts what was written
+        }
+    }
+
+    /// Steps the saturation detector (not during a stall) and acts on what it says.
+    func stepSaturation() {
+        guard var detector = saturation, !self.detector.isStalled else { return }
+        let thread = self.detector.mainQueueThread
+        let actions = detector.step(
+            nowNs: stallcap_monotonic_ns(), threadID: thread,
+            cpu: {
+                guard let thread else { return nil }
+                let cpu = stallcap_thread_cpu_ns(thread)
+                return cpu >= 0 ? UInt64(cpu) : nil
+            },
+            detail: {
+                guard let thread else { return nil }
+                var run: UInt64 = 0, wait: UInt64 = 0, voluntary: UInt64 = 0, involuntary: UInt64 = 0
+                guard stallcap_thread_schedstat(thread, &run, &wait) == 0,
+                    stallcap_thread_switches(thread, &voluntary, &involuntary) == 0
+                else { return nil }
+                return SaturationDetector.Detail(
+                    waitNs: wait, voluntarySwitches: voluntary, isRunnable: MainQueueThreads.isRunnable(thread))
+            })
+        saturation = detector
+        for action in actions {
+            switch action {
+            case .begin(let startNs, let threadID): beginSaturatedEpisode(startNs: startNs, threadID: threadID)
+            case .sample:
+                guard let saturatedSampler else { break }
+                if let record = takeSample(saturatedSampler, watchAnswers: false) {
+                    writer.append(.sample(record))
+                    shared.samples.add(1, ordering: .relaxed)
+                }
+            case .end(let endNs): endSaturatedEpisode(endNs: endNs)
+            }
+        }
+    }
+
+    private func beginSaturatedEpisode(startNs: UInt64, threadID: Int32) {
+        presampler = nil
+        presamples.removeAll()
+        let id = detector.takeEpisodeID()
+        shared.saturated.add(1, ordering: .relaxed)
+        writer.append(.stallBegin(StallBeginRecord(
+            stallID: id, startNs: startNs, detectedNs: stallcap_monotonic_ns(), threadID: threadID, kind: .saturated)))
+        appendUnknownImages()
+        saturatedSampler = StallSampler(stallID: id, threadID: threadID, configuration: configuration)
+    }
+
+    /// Writes the end record of the saturated episode in progress, if any (also when the watchdog stops).
+    func endSaturatedEpisode(endNs: UInt64) {
+        guard let saturatedSampler else { return }
+        writer.append(.stallEnd(saturatedSampler.finish(endNs: endNs)))
+        self.saturatedSampler = nil
+        appendImagesIfChanged(force: false)
+    }
+}

@@ -1,0 +1,85 @@
+import Foundation
+import StallFormat
+import Testing
+
+/// Saturated episodes and presampling, on the sample apps run as separate processes with the watchdog on.
+@Suite struct SaturationAppTests {
+    func run(_ name: String, _ arguments: [String], environment: [String: String] = [:]) throws -> Capture {
+        let path = TestSupport.temporaryPath("\(name).stalls")
+        defer { unlink(path) }
+        let result = try TestSupport.run(
+            TestSupport.productsDirectory.appendingPathComponent(name), arguments,
+            environment: ["STALLPROF_OUTPUT": path].merging(environment) { $1 })
+        #expect(result.status == 0, "\(name): \(result.stderr)")
+        return try CaptureReader.read(path: path)
+    }
+
+    @Test(arguments: ["runloop", "dispatch"])
+    func aLayoutLoopAcrossRunLoopTurnsIsASaturatedEpisodeSampledInThePass(loop: String) throws {
+        let capture = try run("cell-height", ["--seconds", "3", "--loop", loop])
+        #expect(capture.closedCleanly)
+        let saturated = capture.stalls.filter { $0.kind == .saturated }
+        let episode = try #require(saturated.first)
+        #expect(capture.stalls.allSatisfy { $0.kind == .saturated }, "the main queue kept answering: no stall")
+        // RunLoop.main drains the main queue on the first thread; dispatchMain() on a worker.
+        #expect((episode.begin.threadID == capture.process?.pid) == (loop == "runloop"))
+        #expect(episode.begin.detectedNs - episode.begin.startNs >= 900_000_000, "sustained for the period")
+        #expect(episode.isFinished, "stop() closes the episode")
+        #expect(episode.state == .busy)
+        #expect(episode.samples.count >= 20)
+        let stacks = TestSupport.stacks(of: Capture(source: capture.source, process: capture.process, images: capture.images, stalls: [episode]))
+        #expect(stacks.contains { stack in stack.contains { $0.contains("HostingView.layoutPass") } })
+    }
+
+    @Test func aStallDuringASaturatedEpisodeEndsItAndTheyShareOneNumbering() throws {
+        let capture = try run("cell-height", ["--seconds", "5", "--stall-at", "2.5"])
+        #expect(capture.closedCleanly)
+        #expect(capture.stalls.map(\.id) == Array(1...UInt32(capture.stalls.count)))
+        let stall = try #require(capture.stalls.first { $0.kind == .stall })
+        let before = try #require(capture.stalls.first { $0.kind == .saturated })
+        #expect(before.id < stall.id)
+        let end = try #require(before.end)
+        #expect(end.endNs <= stall.begin.detectedNs + 50_000_000, "ended when the stall was declared")
+        #expect(stall.state == .busy)
+        let stacks = TestSupport.stacks(of: Capture(source: "", images: capture.images, stalls: [stall]))
+        #expect(stacks.contains { stack in stack.contains { $0.contains("HostingView.slowPass") } })
+    }
+
+    @Test func aLayoutThatSettlesIsNeverSaturated() throws {
+        let capture = try run("cell-height", ["--seconds", "2"], environment: ["STALLPROF_DISABLE": "self-sizing"])
+        #expect(capture.closedCleanly)
+        #expect(capture.stalls.isEmpty)
+    }
+
+    @Test func aHealthyAnimationIsNeverSaturated() throws {
+        // 60 % work in every 10 ms frame: busy, but the run loop sleeps between frames.
+        let capture = try run("cell-height", ["--seconds", "3", "--animate", "60"], environment: ["STALLPROF_DISABLE": "self-sizing"])
+        #expect(capture.closedCleanly)
+        #expect(!capture.stalls.contains { $0.kind == .saturated })
+    }
+
+    @Test func saturationCanBeTurnedOff() throws {
+        let capture = try run("cell-height", ["--seconds", "2"], environment: ["STALLPROF_SATURATION_MS": "0"])
+        #expect(capture.closedCleanly)
+        #expect(!capture.stalls.contains { $0.kind == .saturated })
+    }
+
+    @Test func aOneSecondBusyStallIsSampledFromItsStart() throws {
+        let capture = try run("stall-demo", ["--stall", "busy", "--stall-ms", "1000"])
+        let stall = try #require(capture.stalls.first { $0.kind == .stall })
+        #expect(stall.state == .busy)
+        #expect(stall.samples.count >= 85, "\(stall.samples.count) samples")
+        // Presamples precede detection, and none precedes the stall's start.
+        let first = try #require(stall.samples.first)
+        #expect(first.timestampNs < stall.begin.detectedNs)
+        #expect(first.timestampNs >= stall.begin.startNs)
+        #expect((stall.activeRatio ?? 0) <= 1)
+        // Each sample's run-queue wait matches its time and CPU clock: between two samples, CPU + wait cannot
+        // be many times the wall time (before the fix, up to 500x under load). Generous margin for noise.
+        let real = stall.samples.filter { !$0.flags.contains(.repeated) }
+        for (a, b) in zip(real, real.dropFirst()) where b.timestampNs > a.timestampNs {
+            let active = Double((b.threadCPUNs &- a.threadCPUNs) &+ (b.runQueueNs &- a.runQueueNs))
+            #expect(active / Double(b.timestampNs - a.timestampNs) < 3)
+        }
+    }
+}
