@@ -1,4 +1,5 @@
 import Foundation
+import StallAnalysis
 import StallFormat
 import Testing
 
@@ -29,6 +30,11 @@ import Testing
         #expect(episode.samples.count >= 20)
         let stacks = TestSupport.stacks(of: Capture(source: capture.source, process: capture.process, images: capture.images, stalls: [episode]))
         #expect(stacks.contains { stack in stack.contains { $0.contains("HostingView.layoutPass") } })
+        // The report names the pass the run loop keeps re-entering, not the closure that carries it.
+        let report = StallReport(captures: [capture])
+        let hints = report.episodes.first { $0.kind == .saturated }?.profile.hints ?? []
+        #expect(hints.contains { $0.hasPrefix("loop across run-loop turns") && $0.contains("HostingView.layoutPass") },
+                "\(hints)")
     }
 
     @Test func aStallDuringASaturatedEpisodeEndsItAndTheyShareOneNumbering() throws {

@@ -44,9 +44,21 @@ struct ProfileBuilder {
             lastIndex[name] = appSequence.count
             appSequence.append(name)
         }
-        if let first = appSequence.first { outermostApp[first, default: 0] += 1 } else { withoutApp += 1 }
+        // The outermost app frame that names a function (not a closure or a thunk around it): what a loop across
+        // run-loop turns keeps re-entering.
+        if let first = appSequence.first(where: { !Self.isGlue($0) }) ?? appSequence.first {
+            outermostApp[first, default: 0] += 1
+        } else {
+            withoutApp += 1
+        }
         if let last = appSequence.last { innermostApp[last, default: 0] += 1 }
         if let cycle { cycles[cycle, default: 0] += 1 }
+    }
+
+    /// Closures, thunks and forwarders: frames that only carry a call to the function that matters.
+    static func isGlue(_ name: String) -> Bool {
+        ["closure #", "implicit closure #", "partial apply", "reabstraction thunk", "thunk for", "@objc "]
+            .contains { name.hasPrefix($0) }
     }
 
     /// The heaviest stack: most samples, ties broken by the byte-smallest joined names.
