@@ -2,6 +2,7 @@
 // of the glibc mutex layout. Called from the watchdog thread only; nothing here signals or blocks on a thread.
 #define _GNU_SOURCE
 #include "stallcapture_blocked.h"
+#include "files.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -14,20 +15,6 @@
 #include <sys/syscall.h>
 #include <sys/uio.h>
 #include <unistd.h>
-
-// Reads a small file into `text` (NUL-terminated); returns the length, or -1.
-static ssize_t read_small_file(const char *path, char *text, size_t size) {
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return -1;
-    ssize_t n;
-    do {
-        n = read(fd, text, size - 1);
-    } while (n < 0 && errno == EINTR);
-    close(fd);
-    if (n <= 0) return -1;
-    text[n] = '\0';
-    return n;
-}
 
 // Parses one unsigned number (0x-hex or decimal) at *cursor; advances past it. Returns 0, or -1.
 static int parse_number(const char **cursor, uint64_t *value, int *negative) {
@@ -101,7 +88,7 @@ stallcap_syscall_kind stallcap_parse_syscall(const char *text, stallcap_syscall_
 stallcap_syscall_kind stallcap_read_syscall(pid_t tid, stallcap_syscall_state *state) {
     char path[64], text[256];
     snprintf(path, sizeof path, "/proc/self/task/%d/syscall", (int)tid);
-    if (read_small_file(path, text, sizeof text) < 0) return stallcap_parse_syscall(NULL, state);
+    if (stallcap_read_small_file(path, text, sizeof text) < 0) return stallcap_parse_syscall(NULL, state);
     return stallcap_parse_syscall(text, state);
 }
 
@@ -109,7 +96,7 @@ int stallcap_thread_comm(pid_t tid, char *name, size_t size) {
     char path[64];
     if (size < 2) return -1;
     snprintf(path, sizeof path, "/proc/self/task/%d/comm", (int)tid);
-    ssize_t n = read_small_file(path, name, size);
+    ssize_t n = stallcap_read_small_file(path, name, size);
     if (n < 0) return -1;
     if (n > 0 && name[n - 1] == '\n') name[--n] = '\0';
     return (int)n;

@@ -1,6 +1,7 @@
 // Thread ids, clocks and the loaded-image map. Called from the watchdog thread, never from signal context.
 #define _GNU_SOURCE
 #include "stallcapture_support.h"
+#include "files.h"
 
 #include <elf.h>
 #include <errno.h>
@@ -42,10 +43,7 @@ int64_t stallcap_thread_cpu_ns(pid_t tid) {
     return (int64_t)ts.tv_sec * 1000000000ll + (int64_t)ts.tv_nsec;
 }
 
-// Reads /proc/self/task/<tid>/<name> into `text` (NUL-terminated); returns the length, or -1.
-static ssize_t read_task_file(pid_t tid, const char *name, char *text, size_t size) {
-    char path[64];
-    snprintf(path, sizeof path, "/proc/self/task/%d/%s", (int)tid, name);
+ssize_t stallcap_read_small_file(const char *path, char *text, size_t size) {
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0) return -1;
     ssize_t n;
@@ -56,6 +54,13 @@ static ssize_t read_task_file(pid_t tid, const char *name, char *text, size_t si
     if (n <= 0) return -1;
     text[n] = '\0';
     return n;
+}
+
+// Reads /proc/self/task/<tid>/<name> into `text` (NUL-terminated); returns the length, or -1.
+static ssize_t read_task_file(pid_t tid, const char *name, char *text, size_t size) {
+    char path[64];
+    snprintf(path, sizeof path, "/proc/self/task/%d/%s", (int)tid, name);
+    return stallcap_read_small_file(path, text, size);
 }
 
 int stallcap_thread_schedstat(pid_t tid, uint64_t *run_ns, uint64_t *wait_ns) {

@@ -152,11 +152,7 @@ public enum CaptureReader {
         case .sample:
             let id = try c.u32(), t = try c.u64(), cpu = try c.u64(), wait = try c.u64()
             let flags = SampleFlags(rawValue: try c.u32())
-            let count = Int(try c.u32())
-            guard count <= c.remaining / 8 else { throw c.error("frame count \(count) exceeds the record") }
-            var frames: [UInt64] = []
-            frames.reserveCapacity(count)
-            for _ in 0..<count { frames.append(try c.u64()) }
+            let frames = try c.frames()
             return .sample(SampleRecord(
                 stallID: id, timestampNs: t, threadCPUNs: cpu, runQueueNs: wait, flags: flags, frames: frames))
         case .stallEnd:
@@ -172,11 +168,7 @@ public enum CaptureReader {
             let call = try c.i32(), argument = try c.u64(), owner = try c.i32(), ownerState = try c.u8()
             let ownerCall = try c.i32(), flags = BlockedOnRecord.OwnerFlags(rawValue: try c.u32())
             let name = try c.string(), detail = try c.string()
-            let count = Int(try c.u32())
-            guard count <= c.remaining / 8 else { throw c.error("frame count \(count) exceeds the record") }
-            var frames: [UInt64] = []
-            frames.reserveCapacity(count)
-            for _ in 0..<count { frames.append(try c.u64()) }
+            let frames = try c.frames()
             return .blockedOn(BlockedOnRecord(
                 stallID: id, timestampNs: t, waitKind: waitKind, syscall: call, argument: argument, ownerTID: owner,
                 ownerName: name, ownerState: ownerState, ownerSyscall: ownerCall, ownerFlags: flags, detail: detail,
@@ -227,6 +219,16 @@ struct ByteCursor {
         guard count <= remaining else { throw error("field length \(count) exceeds the record") }
         defer { offset += count }
         return Array(bytes[offset..<(offset + count)])
+    }
+
+    /// A frame list: a count, then that many addresses.
+    mutating func frames() throws -> [UInt64] {
+        let count = Int(try u32())
+        guard count <= remaining / 8 else { throw error("frame count \(count) exceeds the record") }
+        var frames: [UInt64] = []
+        frames.reserveCapacity(count)
+        for _ in 0..<count { frames.append(try u64()) }
+        return frames
     }
 
     mutating func string() throws -> String {
