@@ -75,6 +75,9 @@ final class AppCodeRule {
 
     /// False for helpers and standard library code, by the full demangled name.
     static func isAppFunction(_ name: String) -> Bool {
+        // `__swift_instantiateConcreteTypeFromMangledName` and kin: runtime helpers the compiler emits into every
+        // Swift binary (C-style names with the reserved `__swift_` prefix; no app function has it).
+        if name.hasPrefix("__swift_") { return false }
         if name.hasSuffix("@plt") || name.hasPrefix("outlined ") || name.hasPrefix("reabstraction thunk")
             || name.hasPrefix("partial apply forwarder for reabstraction thunk") || name.hasPrefix("merged outlined")
         {
