@@ -229,16 +229,28 @@ static void prune_to_caller(walk *w, uint64_t caller) {
     }
 }
 
-// Follows the frame-pointer chain from `record`, strictly upward, within the stack.
+// Most bytes scanned above the last frame record of the chain for the outermost frames, which have no frame
+// pointer (`__libc_start_main` and `_start` above `main`), so that a stack read from memory has the same root as
+// one unwound by libunwind.
+#define OUTERMOST_SCAN_BYTES 4096u
+
+// Follows the frame-pointer chain from `record`, strictly upward, within the stack; where it ends, scans the
+// words just above the last record (strictly checked) for the outermost frames.
 static void follow_chain(walk *w, uint64_t record) {
+    uint64_t last = 0;
     while (record != 0 && record % 8 == 0 && record + 16 <= w->stack_end) {
         uint64_t pair[2];
-        if (stallcap_read_memory(record, pair, sizeof pair) != 0) return;
-        if (!plausible_return(w->map, pair[1])) return;
+        if (stallcap_read_memory(record, pair, sizeof pair) != 0) break;
+        if (!plausible_return(w->map, pair[1])) break;
         if (!add_frame(w, pair[1], STALLCAP_MEMSTACK_CHAIN)) return;
-        if (pair[0] <= record) return;
+        last = record;
+        if (pair[0] <= record) break;
         record = pair[0];
     }
+    if (last == 0) return;
+    uint64_t from = last + 16;
+    uint64_t to = w->stack_end - from < OUTERMOST_SCAN_BYTES ? w->stack_end : from + OUTERMOST_SCAN_BYTES;
+    if (from < to) scan_words(w, from, to);
 }
 
 uint32_t stallcap_stack_from_memory(uint64_t pc, uint64_t sp, uint64_t stack_end, uint32_t max_scan_bytes,

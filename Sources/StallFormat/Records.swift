@@ -201,6 +201,9 @@ public struct SampleFlags: OptionSet, Sendable, Hashable {
     public static let stepUnwind = SampleFlags(rawValue: 1 << 1)
     /// The stack was deeper than the capture buffer; outermost frames are missing.
     public static let truncated = SampleFlags(rawValue: 1 << 2)
+    /// The thread was in a system call: it was not signalled (a signal would cut a sleep short) and its stack was
+    /// read from its stack memory (version 2).
+    public static let fromStackMemory = SampleFlags(rawValue: 1 << 3)
 }
 
 /// One stack sample of the stalled thread.

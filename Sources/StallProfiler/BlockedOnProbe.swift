@@ -78,15 +78,10 @@ final class BlockedOnProbe {
             return nil
         case .inCall, .user:
             if state.kind == .inCall { record.ownerSyscall = state.number }
-            var flags: UInt32 = 0
-            let count = buffer.withUnsafeMutableBufferPointer {
-                stallcap_stack_from_memory(
-                    state.programCounter, state.stackPointer, 0, STALLCAP_MAX_SCAN_BYTES, $0.baseAddress,
-                    UInt32($0.count), &flags)
-            }
+            let (count, truncated) = MemoryStack.read(state, into: &buffer)
             record.ownerFlags.insert(.fromStackMemory)
-            if flags & UInt32(STALLCAP_MEMSTACK_TRUNCATED) != 0 { record.ownerFlags.insert(.truncated) }
-            record.ownerFrames = buffer[0..<Int(count)].map { UInt64($0) }
+            if truncated { record.ownerFlags.insert(.truncated) }
+            record.ownerFrames = buffer[0..<count].map { UInt64($0) }
             return state.kind == .inCall ? SyscallDetail.describe(state) : nil
         case .running, .unknown:
             return nil  // not runnable by its state letter: no signal, no stack

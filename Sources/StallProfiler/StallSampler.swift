@@ -7,8 +7,9 @@ import StallFormat
 /// is not signalled again (signals wake blocked threads and interrupt their sleeps) but its previous stack is
 /// recorded again, and it is re-sampled for real at most every `blockedResampleInterval`. After several
 /// consecutive timeouts (a thread that blocks the signal, or a handler still running) requests are spaced out
-/// the same way. A sampler that presamples (before a stall is declared) signals the thread for its first stack
-/// only when it is on a CPU or ready for one, never while it sleeps.
+/// the same way. A thread in a system call is never signalled: its stack is read from its stack memory
+/// (``MemoryStack``). A sampler that presamples (before a stall is declared) signals the thread only when it is
+/// on a CPU or ready for one.
 ///
 /// Used for stalls and for saturated episodes alike.
 final class StallSampler {
@@ -88,8 +89,21 @@ final class StallSampler {
                 stallID: stallID, timestampNs: now, threadCPUNs: reading.cpuNs, runQueueNs: reading.waitNs,
                 flags: .repeated, frames: [])
         }
+        // A thread in a system call is never signalled (a signal would cut a sleep short, or make the call fail
+        // with EINTR): its stack is read from its memory instead.
+        if let (count, truncated) = MemoryStack.readIfInSystemCall(threadID, into: &buffer) {
+            lastRealSampleNs = now
+            consecutiveMisses = 0
+            haveStack = true
+            sampleCount += 1
+            lastSampleCPU = reading?.cpuNs
+            return SampleRecord(
+                stallID: stallID, timestampNs: now, threadCPUNs: reading?.cpuNs ?? 0, runQueueNs: reading?.waitNs ?? 0,
+                flags: truncated ? [.fromStackMemory, .truncated] : .fromStackMemory,
+                frames: buffer[0..<count].map { UInt64($0) })
+        }
         if presampling && !haveStack && !MainQueueThreads.isRunnable(threadID) {
-            return nil  // it sleeps: no signal before the stall is declared (not a missed sample)
+            return nil  // it sleeps outside a system call: no signal before the stall is declared (not a miss)
         }
         lastRealSampleNs = now
         var info = stallcap_sample_info()

@@ -5,7 +5,7 @@ import StallProfiler
 
 /// Command-line options shared by the sample apps.
 public struct DemoOptions: Sendable {
-    /// What kind of stall to cause. `--stall busy|blocked`, default busy.
+    /// What kind of stall to cause. `--stall busy|blocked|sleep`, default busy.
     public var stall = StallKind.busy
     /// How long the stall lasts. `--stall-ms N`, default 1000.
     public var stallMilliseconds = 1000
@@ -24,7 +24,7 @@ public struct DemoOptions: Sendable {
         var options = DemoOptions()
         var iterator = arguments.makeIterator()
         func fail(_ message: String) -> Never {
-            let usage = "usage: \(program) [--stall busy|blocked] [--holder sleeps|spins] [--stall-ms N] [--delay-ms N]"
+            let usage = "usage: \(program) [--stall busy|blocked|sleep] [--holder sleeps|spins] [--stall-ms N] [--delay-ms N]"
                 + " [--output PATH]"
                 + (program == "stall-demo" ? " [--loop runloop|dispatch]" : "")
             printError("\(program): \(message)\n\(usage)")
@@ -78,6 +78,10 @@ public struct DemoOptions: Sendable {
             printError("\(BlockedWork.holderThreadName) \(report.mode.rawValue): held \(report.heldNs / 1_000_000) ms of \(report.askedNs / 1_000_000) ms"
                 + (report.cutShort ? ", cut short" : ""))
             if report.cutShort { exit(70) }
+        case .sleep:
+            let (slept, cutShort) = SleepWork.sleep(milliseconds: stallMilliseconds)
+            printError("main thread slept \(slept / 1_000_000) ms of \(stallMilliseconds) ms" + (cutShort ? ", cut short" : ""))
+            if cutShort { exit(70) }
         }
     }
 }

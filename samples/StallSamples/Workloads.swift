@@ -9,6 +9,23 @@ public enum StallKind: String, CaseIterable, Sendable {
     case busy
     /// The main thread waits for a lock that a worker thread holds (``BlockedWork/waitForWorkerLock(milliseconds:)``).
     case blocked
+    /// The main thread sleeps in one `usleep` (``SleepWork/sleep(milliseconds:)``): a system call that a signal
+    /// would cut short, so the watchdog must never signal it.
+    case sleep
+}
+
+/// A stall in which the main thread sleeps in a system call that no signal may interrupt.
+public enum SleepWork {
+    /// Sleeps `milliseconds` in one `usleep`; returns the nanoseconds it took and whether it was cut short (it
+    /// failed with EINTR or returned before the time asked).
+    @inline(never)
+    public static func sleep(milliseconds: Int) -> (sleptNs: UInt64, cutShort: Bool) {
+        let asked = UInt64(milliseconds) * 1_000_000
+        let start = monotonicNanoseconds()
+        let failed = usleep(useconds_t(milliseconds) * 1000) != 0
+        let slept = monotonicNanoseconds() - start
+        return (slept, failed || slept < asked)
+    }
 }
 
 /// Monotonic clock in nanoseconds.
