@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The main job on a bundled sample: build, run stall-demo with the watchdog on (a busy stall, then a blocked
-# one), fold each capture with `stallprof fold` and print the result: the hottest stacks, leaf end first.
+# one whose lock owner the report names), then cell-height (a layout loop across run-loop turns: a saturated
+# main thread), report each capture, fold it with `stallprof fold` and print the hottest stacks, leaf end first.
 # Full folded output goes to out/demo-*.folded (feed it to flamegraph.pl, inferno or speedscope), and a flame
 # graph to out/demo-*.svg. (No `head` in the pipelines: with pipefail, a closed pipe would end the script.)
 set -euo pipefail
@@ -10,16 +11,23 @@ swift build -c release 2>&1 | tail -1
 bin=.build/release
 out=${DEMO_OUT:-out}
 mkdir -p "$out"
-for stall in busy blocked; do
+for stall in busy blocked saturated; do
     capture="$out/demo-$stall.stalls"
     echo
-    echo "== STALLPROF_OUTPUT=$capture stall-demo --stall $stall"
-    STALLPROF_OUTPUT="$capture" "$bin/stall-demo" --stall "$stall"
+    if [ "$stall" = saturated ]; then
+        app=(cell-height --seconds 3)
+        selection=(--kind saturated)
+    else
+        app=(stall-demo --stall "$stall")
+        selection=(--state "$stall")
+    fi
+    echo "== STALLPROF_OUTPUT=$capture ${app[*]}"
+    STALLPROF_OUTPUT="$capture" "$bin/${app[0]}" "${app[@]:1}"
     echo "== stallprof report $capture"
     "$bin/stallprof" report --top 3 "$capture"
-    echo "== stallprof fold --state $stall $capture -o $out/demo-$stall.folded"
-    "$bin/stallprof" fold --state "$stall" "$capture" -o "$out/demo-$stall.folded"
-    "$bin/stallprof" flamegraph --simplify-names --title "stall-demo: $stall stall" "$capture" -o "$out/demo-$stall.svg"
+    echo "== stallprof fold ${selection[*]} $capture -o $out/demo-$stall.folded"
+    "$bin/stallprof" fold "${selection[@]}" "$capture" -o "$out/demo-$stall.folded"
+    "$bin/stallprof" flamegraph --simplify-names --title "${app[0]}: $stall" "$capture" -o "$out/demo-$stall.svg"
     echo "$(wc -l < "$out/demo-$stall.folded") distinct stacks, $(awk '{ s += $NF } END { print s }' "$out/demo-$stall.folded") samples; the top ones, leaf frame first (... = frames toward the root):"
     awk '{ print $NF "\t" $0 }' "$out/demo-$stall.folded" | sort -t"$(printf '\t')" -k1,1 -rn | awk 'NR <= 2' | cut -f2- \
         | awk '{ n = $NF; sub(/ [^ ]+$/, ""); k = split($0, f, ";");
@@ -28,4 +36,4 @@ for stall in busy blocked; do
                  if (k > 8) print "      ... (" k - 8 " more frames)" }'
 done
 echo
-echo "Flame graphs: $out/demo-busy.svg, $out/demo-blocked.svg (open them in a browser)"
+echo "Flame graphs: $out/demo-busy.svg, $out/demo-blocked.svg, $out/demo-saturated.svg (open them in a browser)"

@@ -22,11 +22,15 @@ final class BlockedOnProbe {
         _ = stallcap_mutex_layout_ok()  // the layout check, once, at start-up
     }
 
-    /// Probes `threadID` for stall `stallID` unless this stall was probed already.
+    /// Probes `threadID` for stall `stallID` unless this stall was probed already. A thread found running (no
+    /// CPU progress for one interval, but not waiting: a busy thread that did not get a CPU) gives nothing, and
+    /// the stall may be probed again later.
     func probeOnce(stallID: UInt32, threadID: Int32) -> BlockedOnRecord? {
         guard probedStall != stallID else { return nil }
+        let record = probe(stallID: stallID, threadID: threadID)
+        guard record.waitKind != .unknown else { return nil }
         probedStall = stallID
-        return probe(stallID: stallID, threadID: threadID)
+        return record
     }
 
     /// What `threadID` waits for now.

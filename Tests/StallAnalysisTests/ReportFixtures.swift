@@ -121,7 +121,10 @@ enum ReportFixtures {
                 stallID: 5, timestampNs: startNs + 15_300_000_000, waitKind: .syscall, syscall: readNumber, argument: 5,
                 detail: "read fd 5 (pipe:[1234])"))]
             + episode(6, at: 20_000, durationMs: 700, state: .busy,
-                      samples: Array(repeating: [systemLeaf, system], count: 10)))
+                      samples: Array(repeating: [systemLeaf, system], count: 10))
+            // A busy thread caught in a futex in passing: not what froze it, so the report leaves it out.
+            + [.blockedOn(BlockedOnRecord(
+                stallID: 6, timestampNs: startNs + 20_300_000_000, waitKind: .futex, syscall: futexNumber))])
     }
 
     static var architecture: SyscallNames.Architecture { SyscallNames.architecture(ofExecutable: ownImage.path) }

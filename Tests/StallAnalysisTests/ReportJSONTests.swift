@@ -73,6 +73,7 @@ import Testing
     @Test func blockedOnObjects() throws {
         let episodes = try #require(try mixedJSON()["episodes"] as? [[String: Any]])
         #expect(episodes[0]["blockedOn"] is NSNull)
+        #expect(episodes[5]["blockedOn"] is NSNull, "a busy episode's passing wait is left out")
         let mutex = try #require(episodes[3]["blockedOn"] as? [String: Any])
         #expect(mutex["kind"] as? String == "mutex" && mutex["ownerTid"] as? Int == 4321)
         #expect(mutex["ownerName"] as? String == "lock-holder" && mutex["syscall"] as? String == "futex")

@@ -53,7 +53,8 @@ public struct StallReport: Sendable {
                     collected.append((symbolizer.rootFirstNames(leafFirst: frames), app))
                     builder.add(names: collected[collected.count - 1].names, app: app)
                 }
-                let blockedOn = stall.blockedOn.map {
+                // What a busy episode's thread waited for in passing is not what froze it.
+                let blockedOn = stall.blockedOn.flatMap { stall.state == .busy ? nil : $0 }.map {
                     BlockedOnSummary($0, symbolizer: symbolizer, rule: rule, architecture: architecture)
                 }
                 var key = "\(stall.kind) \(stall.state?.description ?? "unclassified"): \(builder.fingerprint)"
