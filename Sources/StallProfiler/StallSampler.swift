@@ -7,8 +7,8 @@ import StallFormat
 /// is not signalled again (signals wake blocked threads and interrupt their sleeps) but its previous stack is
 /// recorded again, and it is re-sampled for real at most every `blockedResampleInterval`. After several
 /// consecutive timeouts (a thread that blocks the signal, or a handler still running) requests are spaced out
-/// the same way. A sampler that presamples (before a stall is declared) signals the thread for its first stack
-/// only when it is on a CPU or ready for one, never while it sleeps.
+/// the same way. A sampler that presamples (before a stall is declared), or samples a saturated episode, signals
+/// the thread only when it is on a CPU or ready for one, never while it sleeps.
 ///
 /// Used for stalls and for saturated episodes alike.
 final class StallSampler {
@@ -17,6 +17,9 @@ final class StallSampler {
     let threadID: Int32
     /// True while the samples go to the presample buffer.
     var presampling: Bool
+    /// True for a saturated episode's sampler: like a presampler, it signals the thread only while it is on a CPU
+    /// or ready for one (the episode ends only some checks after the thread starts sleeping again).
+    let signalsOnlyRunnable: Bool
     private let timeoutNs: Int64
     private let resampleNs: UInt64
     private let maxFrames: Int
@@ -43,10 +46,14 @@ final class StallSampler {
     /// True once a request failed because the app replaced or reset the signal handler.
     private(set) var handlerLost = false
 
-    init(stallID: UInt32, threadID: Int32, configuration: StallWatchdog.Configuration, presampling: Bool = false) {
+    init(
+        stallID: UInt32, threadID: Int32, configuration: StallWatchdog.Configuration, presampling: Bool = false,
+        signalsOnlyRunnable: Bool = false
+    ) {
         self.stallID = stallID
         self.threadID = threadID
         self.presampling = presampling
+        self.signalsOnlyRunnable = signalsOnlyRunnable
         timeoutNs = configuration.effectiveSampleTimeoutNs
         resampleNs = UInt64(configuration.blockedResampleInterval.nanoseconds)
         maxFrames = configuration.maxFrames
@@ -88,8 +95,10 @@ final class StallSampler {
                 stallID: stallID, timestampNs: now, threadCPUNs: reading.cpuNs, runQueueNs: reading.waitNs,
                 flags: .repeated, frames: [])
         }
-        if presampling && !haveStack && !MainQueueThreads.isRunnable(threadID) {
-            return nil  // it sleeps: no signal before the stall is declared (not a missed sample)
+        if (presampling || signalsOnlyRunnable) && !MainQueueThreads.isRunnable(threadID) {
+            // It sleeps: no signal before the stall is declared or during a saturated episode, also after CPU
+            // progress (the thread ran, then went to sleep since the last sample). Not a missed sample.
+            return nil
         }
         lastRealSampleNs = now
         var info = stallcap_sample_info()

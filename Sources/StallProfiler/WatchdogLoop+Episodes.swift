@@ -80,7 +80,8 @@ extension WatchdogLoop {
         writer.append(.stallBegin(StallBeginRecord(
             stallID: id, startNs: startNs, detectedNs: stallcap_monotonic_ns(), threadID: threadID, kind: .saturated)))
         appendUnknownImages()
-        saturatedSampler = StallSampler(stallID: id, threadID: threadID, configuration: configuration)
+        saturatedSampler = StallSampler(
+            stallID: id, threadID: threadID, configuration: configuration, signalsOnlyRunnable: true)
     }
 
     /// Writes the end record of the saturated episode in progress, if any (also when the watchdog stops).
