@@ -79,3 +79,46 @@ extension WatchdogTests {
         #expect(result.interrupted == 0)
     }
 }
+
+/// The watchdog never asks the loader (`dl_iterate_phdr` takes its lock) while the main thread may hold that lock.
+extension WatchdogTests {
+    /// A layout loop saturates the thread, then one turn stalls inside a `dl_iterate_phdr` callback (holding the
+    /// loader's lock, as an unwinder does): the stall that ends the saturated episode is sampled while it lasts.
+    @Test func aStallHoldingTheLoaderLockAfterASaturatedEpisodeIsSampled() throws {
+        let path = TestSupport.temporaryPath("loader-lock.stalls")
+        defer { unlink(path) }
+        let queue = Self.standIn
+        var configuration = StallWatchdog.Configuration(
+            threshold: .milliseconds(200), sampleInterval: .milliseconds(5), outputPath: path)
+        configuration.saturationPeriod = .milliseconds(200)
+        configuration.post = { queue.post($0) }
+        let watchdog = try StallWatchdog.start(configuration)
+        defer { watchdog.stop() }
+        while !watchdog.statistics.mainQueueAnswered { usleep(1000) }
+        let done = DispatchSemaphore(value: 0)
+        let saturateUntil = stallcap_monotonic_ns() + 700_000_000
+        @Sendable func busyTurn() {
+            _ = BusyWork.spin(milliseconds: 2)
+            if stallcap_monotonic_ns() < saturateUntil { return queue.post { busyTurn() } }
+            // stallcap_for_each_image calls the callback from dl_iterate_phdr, under the loader's lock.
+            let first = UnsafeMutablePointer<Bool>.allocate(capacity: 1)
+            first.pointee = true
+            _ = stallcap_for_each_image({ _, context in
+                let first = context!.assumingMemoryBound(to: Bool.self)
+                if first.pointee { _ = BusyWork.spin(milliseconds: 900) }  // the first image only
+                first.pointee = false
+            }, first)
+            first.deallocate()
+            queue.post { done.signal() }
+        }
+        queue.post { busyTurn() }
+        done.wait()
+        usleep(100_000)
+        watchdog.stop()
+        let capture = try CaptureReader.read(path: path)
+        #expect(capture.stalls.contains { $0.kind == .saturated })
+        let stall = try #require(capture.stalls.first { $0.kind == .stall })
+        // 900 ms at 5 ms, less the 200 ms threshold: well over 100 samples when the watchdog keeps sampling.
+        #expect(stall.samples.count >= 30, "\(stall.samples.count) samples")
+    }
+}
