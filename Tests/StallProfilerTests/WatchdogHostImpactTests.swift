@@ -69,6 +69,14 @@ extension WatchdogTests {
         #expect(result.capture.stalls.isEmpty)
     }
 
+    /// Turns that only sleep (150 ms, under the 250 ms threshold) are presampled without a signal at all.
+    @Test func presamplingNeverSignalsATurnThatOnlySleeps() throws {
+        let result = try interruptedSleeps(
+            threshold: .milliseconds(250), saturationPeriod: .seconds(1), rounds: 8, work: {}, sleepMs: 150)
+        #expect(result.interrupted == 0)
+        #expect(result.capture.stalls.isEmpty)
+    }
+
     /// A saturated episode ends only some checks after the thread starts sleeping again: its samples in between
     /// never cut a sleep short.
     @Test func aSaturatedEpisodeNeverCutsASleepShort() throws {
