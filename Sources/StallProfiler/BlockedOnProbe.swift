@@ -22,13 +22,14 @@ final class BlockedOnProbe {
         _ = stallcap_mutex_layout_ok()  // the layout check, once, at start-up
     }
 
-    /// Probes `threadID` for stall `stallID` unless this stall was probed already. A thread found running (no
-    /// CPU progress for one interval, but not waiting: a busy thread that did not get a CPU) gives nothing, and
-    /// the stall may be probed again later.
+    /// Probes `threadID` for stall `stallID` unless this stall was probed already. A thread found outside a
+    /// system call (on a CPU, or preempted and waiting for one: a busy stall on a loaded machine makes no CPU
+    /// progress between two samples either) waits for nothing the probe can name: no record, and the stall is
+    /// probed again at its next idle sample.
     func probeOnce(stallID: UInt32, threadID: Int32) -> BlockedOnRecord? {
         guard probedStall != stallID else { return nil }
         let record = probe(stallID: stallID, threadID: threadID)
-        guard record.waitKind != .unknown else { return nil }
+        guard record.syscall >= 0 else { return nil }
         probedStall = stallID
         return record
     }

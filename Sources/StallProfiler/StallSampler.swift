@@ -8,8 +8,8 @@ import StallFormat
 /// recorded again, and it is re-sampled for real at most every `blockedResampleInterval`. After several
 /// consecutive timeouts (a thread that blocks the signal, or a handler still running) requests are spaced out
 /// the same way. A thread in a system call is never signalled: its stack is read from its stack memory
-/// (``MemoryStack``). A sampler that presamples (before a stall is declared) signals the thread only when it is
-/// on a CPU or ready for one.
+/// (``MemoryStack``). A sampler that presamples (before a stall is declared), or samples a saturated episode,
+/// signals the thread only when it is on a CPU or ready for one, never while it sleeps.
 ///
 /// Used for stalls and for saturated episodes alike.
 final class StallSampler {
@@ -18,6 +18,9 @@ final class StallSampler {
     let threadID: Int32
     /// True while the samples go to the presample buffer.
     var presampling: Bool
+    /// True for a saturated episode's sampler: like a presampler, it signals the thread only while it is on a CPU
+    /// or ready for one (the episode ends only some checks after the thread starts sleeping again).
+    let signalsOnlyRunnable: Bool
     private let timeoutNs: Int64
     private let resampleNs: UInt64
     private let maxFrames: Int
@@ -44,10 +47,14 @@ final class StallSampler {
     /// True once a request failed because the app replaced or reset the signal handler.
     private(set) var handlerLost = false
 
-    init(stallID: UInt32, threadID: Int32, configuration: StallWatchdog.Configuration, presampling: Bool = false) {
+    init(
+        stallID: UInt32, threadID: Int32, configuration: StallWatchdog.Configuration, presampling: Bool = false,
+        signalsOnlyRunnable: Bool = false
+    ) {
         self.stallID = stallID
         self.threadID = threadID
         self.presampling = presampling
+        self.signalsOnlyRunnable = signalsOnlyRunnable
         timeoutNs = configuration.effectiveSampleTimeoutNs
         resampleNs = UInt64(configuration.blockedResampleInterval.nanoseconds)
         maxFrames = configuration.maxFrames
@@ -102,8 +109,11 @@ final class StallSampler {
                 flags: truncated ? [.fromStackMemory, .truncated] : .fromStackMemory,
                 frames: buffer[0..<count].map { UInt64($0) })
         }
-        if presampling && !haveStack && !MainQueueThreads.isRunnable(threadID) {
-            return nil  // it sleeps outside a system call: no signal before the stall is declared (not a miss)
+        if (presampling || signalsOnlyRunnable) && !MainQueueThreads.isRunnable(threadID) {
+            // It sleeps outside a system call: no signal before the stall is declared or during a saturated
+            // episode, also after CPU progress (the thread ran, then went to sleep since the last sample). Not a
+            // missed sample.
+            return nil
         }
         lastRealSampleNs = now
         var info = stallcap_sample_info()

@@ -80,14 +80,17 @@ extension WatchdogLoop {
         writer.append(.stallBegin(StallBeginRecord(
             stallID: id, startNs: startNs, detectedNs: stallcap_monotonic_ns(), threadID: threadID, kind: .saturated)))
         appendUnknownImages()
-        saturatedSampler = StallSampler(stallID: id, threadID: threadID, configuration: configuration)
+        saturatedSampler = StallSampler(
+            stallID: id, threadID: threadID, configuration: configuration, signalsOnlyRunnable: true)
     }
 
     /// Writes the end record of the saturated episode in progress, if any (also when the watchdog stops).
+    /// Libraries loaded during the episode are found in /proc/self/maps, not by asking the loader: the episode
+    /// ends when a stall begins or the thread sleeps, and then the main thread may hold the loader's lock.
     func endSaturatedEpisode(endNs: UInt64) {
         guard let saturatedSampler else { return }
         writer.append(.stallEnd(saturatedSampler.finish(endNs: endNs)))
         self.saturatedSampler = nil
-        appendImagesIfChanged(force: false)
+        appendUnknownImages()
     }
 }

@@ -1,0 +1,132 @@
+import CStallCapture
+import Dispatch
+import Foundation
+import StallFormat
+import StallSamples
+import Synchronization
+import Testing
+
+@testable import StallProfiler
+
+/// The no-EINTR rule for what issue 8 added: presampling (before a stall is declared) and saturated episodes never
+/// signal the watched thread while it sleeps in a system call. Part of ``WatchdogTests`` (one watchdog at a time).
+extension WatchdogTests {
+    /// Sleeps `milliseconds` in one `nanosleep` and says whether it was cut short by a signal (EINTR): the call
+    /// SA_RESTART never restarts.
+    static func sleepWasInterrupted(milliseconds: Int) -> Bool {
+        var request = timespec(tv_sec: 0, tv_nsec: milliseconds * 1_000_000)
+        var remaining = timespec()
+        return nanosleep(&request, &remaining) != 0 && errno == EINTR
+    }
+
+    /// Runs main-queue turns on the stand-in thread under a watchdog: first `saturateMs` of short turns that each
+    /// re-enqueue the next (a layout loop across run-loop turns: the thread never sleeps), then `rounds` turns
+    /// that each run `work` then sleep `sleepMs`, each enqueued by the previous one. Returns how many sleeps a
+    /// signal cut short, and the capture.
+    func interruptedSleeps(
+        threshold: Duration, saturationPeriod: Duration?, saturateMs: Int = 0,
+        rounds: Int, work: @escaping @Sendable () -> Void, sleepMs: Int
+    ) throws -> (interrupted: Int, capture: Capture) {
+        let path = TestSupport.temporaryPath("host-impact.stalls")
+        defer { unlink(path) }
+        let queue = Self.standIn
+        var configuration = StallWatchdog.Configuration(
+            threshold: threshold, sampleInterval: .milliseconds(5), outputPath: path)
+        configuration.saturationPeriod = saturationPeriod
+        configuration.post = { queue.post($0) }
+        let watchdog = try StallWatchdog.start(configuration)
+        defer { watchdog.stop() }
+        while !watchdog.statistics.mainQueueAnswered { usleep(1000) }
+        let interrupted = Atomic<Int>(0)
+        let done = DispatchSemaphore(value: 0)
+        let saturateUntil = stallcap_monotonic_ns() + UInt64(saturateMs) * 1_000_000
+        @Sendable func sleepyTurn(_ left: Int) {
+            guard left > 0 else {
+                done.signal()
+                return
+            }
+            work()
+            if Self.sleepWasInterrupted(milliseconds: sleepMs) { interrupted.add(1, ordering: .relaxed) }
+            queue.post { sleepyTurn(left - 1) }
+        }
+        @Sendable func busyTurn() {
+            _ = BusyWork.spin(milliseconds: 2)
+            queue.post { stallcap_monotonic_ns() < saturateUntil ? busyTurn() : sleepyTurn(rounds) }
+        }
+        queue.post { busyTurn() }
+        done.wait()
+        watchdog.stop()
+        return (interrupted.load(ordering: .relaxed), try CaptureReader.read(path: path))
+    }
+
+    /// Turns that work 60 ms and then sleep 100 ms keep pings waiting past the presampling delay but never reach
+    /// the threshold: presampling may sample the work, never the sleep.
+    @Test func presamplingNeverCutsASleepShort() throws {
+        let result = try interruptedSleeps(
+            threshold: .milliseconds(250), saturationPeriod: nil, rounds: 15,
+            work: { _ = BusyWork.spin(milliseconds: 60) }, sleepMs: 100)
+        #expect(result.interrupted == 0)
+        #expect(result.capture.stalls.isEmpty)
+    }
+
+    /// Turns that only sleep (150 ms, under the 250 ms threshold) are presampled without a signal at all.
+    @Test func presamplingNeverSignalsATurnThatOnlySleeps() throws {
+        let result = try interruptedSleeps(
+            threshold: .milliseconds(250), saturationPeriod: .seconds(1), rounds: 8, work: {}, sleepMs: 150)
+        #expect(result.interrupted == 0)
+        #expect(result.capture.stalls.isEmpty)
+    }
+
+    /// A saturated episode ends only some checks after the thread starts sleeping again: its samples in between
+    /// never cut a sleep short.
+    @Test func aSaturatedEpisodeNeverCutsASleepShort() throws {
+        let result = try interruptedSleeps(
+            threshold: .milliseconds(400), saturationPeriod: .milliseconds(200), saturateMs: 600, rounds: 30,
+            work: { _ = BusyWork.spin(milliseconds: 3) }, sleepMs: 20)
+        #expect(result.capture.stalls.contains { $0.kind == .saturated })
+        #expect(result.interrupted == 0)
+    }
+}
+
+/// The watchdog never asks the loader (`dl_iterate_phdr` takes its lock) while the main thread may hold that lock.
+extension WatchdogTests {
+    /// A layout loop saturates the thread, then one turn stalls inside a `dl_iterate_phdr` callback (holding the
+    /// loader's lock, as an unwinder does): the stall that ends the saturated episode is sampled while it lasts.
+    @Test func aStallHoldingTheLoaderLockAfterASaturatedEpisodeIsSampled() throws {
+        let path = TestSupport.temporaryPath("loader-lock.stalls")
+        defer { unlink(path) }
+        let queue = Self.standIn
+        var configuration = StallWatchdog.Configuration(
+            threshold: .milliseconds(200), sampleInterval: .milliseconds(5), outputPath: path)
+        configuration.saturationPeriod = .milliseconds(200)
+        configuration.post = { queue.post($0) }
+        let watchdog = try StallWatchdog.start(configuration)
+        defer { watchdog.stop() }
+        while !watchdog.statistics.mainQueueAnswered { usleep(1000) }
+        let done = DispatchSemaphore(value: 0)
+        let saturateUntil = stallcap_monotonic_ns() + 700_000_000
+        @Sendable func busyTurn() {
+            _ = BusyWork.spin(milliseconds: 2)
+            if stallcap_monotonic_ns() < saturateUntil { return queue.post { busyTurn() } }
+            // stallcap_for_each_image calls the callback from dl_iterate_phdr, under the loader's lock.
+            let first = UnsafeMutablePointer<Bool>.allocate(capacity: 1)
+            first.pointee = true
+            _ = stallcap_for_each_image({ _, context in
+                let first = context!.assumingMemoryBound(to: Bool.self)
+                if first.pointee { _ = BusyWork.spin(milliseconds: 900) }  // the first image only
+                first.pointee = false
+            }, first)
+            first.deallocate()
+            queue.post { done.signal() }
+        }
+        queue.post { busyTurn() }
+        done.wait()
+        usleep(100_000)
+        watchdog.stop()
+        let capture = try CaptureReader.read(path: path)
+        #expect(capture.stalls.contains { $0.kind == .saturated })
+        let stall = try #require(capture.stalls.first { $0.kind == .stall })
+        // 900 ms at 5 ms, less the 200 ms threshold: well over 100 samples when the watchdog keeps sampling.
+        #expect(stall.samples.count >= 30, "\(stall.samples.count) samples")
+    }
+}
