@@ -130,3 +130,38 @@ extension WatchdogTests {
         #expect(stall.samples.count >= 30, "\(stall.samples.count) samples")
     }
 }
+
+/// A counter closures can share.
+final class SharedCounter: Sendable {
+    let value = Atomic<Int>(0)
+}
+
+extension WatchdogTests {
+    /// Turns that work 60 ms and then sleep 300 ms: a stall is declared while the thread sleeps. The sleeping
+    /// thread is sampled from its stack memory, never signalled (before, 5 of 6 such sleeps were cut short).
+    @Test func aStallDeclaredDuringASleepNeverCutsItShort() throws {
+        let result = try interruptedSleeps(
+            threshold: .milliseconds(250), saturationPeriod: nil, rounds: 6,
+            work: { _ = BusyWork.spin(milliseconds: 60) }, sleepMs: 300)
+        #expect(result.interrupted == 0)
+        #expect(!result.capture.stalls.isEmpty)
+        #expect(result.capture.stalls.contains { $0.samples.contains { $0.flags.contains(.fromStackMemory) } })
+    }
+
+    /// One long turn that alternates 10 ms of work and 30 ms of sleep: a stall whose thread keeps making CPU
+    /// progress, so it is sampled for real again and again, yet none of its sleeps is cut short.
+    @Test func aStallThatAlternatesWorkAndSleepIsNeverCutShort() throws {
+        let cut = SharedCounter()
+        let result = try interruptedSleeps(
+            threshold: .milliseconds(150), saturationPeriod: nil, rounds: 1,
+            work: {
+                for _ in 0..<25 {
+                    _ = BusyWork.spin(milliseconds: 10)
+                    if WatchdogTests.sleepWasInterrupted(milliseconds: 30) { cut.value.add(1, ordering: .relaxed) }
+                }
+            }, sleepMs: 1)
+        #expect(cut.value.load(ordering: .relaxed) == 0 && result.interrupted == 0)
+        let stall = try #require(result.capture.stalls.first)
+        #expect(stall.samples.contains { $0.flags.contains(.fromStackMemory) })
+    }
+}
