@@ -28,13 +28,18 @@ enum JSONValue {
         case .array(let items):
             guard !items.isEmpty else { return "[]" }
             let inner = indent + "  "
-            let flat = "[" + items.map { $0.written() }.joined(separator: ", ") + "]"
-            if items.allSatisfy(\.isScalar) && flat.count + indent.count <= 100 { return flat }
+            // The flat form only for scalars: writing nested containers twice per level is exponential in depth.
+            if items.allSatisfy(\.isScalar) {
+                let flat = "[" + items.map { $0.written() }.joined(separator: ", ") + "]"
+                if flat.count + indent.count <= 100 { return flat }
+            }
             return "[\n" + items.map { inner + $0.written(indent: inner) }.joined(separator: ",\n") + "\n\(indent)]"
         case .object(let members):
             guard !members.isEmpty else { return "{}" }
-            let flat = "{" + members.map { Self.quoted($0.0) + ": " + $0.1.written() }.joined(separator: ", ") + "}"
-            if members.allSatisfy({ $0.1.isScalar }) && flat.count + indent.count <= 100 { return flat }
+            if members.allSatisfy({ $0.1.isScalar }) {
+                let flat = "{" + members.map { Self.quoted($0.0) + ": " + $0.1.written() }.joined(separator: ", ") + "}"
+                if flat.count + indent.count <= 100 { return flat }
+            }
             let inner = indent + "  "
             return "{\n" + members.map { inner + Self.quoted($0.0) + ": " + $0.1.written(indent: inner) }
                 .joined(separator: ",\n") + "\n\(indent)}"

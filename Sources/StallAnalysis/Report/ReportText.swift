@@ -134,7 +134,10 @@ extension StallReport {
     }
 
     private static func oneDecimal(_ value: Double) -> String {
-        let tenths = Int((value * 10).rounded())
+        // A corrupt capture (an episode ending long after the close record) can give any finite rate.
+        let scaled = (value * 10).rounded()
+        guard scaled.isFinite, abs(scaled) < 1e15 else { return "\(value.rounded())" }
+        let tenths = Int(scaled)
         return "\(tenths / 10).\(tenths % 10)"
     }
 

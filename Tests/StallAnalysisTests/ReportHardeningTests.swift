@@ -1,0 +1,60 @@
+import Foundation
+import StallFormat
+import Testing
+
+@testable import StallAnalysis
+
+/// Inputs a corrupt or hostile capture can hold: the report must render them, never trap or hang.
+@Suite struct ReportHardeningTests {
+    /// A capture whose process started at `startNs` (wall clock `wallNs`), closed at `closedAtNs`, holding
+    /// one finished busy stall from `beginNs` to `endNs`.
+    func capture(startNs: UInt64 = 1_000_000_000, wallNs: UInt64 = 1_796_072_400_123_000_000, closedAtNs: UInt64,
+                 beginNs: UInt64, endNs: UInt64) -> Capture {
+        var capture = Capture(source: "hostile.stalls")
+        capture.process = ProcessRecord(pid: 1, startMonotonicNs: startNs, startWallNs: wallNs, thresholdNs: 250_000_000,
+                                        sampleIntervalNs: 10_000_000, executable: "/nonexistent/app")
+        capture.closedCleanly = true
+        capture.closedAtNs = closedAtNs
+        capture.stalls = [Stall(
+            begin: StallBeginRecord(stallID: 1, startNs: beginNs, detectedNs: beginNs, threadID: 1),
+            end: StallEndRecord(stallID: 1, endNs: endNs, cpuNs: 0, measuredNs: 0, state: .busy, sampleCount: 0,
+                                missedCount: 0))]
+        return capture
+    }
+
+    /// An episode that ends centuries after a close record 1 ns after the start: a hang rate of ~1e22 s per
+    /// hour. The text used to trap converting it to Int.
+    @Test func anAbsurdHangRateStillRenders() throws {
+        let report = StallReport(captures: [capture(closedAtNs: 1_000_000_001, beginNs: 1_000_000_000, endNs: .max)])
+        let rate = try #require(report.summary.stallSecondsPerHour)
+        #expect(rate > 1e20 && rate.isFinite)
+        let line = try #require(report.text().split(separator: "\n").first { $0.hasPrefix("hang rate: ") })
+        #expect(line.contains("e+"))
+        let json = try #require(try JSONSerialization.jsonObject(with: Data(report.json().utf8)) as? [String: Any])
+        #expect((json["summary"] as? [String: Any])?["stallSecondsPerHour"] is Double)
+    }
+
+    /// A wall-clock start near the end of 64-bit time plus an episode's offset used to wrap to 1970.
+    @Test func aWallClockThatWouldWrapIsUnknown() throws {
+        let wall = UInt64.max - 1_000_000_000
+        let report = StallReport(captures: [capture(
+            wallNs: wall, closedAtNs: 20_000_000_000, beginNs: 11_000_000_000, endNs: 12_000_000_000)])
+        #expect(report.episodes.count == 1 && report.episodes[0].startWallNs == nil)
+        let json = try #require(try JSONSerialization.jsonObject(with: Data(report.json().utf8)) as? [String: Any])
+        let episode = try #require((json["episodes"] as? [[String: Any]])?.first)
+        #expect(episode["startWall"] is NSNull && episode["startMs"] as? Double == 10_000)
+        #expect(!report.text().contains("1970"))
+    }
+
+    /// Each level used to write its nested containers twice (once to try a one-line form), so the time
+    /// doubled with every level: 60 levels never finished. Now one pass, the same output.
+    @Test func deeplyNestedJSONIsWrittenOnce() throws {
+        var value = JSONValue.array([.int(1)])
+        for depth in 0..<60 { value = depth % 2 == 0 ? .object([("k", value)]) : .array([value, .string("s")]) }
+        let text = value.written()
+        #expect(text.filter { $0 == "[" }.count == 31 && text.filter { $0 == "{" }.count == 30)
+        #expect(try JSONSerialization.jsonObject(with: Data(text.utf8)) is [Any])
+        #expect(JSONValue.array([.int(1), .string("a")]).written() == "[1, \"a\"]")
+        #expect(JSONValue.object([("a", .array([.int(1)]))]).written() == "{\n  \"a\": [1]\n}")
+    }
+}
