@@ -56,6 +56,10 @@ enum JSONValue {
 
     /// `value` as a JSON string: quotes, backslashes and control characters escaped.
     static func quoted(_ value: String) -> String {
+        // Most names need no escape: copy them whole (0xE2 leads U+2028 and U+2029, which are escaped).
+        if !value.utf8.contains(where: { $0 < 0x20 || $0 == 0x22 || $0 == 0x5C || $0 == 0x7F || $0 == 0xE2 }) {
+            return "\"" + value + "\""
+        }
         var result = "\""
         for scalar in value.unicodeScalars {
             switch scalar {
