@@ -58,3 +58,22 @@ import Testing
         #expect(JSONValue.object([("a", .array([.int(1)]))]).written() == "{\n  \"a\": [1]\n}")
     }
 }
+
+/// Free text from a capture (a thread name, a detail) reaches the terminal through the text report.
+@Suite struct ReportTerminalTests {
+    @Test func controlCharactersInCapturedTextAreNotPrinted() throws {
+        let records = ReportFixtures.records(
+            ReportFixtures.episode(1, at: 1_000, durationMs: 500, state: .blocked, cpuPerMille: 0,
+                                   samples: Array(repeating: [ReportFixtures.systemLeaf, ReportFixtures.pass], count: 3))
+            + [.blockedOn(BlockedOnRecord(
+                stallID: 1, timestampNs: ReportFixtures.startNs + 1_300_000_000, waitKind: .mutex,
+                syscall: ReportFixtures.futexNumber, ownerTID: 77, ownerName: "evil\u{1B}]0;owned\u{7}\r\nline",
+                ownerState: UInt8(ascii: "S"), detail: "x\u{9B}2J"))])
+        let report = StallReport(captures: [try ReportFixtures.capture(records, name: "control")])
+        let text = report.text()
+        #expect(!text.unicodeScalars.contains { $0.value < 0x20 && $0 != "\n" || (0x7F...0x9F).contains($0.value) })
+        #expect(text.contains("held by thread 77 (evil?]0;owned??line)"))
+        #expect(text.split(separator: "\n").allSatisfy { $0.count <= StallReport.textWidth })
+        #expect(report.episodes[0].blockedOn?.ownerName == "evil\u{1B}]0;owned\u{7}\r\nline")  // JSON escapes it
+    }
+}

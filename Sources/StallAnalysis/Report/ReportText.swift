@@ -36,7 +36,15 @@ extension StallReport {
         lines.append("")
         lines += totals()
         for group in groups { lines.append(""); lines += section(group) }
-        return lines.joined(separator: "\n") + "\n"
+        return lines.map(Self.printable).joined(separator: "\n") + "\n"
+    }
+
+    /// `line` with every character that holds a control character (ESC, CR, LF, DEL, C1) shown as `?`, one
+    /// column each: thread names, details and symbol names come from files, and a terminal must not act on them.
+    static func printable(_ line: String) -> String {
+        let isControl = { (scalar: Unicode.Scalar) in scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value) }
+        guard line.unicodeScalars.contains(where: isControl) else { return line }
+        return String(line.map { $0.unicodeScalars.contains(where: isControl) ? "?" : $0 })
     }
 
     private func header(_ capture: CaptureSummary) -> [String] {
