@@ -77,3 +77,20 @@ import Testing
         #expect(report.episodes[0].blockedOn?.ownerName == "evil\u{1B}]0;owned\u{7}\r\nline")  // JSON escapes it
     }
 }
+
+/// The same capture must give the same report in every run: ties are never left to a dictionary's order (its
+/// seed changes with every process).
+@Suite struct ReportDeterminismTests {
+    @Test func equallyCommonCyclesNameTheSmallestOne() {
+        for i in 0..<24 {
+            let (a, b) = ("A\(i)", "B\(i)")
+            var builder = ProfileBuilder()
+            for _ in 0..<3 {
+                builder.add(names: ["root", a, b, a], app: [false, true, true, true])
+                builder.add(names: ["root", b, a, b], app: [false, true, true, true])
+            }
+            let hints = builder.profile(kind: .stall, state: .busy).hints
+            #expect(hints.contains { $0.hasSuffix(": \(a) -> \(b) -> \(a)") }, "\(hints)")
+        }
+    }
+}

@@ -107,7 +107,12 @@ struct ProfileBuilder {
         let short = { (name: String) in ReportFormat.fit(name, width: 60) }
         let denominator = Double(total)
         var hints: [String] = []
-        if let (cycle, count) = cycles.max(by: { ($0.value, $1.key.count) < ($1.value, $0.key.count) }),
+        // The most common cycle, then the shortest, then the smallest names: never the dictionary's order.
+        if let (cycle, count) = cycles.max(by: { a, b in
+            a.value != b.value ? a.value < b.value
+                : a.key.count != b.key.count ? a.key.count > b.key.count
+                : a.key.joined(separator: "\n") > b.key.joined(separator: "\n")
+        }),
             Double(cycles.values.reduce(0, +)) / denominator >= Self.loopShare
         {
             let share = ReportFormat.percentSpaced(Double(cycles.values.reduce(0, +)) / denominator)
