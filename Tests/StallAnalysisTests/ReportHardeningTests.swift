@@ -94,3 +94,25 @@ import Testing
         }
     }
 }
+
+/// The warning about an episode the file ends in names its kind, and only episodes the selection keeps.
+@Suite struct UnfinishedWarningTests {
+    @Test func theWarningNamesTheKindAndFollowsTheSelection() throws {
+        let records = ReportFixtures.records(
+            ReportFixtures.episode(1, kind: .saturated, at: 1_000, durationMs: 500, state: .busy,
+                                   samples: [[ReportFixtures.height, ReportFixtures.pass]], finished: false),
+            recordedMs: nil)
+        let capture = try ReportFixtures.capture(records, name: "unfinished")
+        func warnings(_ kind: EpisodeKindFilter) -> (warnings: [String], stacks: Int) {
+            var options = StallCaptureImporter.Options()
+            options.kind = kind
+            var stacks = FoldedStacks(), diagnostics = Diagnostics()
+            StallCaptureImporter(options: options).fold(capture, into: &stacks, diagnostics: &diagnostics)
+            return (diagnostics.warnings, Int(stacks.total))
+        }
+        let all = warnings(.all)
+        #expect(all.stacks == 1 && all.warnings.contains { $0.hasSuffix("saturated episode 1 is unfinished (the file ends during it); its 1 samples are kept") })
+        let stalls = warnings(.stall)
+        #expect(stalls.stacks == 0 && !stalls.warnings.contains { $0.contains("unfinished") })
+    }
+}
