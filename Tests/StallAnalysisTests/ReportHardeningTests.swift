@@ -116,3 +116,17 @@ import Testing
         #expect(stalls.stacks == 0 && !stalls.warnings.contains { $0.contains("unfinished") })
     }
 }
+
+/// What a blocked episode waited for does not depend on its samples: a `--range` that keeps none of them
+/// must not hide the lock owner.
+@Suite struct BlockedWithoutSamplesTests {
+    @Test func theOwnerSentenceStaysWhenNoSampleIsInTheWindow() throws {
+        let capture = try ReportFixtures.capture(ReportFixtures.mixedRecords(), name: "window")
+        var options = StallReportOptions()
+        options.capture.stallIDs = [4]
+        options.capture.window = 100_000_000_000...200_000_000_000
+        let text = StallReport(captures: [capture], options: options).text()
+        #expect(text.contains("no samples with a stack"))
+        #expect(text.contains("blocked: waiting for a mutex held by thread 4321 (lock-holder)"))
+    }
+}

@@ -102,7 +102,8 @@ extension StallReport {
                 + "\(profile.analyzedSamples) samples"
         }
         var lines = Self.wrap(heading, indent: "  ")
-        guard profile.analyzedSamples > 0 else { return lines + ["  no samples with a stack"] }
+        let blocked = members.lazy.compactMap(\.blockedOn).first.map(blockedLines) ?? []
+        guard profile.analyzedSamples > 0 else { return lines + ["  no samples with a stack"] + blocked }
         lines.append("  top self functions")
         lines += shareRows(profile.topSelf.prefix(options.topFunctions))
         lines.append("  app frames on the stack (total: anywhere on it; inner: nearest the leaf)")
@@ -117,8 +118,7 @@ extension StallReport {
         let more = profile.appFrames.count - appLimit
         if more > 0 { lines.append("    (\(more) more in --json)") }
         for hint in profile.hints { lines += Self.wrap("hint: " + hint, first: "  ", indent: "    ") }
-        if let blocked = members.lazy.compactMap(\.blockedOn).first { lines += blockedLines(blocked) }
-        return lines
+        return lines + blocked
     }
 
     private func shareRows(_ shares: some Collection<FunctionShare>) -> [String] {
