@@ -130,3 +130,17 @@ import Testing
         #expect(text.contains("blocked: waiting for a mutex held by thread 4321 (lock-holder)"))
     }
 }
+
+/// Image paths come from capture files: one that names a FIFO used to block `fold` and `report` forever in
+/// open(2), waiting for a writer.
+@Suite struct SpecialFileImageTests {
+    @Test func aFIFOAsAnImageIsUnreadableNotABlock() throws {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("fifo-\(getpid())-\(UUID().uuidString)").path
+        #expect(mkfifo(path, 0o600) == 0)
+        defer { unlink(path) }
+        #expect(ELFSymbols(path: path) == nil)
+        let image = ImageRecord(path: path, loadBias: 0x1000, start: 0x1000, end: 0x9000, buildID: [])
+        let symbolizer = Symbolizer(images: [image], options: SymbolizerOptions())
+        #expect(symbolizer.rootFirstNames(leafFirst: [0x2000]).first?.hasPrefix("[fifo-") == true)
+    }
+}
