@@ -122,8 +122,9 @@ public struct StallCaptureImporter: StackImporter {
     /// Calls `body` with the root-first names of each selected sample, in capture order.
     private func forEachSample(of capture: Capture, diagnostics: inout Diagnostics, _ body: ([String]) -> Void) {
         capture.warnings.forEach { diagnostics.warn($0) }
-        for stall in capture.stalls where !stall.isFinished {
-            diagnostics.warn("\(capture.source): stall \(stall.id) is unfinished (the file ends during it); "
+        for stall in capture.stalls where !stall.isFinished && options.accepts(stall) {
+            let what = stall.kind == .saturated ? "saturated episode" : "stall"
+            diagnostics.warn("\(capture.source): \(what) \(stall.id) is unfinished (the file ends during it); "
                 + "its \(stall.samples.count) samples are kept")
         }
         let symbolizer = Symbolizer(images: capture.images, options: options.symbolizer)

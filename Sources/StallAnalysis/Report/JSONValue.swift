@@ -28,13 +28,18 @@ enum JSONValue {
         case .array(let items):
             guard !items.isEmpty else { return "[]" }
             let inner = indent + "  "
-            let flat = "[" + items.map { $0.written() }.joined(separator: ", ") + "]"
-            if items.allSatisfy(\.isScalar) && flat.count + indent.count <= 100 { return flat }
+            // The flat form only for scalars: writing nested containers twice per level is exponential in depth.
+            if items.allSatisfy(\.isScalar) {
+                let flat = "[" + items.map { $0.written() }.joined(separator: ", ") + "]"
+                if flat.count + indent.count <= 100 { return flat }
+            }
             return "[\n" + items.map { inner + $0.written(indent: inner) }.joined(separator: ",\n") + "\n\(indent)]"
         case .object(let members):
             guard !members.isEmpty else { return "{}" }
-            let flat = "{" + members.map { Self.quoted($0.0) + ": " + $0.1.written() }.joined(separator: ", ") + "}"
-            if members.allSatisfy({ $0.1.isScalar }) && flat.count + indent.count <= 100 { return flat }
+            if members.allSatisfy({ $0.1.isScalar }) {
+                let flat = "{" + members.map { Self.quoted($0.0) + ": " + $0.1.written() }.joined(separator: ", ") + "}"
+                if flat.count + indent.count <= 100 { return flat }
+            }
             let inner = indent + "  "
             return "{\n" + members.map { inner + Self.quoted($0.0) + ": " + $0.1.written(indent: inner) }
                 .joined(separator: ",\n") + "\n\(indent)}"
@@ -51,6 +56,10 @@ enum JSONValue {
 
     /// `value` as a JSON string: quotes, backslashes and control characters escaped.
     static func quoted(_ value: String) -> String {
+        // Most names need no escape: copy them whole (0xE2 leads U+2028 and U+2029, which are escaped).
+        if !value.utf8.contains(where: { $0 < 0x20 || $0 == 0x22 || $0 == 0x5C || $0 == 0x7F || $0 == 0xE2 }) {
+            return "\"" + value + "\""
+        }
         var result = "\""
         for scalar in value.unicodeScalars {
             switch scalar {

@@ -11,8 +11,8 @@ struct ProfileBuilder {
     static let minimumAppShare = 0.01
 
     private var total = 0
-    private var stacks: [[String]: Int] = [:]
-    private var stackApp: [[String]: [Bool]] = [:]
+    /// Samples per stack, with the stack's app flags (one hash of the whole stack per sample).
+    private var stacks: [[String]: (count: Int, app: [Bool])] = [:]
     private var selfCounts: [String: Int] = [:]
     private var appCounts: [String: Int] = [:]
     private var appDepth: [String: Int] = [:]
@@ -25,23 +25,21 @@ struct ProfileBuilder {
     mutating func add(names: [String], app: [Bool]) {
         guard let leaf = names.last else { return }
         total += 1
-        stacks[names, default: 0] += 1
-        if stackApp[names] == nil { stackApp[names] = app }
+        stacks[names, default: (0, app)].count += 1
         selfCounts[leaf, default: 0] += 1
-        var seen = Set<String>()
-        var lastIndex: [String: Int] = [:]
+        var lastIndex: [String: Int] = [:]  // also: the app names already counted in this sample
         var appSequence: [String] = []
         var cycle: [String]? = nil
         for (depth, name) in names.enumerated() where app[depth] {
-            if seen.insert(name).inserted {
+            let previous = lastIndex.updateValue(appSequence.count, forKey: name)
+            if previous == nil {
                 appCounts[name, default: 0] += 1
                 appDepth[name, default: 0] += depth
             }
             // Unresolved frames (`[image]`) all read alike: they prove no recursion.
-            if cycle == nil, !name.hasPrefix("["), let previous = lastIndex[name] {
+            if cycle == nil, !name.hasPrefix("["), let previous {
                 cycle = Array(appSequence[previous...]) + [name]
             }
-            lastIndex[name] = appSequence.count
             appSequence.append(name)
         }
         // The outermost app frame that names a function (not a closure or a thunk around it): what a loop across
@@ -64,15 +62,16 @@ struct ProfileBuilder {
     /// The heaviest stack: most samples, ties broken by the byte-smallest joined names.
     private var heaviest: (names: [String], count: Int)? {
         stacks.max { a, b in
-            a.value != b.value ? a.value < b.value : a.key.joined(separator: ";") > b.key.joined(separator: ";")
-        }.map { ($0.key, $0.value) }
+            a.value.count != b.value.count
+                ? a.value.count < b.value.count : a.key.joined(separator: ";") > b.key.joined(separator: ";")
+        }.map { ($0.key, $0.value.count) }
     }
 
     /// What episodes with the same shape share: the heaviest stack's app frames, root first, each named once,
     /// or its three leaf-most frames when it has no app code.
     var fingerprint: String {
         guard let (names, _) = heaviest else { return "(no samples)" }
-        let app = stackApp[names] ?? []
+        let app = stacks[names]?.app ?? []
         var seen = Set<String>()
         let appNames = names.indices.filter { app[$0] && seen.insert(names[$0]).inserted }.map { names[$0] }
         return appNames.isEmpty ? names.suffix(3).joined(separator: " > ") : appNames.joined(separator: " > ")
@@ -108,7 +107,12 @@ struct ProfileBuilder {
         let short = { (name: String) in ReportFormat.fit(name, width: 60) }
         let denominator = Double(total)
         var hints: [String] = []
-        if let (cycle, count) = cycles.max(by: { ($0.value, $1.key.count) < ($1.value, $0.key.count) }),
+        // The most common cycle, then the shortest, then the smallest names: never the dictionary's order.
+        if let (cycle, count) = cycles.max(by: { a, b in
+            a.value != b.value ? a.value < b.value
+                : a.key.count != b.key.count ? a.key.count > b.key.count
+                : a.key.joined(separator: "\n") > b.key.joined(separator: "\n")
+        }),
             Double(cycles.values.reduce(0, +)) / denominator >= Self.loopShare
         {
             let share = ReportFormat.percentSpaced(Double(cycles.values.reduce(0, +)) / denominator)

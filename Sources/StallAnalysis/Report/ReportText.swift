@@ -36,7 +36,15 @@ extension StallReport {
         lines.append("")
         lines += totals()
         for group in groups { lines.append(""); lines += section(group) }
-        return lines.joined(separator: "\n") + "\n"
+        return lines.map(Self.printable).joined(separator: "\n") + "\n"
+    }
+
+    /// `line` with every character that holds a control character (ESC, CR, LF, DEL, C1) shown as `?`, one
+    /// column each: thread names, details and symbol names come from files, and a terminal must not act on them.
+    static func printable(_ line: String) -> String {
+        let isControl = { (scalar: Unicode.Scalar) in scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value) }
+        guard line.unicodeScalars.contains(where: isControl) else { return line }
+        return String(line.map { $0.unicodeScalars.contains(where: isControl) ? "?" : $0 })
     }
 
     private func header(_ capture: CaptureSummary) -> [String] {
@@ -94,7 +102,8 @@ extension StallReport {
                 + "\(profile.analyzedSamples) samples"
         }
         var lines = Self.wrap(heading, indent: "  ")
-        guard profile.analyzedSamples > 0 else { return lines + ["  no samples with a stack"] }
+        let blocked = members.lazy.compactMap(\.blockedOn).first.map(blockedLines) ?? []
+        guard profile.analyzedSamples > 0 else { return lines + ["  no samples with a stack"] + blocked }
         lines.append("  top self functions")
         lines += shareRows(profile.topSelf.prefix(options.topFunctions))
         lines.append("  app frames on the stack (total: anywhere on it; inner: nearest the leaf)")
@@ -109,8 +118,7 @@ extension StallReport {
         let more = profile.appFrames.count - appLimit
         if more > 0 { lines.append("    (\(more) more in --json)") }
         for hint in profile.hints { lines += Self.wrap("hint: " + hint, first: "  ", indent: "    ") }
-        if let blocked = members.lazy.compactMap(\.blockedOn).first { lines += blockedLines(blocked) }
-        return lines
+        return lines + blocked
     }
 
     private func shareRows(_ shares: some Collection<FunctionShare>) -> [String] {
@@ -134,7 +142,10 @@ extension StallReport {
     }
 
     private static func oneDecimal(_ value: Double) -> String {
-        let tenths = Int((value * 10).rounded())
+        // A corrupt capture (an episode ending long after the close record) can give any finite rate.
+        let scaled = (value * 10).rounded()
+        guard scaled.isFinite, abs(scaled) < 1e15 else { return "\(value.rounded())" }
+        let tenths = Int(scaled)
         return "\(tenths / 10).\(tenths % 10)"
     }
 

@@ -87,7 +87,8 @@ public struct EpisodeSummary: Sendable {
     public var state: StallState?
     /// Start, milliseconds after the capture's start.
     public var startMs: Double
-    /// Start, wall clock (nanoseconds since the Unix epoch); nil without a process record.
+    /// Start, wall clock (nanoseconds since the Unix epoch); nil without a process record, or when the sum would
+    /// not fit 64 bits (a corrupt capture).
     public var startWallNs: UInt64?
     /// Duration in milliseconds (to the last sample when unfinished).
     public var durationMs: Double

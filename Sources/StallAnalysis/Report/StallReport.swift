@@ -110,7 +110,11 @@ public struct StallReport: Sendable {
         let clamp: (Double?) -> Double? = { $0.flatMap { $0.isFinite ? min(max($0, 0), 1) : nil } }
         return EpisodeSummary(
             capture: index, id: stall.id, kind: stall.kind, state: stall.state, startMs: Double(offset) / 1e6,
-            startWallNs: capture.process.map { $0.startWallNs &+ offset }, durationMs: Double(stall.durationNs) / 1e6,
+            startWallNs: capture.process.flatMap { p in
+                let (wall, overflow) = p.startWallNs.addingReportingOverflow(offset)
+                return overflow ? nil : wall
+            },
+            durationMs: Double(stall.durationNs) / 1e6,
             unfinished: !stall.isFinished, cpuRatio: clamp(stall.cpuRatio), activeRatio: clamp(stall.activeRatio),
             samples: stall.samples.count, missedSamples: Int(stall.end?.missedCount ?? 0), tid: stall.begin.threadID,
             profile: profile, blockedOn: blockedOn, group: group)

@@ -23,11 +23,13 @@ final class ELFSymbols {
     /// Maps and parses `path`; nil when it cannot be opened or is not a 64-bit little-endian ELF file.
     init?(path: String) {
         self.path = path
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        // Paths come from capture files: a FIFO or a device there must not block the reader (O_NONBLOCK), and
+        // only a regular file is mapped.
+        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
         guard fd >= 0 else { return nil }
         defer { close(fd) }
         var info = stat()
-        guard fstat(fd, &info) == 0, info.st_size >= 64 else { return nil }
+        guard fstat(fd, &info) == 0, info.st_mode & S_IFMT == S_IFREG, info.st_size >= 64 else { return nil }
         size = Int(info.st_size)
         guard let map = mmap(nil, size, PROT_READ, MAP_PRIVATE, fd, 0), map != MAP_FAILED else { return nil }
         base = UnsafeRawPointer(map)
