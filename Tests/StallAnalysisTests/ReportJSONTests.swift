@@ -117,6 +117,7 @@ import Testing
         #expect(!AppCodeRule.isAppFunction("closure #1 (A) -> A in static Swift.MainActor.assumeIsolated<A>(_: () -> A) -> A"))
         #expect(!AppCodeRule.isAppFunction("outlined destroy of Swift.Array<A>") && !AppCodeRule.isAppFunction("f@plt"))
         #expect(!AppCodeRule.isAppFunction("__swift_instantiateConcreteTypeFromMangledName"))
+        #expect(!AppCodeRule.isAppFunction("partial apply forwarder for closure #1 () -> () in app.View.pass() -> ()"))
         #expect(AppCodeRule.isAppFunction("closure #1 @Swift.MainActor () -> () in closure #3 (Foundation.Timer) -> () in chat_freeze"))
         #expect(AppCodeRule.isAppFunction("generic specialization <Swift.Int> of chat_freeze.Box.get() -> A"))
         #expect(AppCodeRule.isAppFunction("static chat_freeze.Markdown.height(of: [Block]) -> Swift.Double"))

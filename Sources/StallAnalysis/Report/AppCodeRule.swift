@@ -79,7 +79,7 @@ final class AppCodeRule {
         // Swift binary (C-style names with the reserved `__swift_` prefix; no app function has it).
         if name.hasPrefix("__swift_") { return false }
         if name.hasSuffix("@plt") || name.hasPrefix("outlined ") || name.hasPrefix("reabstraction thunk")
-            || name.hasPrefix("partial apply forwarder for reabstraction thunk") || name.hasPrefix("merged outlined")
+            || name.hasPrefix("partial apply forwarder for") || name.hasPrefix("merged outlined")
         {
             return false
         }

@@ -91,7 +91,7 @@ extension StallReport {
             heading = "\(label(first)) (\(first.state?.description ?? "unclassified"), "
                 + "\(ReportFormat.seconds(first.durationMs / 1000))"
                 + (first.startWallNs.map { " at " + ReportFormat.clock($0) + " UTC" } ?? "")
-                + ", thread \(first.tid)): \(profile.analyzedSamples) samples"
+                + ", thread \(first.tid)): " + Self.samples(profile.analyzedSamples)
         } else {
             let names = members.prefix(4).map(label).joined(separator: ", ")
                 + (members.count > 4 ? " and \(members.count - 4) more" : "")
@@ -99,7 +99,7 @@ extension StallReport {
                 + "(\(first.state?.description ?? "unclassified"), "
                 + "\(ReportFormat.seconds(members.reduce(0) { $0 + $1.durationMs } / 1000)) "
                 + "in all, max \(ReportFormat.seconds((members.map(\.durationMs).max() ?? 0) / 1000))): \(names); "
-                + "\(profile.analyzedSamples) samples"
+                + Self.samples(profile.analyzedSamples)
         }
         var lines = Self.wrap(heading, indent: "  ")
         let blocked = members.lazy.compactMap(\.blockedOn).first.map(blockedLines) ?? []
@@ -128,6 +128,9 @@ extension StallReport {
             return prefix + ReportFormat.fit(share.function, width: Self.textWidth - prefix.count)
         }
     }
+
+    /// `1 sample`, `2 samples`.
+    static func samples(_ count: Int) -> String { count == 1 ? "1 sample" : "\(count) samples" }
 
     private func blockedLines(_ b: BlockedOnSummary) -> [String] {
         let sentence = b.sentence(naming: { ReportFormat.fit($0, width: Self.textWidth - 10) })
