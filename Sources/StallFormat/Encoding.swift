@@ -44,6 +44,12 @@ extension Array where Element == UInt8 {
         append(contentsOf: utf8)
     }
 
+    /// A frame list: a count, then the addresses.
+    mutating func appendFrames(_ frames: [UInt64]) {
+        appendLE(UInt32(frames.count))
+        for frame in frames { appendLE(frame) }
+    }
+
     mutating func appendBytes(_ value: [UInt8]) {
         appendLE(UInt32(value.count))
         append(contentsOf: value)
@@ -103,8 +109,7 @@ extension CaptureRecord {
             out.appendLE(s.threadCPUNs)
             out.appendLE(s.runQueueNs)
             out.appendLE(s.flags.rawValue)
-            out.appendLE(UInt32(s.frames.count))
-            for frame in s.frames { out.appendLE(frame) }
+            out.appendFrames(s.frames)
         case .stallEnd(let e):
             type = .stallEnd
             out.appendLE(e.stallID)
@@ -128,8 +133,7 @@ extension CaptureRecord {
             out.appendLE(b.ownerFlags.rawValue)
             out.appendString(b.ownerName)
             out.appendString(b.detail)
-            out.appendLE(UInt32(b.ownerFrames.count))
-            for frame in b.ownerFrames { out.appendLE(frame) }
+            out.appendFrames(b.ownerFrames)
         case .close(let timestampNs):
             type = .close
             out.appendLE(timestampNs)

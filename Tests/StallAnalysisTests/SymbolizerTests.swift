@@ -11,18 +11,8 @@ import Testing
 
     /// This executable as an image record at its real load address (from /proc/self/maps), and the marker's address.
     func ownImage() throws -> (ImageRecord, UInt64) {
-        let exe = try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")
-        let maps = try String(contentsOfFile: "/proc/self/maps", encoding: .utf8)
-        var start: UInt64 = .max, end: UInt64 = 0
-        for line in maps.split(separator: "\n") where line.hasSuffix(exe) {
-            let fields = line.split(separator: " ", omittingEmptySubsequences: true)
-            let bounds = fields[0].split(separator: "-")
-            let low = UInt64(bounds[0], radix: 16) ?? 0, high = UInt64(bounds[1], radix: 16) ?? 0
-            if fields[2] == "00000000" { start = min(start, low) }
-            end = max(end, high)
-        }
-        #expect(start < end)
-        let image = ImageRecord(path: exe, loadBias: start, start: start, end: end, buildID: [])
+        let image = ReportFixtures.ownImage
+        #expect(image.start < image.end)
         return (image, UInt64(UInt(bitPattern: unsafeBitCast(Self.marker, to: Int.self))))
     }
 
