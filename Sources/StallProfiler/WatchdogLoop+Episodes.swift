@@ -93,4 +93,16 @@ extension WatchdogLoop {
         self.saturatedSampler = nil
         appendUnknownImages()
     }
+
+    /// Ends the stall and the saturated episode in progress, if any, at `endNs` (the watchdog is stopping).
+    /// Presamples of a stall not declared yet are dropped.
+    func endEpisodesAtStop(endNs: UInt64) {
+        if let sampler {
+            writer.append(.stallEnd(sampler.finish(endNs: endNs)))
+            self.sampler = nil
+        }
+        presampler = nil
+        presamples.removeAll()
+        endSaturatedEpisode(endNs: endNs)
+    }
 }

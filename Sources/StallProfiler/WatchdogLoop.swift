@@ -90,13 +90,14 @@ final class WatchdogLoop {
             let now2 = stallcap_monotonic_ns()
             if wake > now2 { _ = shared.wakeup.wait(timeout: .now() + .nanoseconds(Int(wake - now2))) }
         }
-        endSaturatedEpisode(endNs: stallcap_monotonic_ns())
+        // Stopped during an episode: close it where the watchdog stopped, so it is not read as unfinished.
+        endEpisodesAtStop(endNs: stallcap_monotonic_ns())
         writer.append(.close(timestampNs: stallcap_monotonic_ns()))
         flush()
         try? writer.close()
     }
 
-    private func perform(_ action: StallDetector.Action) {
+    func perform(_ action: StallDetector.Action) {
         switch action {
         case .sendPing(let id):
             let shared = self.shared
@@ -123,6 +124,9 @@ final class WatchdogLoop {
             sampler = kept ?? StallSampler(stallID: stallID, threadID: threadID, configuration: configuration)
             presampler = nil
             presamples.removeAll()
+            // The stall is on disk as soon as it is detected, not only with its first sample (which may wait
+            // for a slow signal delivery): a process killed now still shows it.
+            flush()
         case .sample:
             guard let sampler else { return }
             if let record = takeSample(sampler, watchAnswers: true) {
@@ -198,7 +202,7 @@ final class WatchdogLoop {
         }
     }
 
-    private func flush() {
+    func flush() {
         guard writer.pendingByteCount > 0 else { return }
         guard !writeFailed else { return }
         do { try writer.flush() } catch {
