@@ -12,6 +12,11 @@ public struct Capture: Sendable {
     public var closedCleanly: Bool
     /// The close record's time (monotonic nanoseconds); nil when the file has none. Default: nil.
     public var closedAtNs: UInt64? = nil
+    /// Records the writer dropped because the file did not accept writes (disk full, file size limit), in file
+    /// order. Default: none.
+    public var drops: [DroppedRecord] = []
+    /// Samples dropped in all, from ``drops``.
+    public var droppedSamples: UInt64 { drops.reduce(0) { $0 &+ $1.sampleCount } }
     /// Problems the reader tolerated (a record cut by a kill at the end of the file).
     public var warnings: [String]
 

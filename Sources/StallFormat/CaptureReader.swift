@@ -121,6 +121,8 @@ public enum CaptureReader {
                 if let index = stallIndex[end.stallID] { capture.stalls[index].end = end }
             case .blockedOn(let blocked):
                 if let index = stallIndex[blocked.stallID] { capture.stalls[index].blockedOn = blocked }
+            case .dropped(let dropped):
+                capture.drops.append(dropped)
             case .close(let timestampNs):
                 capture.closedCleanly = true
                 capture.closedAtNs = timestampNs
@@ -175,6 +177,9 @@ public enum CaptureReader {
                 ownerFrames: frames))
         case .close:
             return .close(timestampNs: try c.u64())
+        case .dropped:
+            return .dropped(DroppedRecord(
+                sampleCount: try c.u64(), otherCount: try c.u64(), firstNs: try c.u64(), lastNs: try c.u64()))
         }
     }
 }

@@ -20,7 +20,7 @@ public enum CaptureFormat {
 
     /// Record type codes.
     enum RecordType: UInt8 {
-        case process = 1, image = 2, stallBegin = 3, sample = 4, stallEnd = 5, close = 6, blockedOn = 7
+        case process = 1, image = 2, stallBegin = 3, sample = 4, stallEnd = 5, close = 6, blockedOn = 7, dropped = 8
     }
 
     /// The file header: magic, version, two reserved bytes, four reserved bytes.
@@ -134,6 +134,12 @@ extension CaptureRecord {
             out.appendString(b.ownerName)
             out.appendString(b.detail)
             out.appendFrames(b.ownerFrames)
+        case .dropped(let d):
+            type = .dropped
+            out.appendLE(d.sampleCount)
+            out.appendLE(d.otherCount)
+            out.appendLE(d.firstNs)
+            out.appendLE(d.lastNs)
         case .close(let timestampNs):
             type = .close
             out.appendLE(timestampNs)

@@ -38,6 +38,9 @@ public final class StallWatchdog: Sendable {
         public var samples: Int
         /// Samples that could not be taken in time.
         public var missedSamples: Int
+        /// Samples dropped because the capture file did not accept writes (disk full, file size limit) and the
+        /// pending buffer (4 MiB) was full; recorded in the file once it accepts writes again.
+        public var droppedSamples: Int
         /// True once the first ping was answered: something services the main queue.
         public var mainQueueAnswered: Bool
     }
@@ -89,7 +92,7 @@ public final class StallWatchdog: Sendable {
         Statistics(
             stalls: shared.stalls.load(ordering: .relaxed),
             saturatedEpisodes: shared.saturated.load(ordering: .relaxed), samples: shared.samples.load(ordering: .relaxed),
-            missedSamples: shared.missed.load(ordering: .relaxed),
+            missedSamples: shared.missed.load(ordering: .relaxed), droppedSamples: shared.dropped.load(ordering: .relaxed),
             mainQueueAnswered: shared.answeredPing.load(ordering: .acquiring) != 0)
     }
 
@@ -126,6 +129,7 @@ final class WatchdogShared: Sendable {
     let saturated = Atomic<Int>(0)
     let samples = Atomic<Int>(0)
     let missed = Atomic<Int>(0)
+    let dropped = Atomic<Int>(0)
     /// Wakes the watchdog thread early when stopping.
     let wakeup = DispatchSemaphore(value: 0)
 

@@ -26,7 +26,9 @@ final class WatchdogLoop {
     private var imageGeneration: UInt64 = 0
     /// Paths of the images written so far.
     private var knownImagePaths = Set<String>()
-    private var writeFailed = false
+    private var writeFailedAtNs: UInt64? = nil
+    private var reportedWriteFailure = false
+    private var reportedResume = false
     private var warnedHandlerLost = false
 
     typealias Configuration = StallWatchdog.Configuration
@@ -93,7 +95,7 @@ final class WatchdogLoop {
         // Stopped during an episode: close it where the watchdog stopped, so it is not read as unfinished.
         endEpisodesAtStop(endNs: stallcap_monotonic_ns())
         writer.append(.close(timestampNs: stallcap_monotonic_ns()))
-        flush()
+        flush(force: true)
         try? writer.close()
     }
 
@@ -202,14 +204,28 @@ final class WatchdogLoop {
         }
     }
 
-    func flush() {
+    /// Writes what is pending. After a failure (disk full, file size limit) the app keeps running: the writer
+    /// keeps at most its pending limit (then drops and counts samples), and writing is tried again once a second
+    /// (`force`: now, as when stopping).
+    func flush(force: Bool = false) {
         guard writer.pendingByteCount > 0 else { return }
-        guard !writeFailed else { return }
-        do { try writer.flush() } catch {
-            // The host app comes first: report once, keep running, stop writing.
-            writeFailed = true
-            report("\(error); no further stalls are recorded")
+        let now = stallcap_monotonic_ns()
+        if let failedAt = writeFailedAtNs, !force, now &- failedAt < 1_000_000_000 { return }
+        do {
+            try writer.flush()
+            if writeFailedAtNs != nil, !reportedResume {
+                reportedResume = true
+                report("the capture file accepts writes again; \(writer.droppedSampleCount) samples were dropped")
+            }
+            writeFailedAtNs = nil
+        } catch {
+            if writeFailedAtNs == nil && !reportedWriteFailure {
+                reportedWriteFailure = true
+                report("\(error); samples are kept in memory (up to 4 MiB), then dropped and counted, until it can be written again")
+            }
+            writeFailedAtNs = now
         }
+        shared.dropped.store(Int(writer.droppedSampleCount), ordering: .relaxed)
     }
 
     /// Tells the developer about a problem, once per kind, on standard error: the host app keeps running.
