@@ -19,6 +19,7 @@ let package = Package(
         .executable(name: "flag-repro", targets: ["flag-repro"]),  // bisect (issue 3)
         .executable(name: "chat-freeze", targets: ["chat-freeze"]),  // bisect (issue 3)
         .executable(name: "cell-height", targets: ["cell-height"]),  // saturated main thread (issue 8)
+        .executable(name: "watchdog-trials", targets: ["watchdog-trials"]),  // a small stack, fork (issue 9)
     ],
     targets: [
         .systemLibrary(
@@ -43,6 +44,9 @@ let package = Package(
         .executableTarget(name: "chat-freeze", dependencies: ["StallProfiler"], path: "samples/chat-freeze"),
         // Issue 8: a layout loop across run-loop turns (saturated, never stalled); flags self-sizing, height-cache.
         .executableTarget(name: "cell-height", dependencies: ["StallProfiler"], path: "samples/cell-height"),
+        // Issue 9: a main thread with ~8 KiB of stack left when sampled; a watchdog started in a forked child.
+        .executableTarget(
+            name: "watchdog-trials", dependencies: ["StallSamples"], path: "samples/watchdog-trials"),
 
         // Benchmarks (driven by scripts in tools/).
         .executableTarget(

@@ -54,7 +54,7 @@ typedef struct {
     uint64_t unwind_ns;
 } stallcap_sample_info;
 
-/// Installs the capture handler for `signo` (with SA_RESTART | SA_SIGINFO, all signals masked while it runs)
+/// Installs the capture handler for `signo` (with SA_RESTART | SA_SIGINFO | SA_ONSTACK, all signals masked while it runs)
 /// after warming libunwind up. Idempotent for the same signal. Returns 0; EINVAL for a signal other than
 /// SIGPROF, SIGUSR1, SIGUSR2 or a real-time signal; EBUSY when the app handles or ignores `signo` (never replaced
 /// silently); EALREADY when the handler is installed on a different signal; or the errno of a failed call.
@@ -64,7 +64,10 @@ int stallcap_install(int signo);
 int stallcap_signal_allowed(int signo);
 
 /// Runs libunwind once on the calling thread, the first time only, so that its per-thread caches exist before
-/// a handler needs them on that thread. Call it from every thread that may be sampled (not in a handler).
+/// a handler needs them on that thread, and gives the thread a 64 KiB alternate signal stack (mmap, guard page
+/// below) unless it already has one: the handler (SA_ONSTACK) then never needs the thread's own stack, so a
+/// thread with little stack left is sampled safely. The stack is freed at thread exit. Call it from every thread
+/// that may be sampled (not in a handler).
 void stallcap_warm_thread(void);
 
 /// Samples thread `tid` of this process: sends the signal and waits at most `timeout_ns` for the handler.

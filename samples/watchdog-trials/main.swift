@@ -1,0 +1,89 @@
+// watchdog-trials: situations a host app can put the watchdog in, run as separate processes by the tests.
+//
+//   STALLPROF_OUTPUT=a.stalls watchdog-trials small-stack
+//       The main queue's work recurses until only ~8 KiB of the main thread's stack is left (run it with a small
+//       `ulimit -s`), then spins there for 600 ms while the watchdog samples it.
+//   STALLPROF_OUTPUT=a.stalls watchdog-trials fork CHILD-OUTPUT
+//       Forks while the watchdog runs; the child starts a watchdog of its own writing CHILD-OUTPUT, stalls for
+//       600 ms on its main queue, stops and exits 0. The parent exits with the child's status.
+// Exit 0 when all went well; 2 for a usage error, 3 when the child could not start its watchdog.
+import Dispatch
+import Foundation
+import StallProfiler
+import StallSamples
+
+/// Headroom left below the stack pointer when the deep recursion stops.
+let headroomBytes: UInt = 8 * 1024
+
+/// The lowest address the main thread's stack can grow to: the top of `[stack]` in /proc/self/maps less the
+/// stack size limit (run this with a small `ulimit -s`).
+func stackLowAddress() -> UInt {
+    var limit = rlimit()
+    getrlimit(__rlimit_resource_t(RLIMIT_STACK.rawValue), &limit)
+    let maps = (try? FileHandle(forReadingFrom: URL(fileURLWithPath: "/proc/self/maps")).readToEnd()) ?? nil
+    let text = String(decoding: maps ?? Data(), as: UTF8.self)
+    guard let line = text.split(separator: "\n").first(where: { $0.hasSuffix("[stack]") }),
+        let range = line.split(separator: " ").first, let end = range.split(separator: "-").last,
+        let top = UInt(end, radix: 16), limit.rlim_cur < 1 << 30
+    else {
+        FileHandle.standardError.write(Data("watchdog-trials: run with a small ulimit -s\n".utf8))
+        exit(2)
+    }
+    return top - UInt(limit.rlim_cur)
+}
+
+/// Recurses until less than ``headroomBytes`` of stack is left, then spins until `deadline`; returns the headroom
+/// it spun with.
+@inline(never)
+func descendToHeadroom(low: UInt, until deadline: UInt64) -> UInt {
+    var marker: UInt64 = 0
+    let sp = withUnsafeMutablePointer(to: &marker) { UInt(bitPattern: $0) }
+    if sp - low <= headroomBytes {
+        while monotonicNanoseconds() < deadline { marker = marker &* 6364136223846793005 &+ 1 }
+        return sp - low + UInt(marker & 0)
+    }
+    return descendToHeadroom(low: low, until: deadline) + UInt(marker & 0)
+}
+
+func finish(_ watchdog: StallWatchdog?, status: Int32) -> Never {
+    watchdog?.stop()
+    exit(status)
+}
+
+let arguments = Array(CommandLine.arguments.dropFirst())
+let watchdog = try? StallWatchdog.startFromEnvironment()
+switch arguments.first {
+case "small-stack":
+    DispatchQueue.main.asyncAfter(deadline: .now() + .milliseconds(300)) {
+        let headroom = descendToHeadroom(low: stackLowAddress(), until: monotonicNanoseconds() + 600_000_000)
+        print("spun with \(headroom) bytes of stack left")
+        DispatchQueue.main.asyncAfter(deadline: .now() + .milliseconds(300)) { finish(watchdog, status: 0) }
+    }
+case "fork" where arguments.count == 2:
+    let child = fork()
+    if child == 0 {
+        // The child: only this thread exists. It must be able to start a watchdog of its own.
+        let own: StallWatchdog
+        do { own = try StallWatchdog.start(.init(threshold: .milliseconds(150), sampleInterval: .milliseconds(5),
+                                                 outputPath: arguments[1])) } catch {
+            FileHandle.standardError.write(Data("child: \(error)\n".utf8))
+            _exit(3)
+        }
+        DispatchQueue.main.asyncAfter(deadline: .now() + .milliseconds(300)) {
+            _ = BusyWork.spin(milliseconds: 600)
+            DispatchQueue.main.asyncAfter(deadline: .now() + .milliseconds(300)) {
+                own.stop()
+                _exit(0)
+            }
+        }
+    } else {
+        var status: Int32 = 0
+        waitpid(child, &status, 0)
+        let code = (status & 0x7f) == 0 ? (status >> 8) & 0xff : 128 + (status & 0x7f)
+        finish(watchdog, status: code)
+    }
+default:
+    FileHandle.standardError.write(Data("usage: watchdog-trials small-stack | fork CHILD-OUTPUT\n".utf8))
+    exit(2)
+}
+RunLoop.main.run()
