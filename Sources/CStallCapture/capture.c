@@ -195,8 +195,27 @@ void stallcap_warm_thread(void) {
     (void)unw_backtrace(frames, 64);
 }
 
+static _Atomic int semaphore_ready = 0;
+static void (*g_child_callback)(void) = NULL;
+
+// In the child of fork(): no request is in flight there (the watchdog thread does not exist) and the semaphore
+// may have been in use by a thread that is gone: start both afresh, then let the Swift side reset itself.
+static void atfork_child(void) {
+    atomic_store(&g_state, 0);
+    if (atomic_load(&semaphore_ready)) sem_init(&g_done, 0, 0);
+    if (g_child_callback) g_child_callback();
+}
+
+int stallcap_register_atfork(void (*child)(void)) {
+    static _Atomic int registered = 0;
+    if (atomic_exchange(&registered, 1)) return 0;
+    g_child_callback = child;
+    int result = pthread_atfork(NULL, NULL, atfork_child);
+    if (result != 0) atomic_store(&registered, 0);
+    return result;
+}
+
 int stallcap_install(int signo) {
-    static _Atomic int semaphore_ready = 0;
     if (!stallcap_signal_allowed(signo)) return EINVAL;
     int current = atomic_load(&g_signo);
     struct sigaction old;

@@ -25,7 +25,8 @@ import Glibc
 /// watchdog.stop()
 /// ```
 ///
-/// One watchdog runs per process at a time.
+/// One watchdog runs per process at a time. The child of a `fork()` inherits none: it may start its own, and
+/// `stop()` on the parent's watchdog does nothing there.
 public final class StallWatchdog: Sendable {
     /// Counters of what the watchdog has done so far.
     public struct Statistics: Sendable, Equatable {
@@ -49,8 +50,15 @@ public final class StallWatchdog: Sendable {
     public let configuration: Configuration
     private let shared: WatchdogShared
     private let thread: Mutex<pthread_t?>
+    /// The process that started it: in a forked child the watchdog thread does not exist.
+    private let processID = getpid()
 
     private static let running = Atomic<Bool>(false)
+
+    /// In the child of a fork: no watchdog runs there, so the child may start its own.
+    private static func resetAfterFork() {
+        running.store(false, ordering: .relaxed)
+    }
 
     private init(configuration: Configuration, shared: WatchdogShared, thread: pthread_t) {
         self.configuration = configuration
@@ -62,6 +70,7 @@ public final class StallWatchdog: Sendable {
     /// installed) and starts the watchdog thread.
     public static func start(_ configuration: Configuration) throws -> StallWatchdog {
         try configuration.validate()
+        _ = stallcap_register_atfork { StallWatchdog.resetAfterFork() }
         guard running.compareExchange(expected: false, desired: true, ordering: .acquiringAndReleasing).exchanged else {
             throw StallWatchdogError.alreadyRunning
         }
@@ -103,6 +112,8 @@ public final class StallWatchdog: Sendable {
     /// The watchdog runs until `stop()` is called, not until the object goes away: releasing the last reference
     /// does not stop it (optimized builds may release an unused reference early).
     public func stop() {
+        // In a forked child the thread is the parent's: there is nothing to stop (nor a lock worth taking).
+        guard getpid() == processID else { return }
         thread.withLock { handle in
             guard let running = handle else { return }
             shared.requestStop()

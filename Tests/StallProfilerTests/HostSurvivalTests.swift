@@ -28,6 +28,25 @@ import Testing
         #expect(deep.count >= 5)
     }
 
+    @Test func aForkedChildStartsItsOwnWatchdog() throws {
+        let parentPath = TestSupport.temporaryPath("parent.stalls"), childPath = TestSupport.temporaryPath("child.stalls")
+        defer {
+            unlink(parentPath)
+            unlink(childPath)
+        }
+        // Before: the child's start() threw alreadyRunning (exit 3), the parent's watchdog being "running" there.
+        let result = try TestSupport.run(
+            URL(fileURLWithPath: Self.trials), ["fork", childPath],
+            environment: Self.environment.merging(["STALLPROF_OUTPUT": parentPath]) { $1 })
+        #expect(result.status == 0, "\(result.stderr)")
+        let parent = try CaptureReader.read(path: parentPath), child = try CaptureReader.read(path: childPath)
+        #expect(parent.closedCleanly && child.closedCleanly)
+        #expect(child.process?.pid != parent.process?.pid)
+        let stall = try #require(child.stalls.first)
+        #expect(stall.state == .busy)
+        #expect(TestSupport.stacks(of: child).contains { TestSupport.longestRun(of: "BusyWork.descend", in: $0) >= 20 })
+    }
+
     /// On a fresh thread: the alternate stack before and after `stallcap_warm_thread`, with or without one of the
     /// app's own installed first.
     static func altStacks(appHasOne: Bool) -> (before: stack_t, after: stack_t) {

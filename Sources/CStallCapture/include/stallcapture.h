@@ -60,6 +60,10 @@ typedef struct {
 /// silently); EALREADY when the handler is installed on a different signal; or the errno of a failed call.
 int stallcap_install(int signo);
 
+/// Registers, once per process, a fork handler for the child: the capture state (request slot, semaphore) is
+/// reset, then `child` runs (the caller's own reset; it must only store atomics). Returns 0 or an errno.
+int stallcap_register_atfork(void (*child)(void));
+
 /// True for the signals `stallcap_install` accepts.
 int stallcap_signal_allowed(int signo);
 
