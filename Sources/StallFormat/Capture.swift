@@ -110,9 +110,14 @@ public struct Stall: Sendable {
         return activeRatio.map(StallState.classify(activeRatio:))
     }
 
-    /// Duration in nanoseconds: to the end record, or to the last sample of an unfinished stall.
+    /// Duration in nanoseconds: to the end record, or to the last sample of an unfinished stall; time the process
+    /// was stopped during it (``pausedNs``) is not counted.
     public var durationNs: UInt64 {
         let last = end?.endNs ?? samples.last?.timestampNs ?? begin.detectedNs
-        return last > begin.startNs ? last - begin.startNs : 0
+        let wall = last > begin.startNs ? last - begin.startNs : 0
+        return wall - min(wall, pausedNs)
     }
+
+    /// Time the whole process was stopped (SIGSTOP, a frozen cgroup) during the episode, nanoseconds.
+    public var pausedNs: UInt64 { end?.pausedNs ?? 0 }
 }

@@ -163,7 +163,7 @@ public enum CaptureReader {
             guard let state = StallState(rawValue: stateByte) else { throw c.error("unknown stall state \(stateByte)") }
             return .stallEnd(StallEndRecord(
                 stallID: id, endNs: end, cpuNs: cpu, runQueueNs: wait, measuredNs: measured, state: state,
-                sampleCount: try c.u32(), missedCount: try c.u32()))
+                sampleCount: try c.u32(), missedCount: try c.u32(), pausedNs: c.remaining >= 8 ? try c.u64() : 0))
         case .blockedOn:
             let id = try c.u32(), t = try c.u64(), rawKind = try c.u8()
             guard let waitKind = BlockedOnRecord.WaitKind(rawValue: rawKind) else { throw c.error("unknown wait kind \(rawKind)") }

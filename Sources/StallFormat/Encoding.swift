@@ -120,6 +120,7 @@ extension CaptureRecord {
             out.append(e.state.rawValue)
             out.appendLE(e.sampleCount)
             out.appendLE(e.missedCount)
+            out.appendLE(e.pausedNs)
         case .blockedOn(let b):
             type = .blockedOn
             out.appendLE(b.stallID)

@@ -275,12 +275,16 @@ public struct StallEndRecord: Sendable, Equatable {
     public var sampleCount: UInt32
     /// Samples that could not be taken (the thread did not answer the signal in time).
     public var missedCount: UInt32
+    /// Time the whole process was stopped (SIGSTOP, a frozen cgroup) during the episode, nanoseconds; not part
+    /// of the episode's duration nor of `measuredNs`. Written after `missedCount`; 0 when absent (older writers).
+    public var pausedNs: UInt64
 
     /// Creates a stall-end record.
     public init(
         stallID: UInt32, endNs: UInt64, cpuNs: UInt64, runQueueNs: UInt64 = 0, measuredNs: UInt64, state: StallState,
-        sampleCount: UInt32, missedCount: UInt32
+        sampleCount: UInt32, missedCount: UInt32, pausedNs: UInt64 = 0
     ) {
+        self.pausedNs = pausedNs
         self.stallID = stallID
         self.endNs = endNs
         self.cpuNs = cpuNs

@@ -43,6 +43,8 @@ final class StallSampler {
     private var haveStack = false
     private var consecutiveMisses = 0
     private(set) var sampleCount: UInt32 = 0
+    /// Time the whole process was stopped while this sampler watched (found by the watchdog loop).
+    var pausedNs: UInt64 = 0
     private(set) var missedCount = 0
     /// True once a request failed because the app replaced or reset the signal handler.
     private(set) var handlerLost = false
@@ -155,7 +157,8 @@ final class StallSampler {
         read()
         let start = first ?? Reading(timeNs: endNs, cpuNs: 0, waitNs: 0)
         let end = last ?? start
-        let measured = end.timeNs &- start.timeNs
+        // The process was stopped for `pausedNs` of the window: the thread could neither run nor wait for a CPU.
+        let measured = (end.timeNs &- start.timeNs) &- min(pausedNs, end.timeNs &- start.timeNs)
         let (cpu, wait) = Self.activity(
             cpuNs: end.cpuNs &- min(start.cpuNs, end.cpuNs), waitNs: end.waitNs &- min(start.waitNs, end.waitNs),
             measuredNs: measured)
@@ -163,7 +166,7 @@ final class StallSampler {
         return StallEndRecord(
             stallID: stallID, endNs: endNs, cpuNs: cpu, runQueueNs: wait, measuredNs: measured,
             state: StallState.classify(activeRatio: active), sampleCount: sampleCount,
-            missedCount: UInt32(missedCount))
+            missedCount: UInt32(missedCount), pausedNs: pausedNs)
     }
 
     /// CPU time and run-queue wait over a window of `measuredNs`, made consistent with it: neither exceeds the

@@ -105,4 +105,12 @@ extension WatchdogLoop {
         presamples.removeAll()
         endSaturatedEpisode(endNs: endNs)
     }
+
+    /// The process was stopped for `ns` (see ``PauseDetector``): not part of the episodes in progress.
+    func creditPause(_ ns: UInt64) {
+        guard ns > 0 else { return }
+        sampler?.pausedNs += ns
+        presampler?.pausedNs += ns
+        saturatedSampler?.pausedNs += ns
+    }
 }

@@ -73,7 +73,9 @@ final class WatchdogLoop {
         appendImagesIfChanged(force: true)
         flush()
         var lastSeenPing: UInt64 = 0
+        var pauses = PauseDetector(threadID: stallcap_gettid(), sampleTimeoutNs: configuration.effectiveSampleTimeoutNs)
         while !shared.stopRequested.load(ordering: .acquiring) {
+            creditPause(pauses.step(watching: sampler != nil || saturatedSampler != nil || presampler != nil))
             let now = stallcap_monotonic_ns()
             var answer: StallDetector.Answer? = nil
             let answered = shared.answeredPing.load(ordering: .acquiring)
@@ -90,6 +92,7 @@ final class WatchdogLoop {
             flush()
             let wake = nextWakeNs(nowNs: stallcap_monotonic_ns())
             let now2 = stallcap_monotonic_ns()
+            pauses.willSleep(wake > now2 ? wake - now2 : 0)
             if wake > now2 { _ = shared.wakeup.wait(timeout: .now() + .nanoseconds(Int(wake - now2))) }
         }
         // Stopped during an episode: close it where the watchdog stopped, so it is not read as unfinished.
