@@ -123,6 +123,10 @@ public enum CaptureReader {
                 if let index = stallIndex[blocked.stallID] { capture.stalls[index].blockedOn = blocked }
             case .dropped(let dropped):
                 capture.drops.append(dropped)
+                capture.warnings.append(
+                    "\(source): \(dropped.sampleCount) samples and \(dropped.otherCount) other records were dropped over "
+                        + "\((dropped.lastNs &- dropped.firstNs) / 1_000_000) ms: the file did not accept writes "
+                        + "(disk full or file size limit)")
             case .close(let timestampNs):
                 capture.closedCleanly = true
                 capture.closedAtNs = timestampNs

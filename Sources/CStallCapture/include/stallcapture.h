@@ -74,6 +74,10 @@ int stallcap_signal_allowed(int signo);
 /// that may be sampled (not in a handler).
 void stallcap_warm_thread(void);
 
+/// Gives the calling thread a 64 KiB alternate signal stack of stallprof's (mmap, guard page below, freed at
+/// thread exit) unless it has one already: an app's own is never replaced. Called by `stallcap_warm_thread`.
+void stallcap_install_alt_stack(void);
+
 /// Samples thread `tid` of this process: sends the signal and waits at most `timeout_ns` for the handler.
 /// On STALLCAP_OK, up to `max_frames` addresses (leaf first; the leaf is the interrupted instruction, the others
 /// are return addresses) are copied to `frames` and `info` is filled in. Call from one thread at a time.
