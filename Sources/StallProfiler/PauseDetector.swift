@@ -20,7 +20,8 @@ struct PauseDetector {
 
     init(threadID: Int32, sampleTimeoutNs: Int64) {
         self.threadID = threadID
-        toleranceNs = 50_000_000 + UInt64(max(0, sampleTimeoutNs))
+        // One step can wait for two handlers: the stalled thread's and, once per stall, a running lock owner's.
+        toleranceNs = 50_000_000 + 2 * UInt64(max(0, sampleTimeoutNs))
     }
 
     /// The loop is about to sleep `ns`.
