@@ -69,6 +69,31 @@ public struct FoldedStacks: Sendable, Equatable {
         }
     }
 
+    /// The count of the folded stack spelled by `bytes`, nil when it is not in the set. A hash lookup: O(length).
+    public func count(of bytes: UnsafeRawBufferPointer) -> Double? {
+        let hash = Self.hash(bytes)
+        let mask = slots.count - 1
+        var slot = Int(truncatingIfNeeded: hash) & mask
+        while true {
+            let stored = Int(slots[slot])
+            if stored == 0 { return nil }
+            let entry = entries[stored - 1]
+            if entry.hash == hash && entry.length == bytes.count
+                && (bytes.isEmpty || arena.withUnsafeBytes({
+                    memcmp($0.baseAddress! + entry.offset, bytes.baseAddress!, bytes.count) }) == 0)
+            {
+                return entry.count
+            }
+            slot = (slot + 1) & mask
+        }
+    }
+
+    /// The count of the already folded stack `folded`, nil when it is not in the set.
+    public func count(of folded: String) -> Double? {
+        var text = folded
+        return text.withUTF8 { count(of: UnsafeRawBufferPointer($0)) }
+    }
+
     /// Adds every stack of `other`.
     public mutating func merge(_ other: FoldedStacks) {
         other.forEach { bytes, count in add(bytes: bytes, count: count) }

@@ -22,17 +22,16 @@ public enum StackDiff {
         let new = prepared(after, options: options)
         var scale = 1.0
         if options.normalize, old.total > 0 { scale = new.total / old.total }
-        if (old.counts.values.contains { $0 != $0.rounded(.towardZero) })
-            || (new.counts.values.contains { $0 != $0.rounded(.towardZero) })
-        {
-            diagnostics.warn("fractional counts are truncated to integers")
-        }
+        var fractional = false
+        for side in [old, new] { side.forEach { _, count in fractional = fractional || count != count.rounded(.towardZero) } }
+        if fractional { diagnostics.warn("fractional counts are truncated to integers") }
         var merged = old
         merged.merge(new)
+        // One hash lookup per stack and side: linear in the input (`counts` builds a dictionary on every call).
         var out = ""
         for (stack, _) in merged.sorted {
-            let first = ((old.counts[stack] ?? 0) * scale).rounded(.towardZero)
-            let second = (new.counts[stack] ?? 0).rounded(.towardZero)
+            let first = ((old.count(of: stack) ?? 0) * scale).rounded(.towardZero)
+            let second = (new.count(of: stack) ?? 0).rounded(.towardZero)
             out += "\(stack) \(FoldedStacks.format(first)) \(FoldedStacks.format(second))\n"
         }
         return out
