@@ -84,7 +84,9 @@ enum FlameGraphCommand {
         var renderDiagnostics = Diagnostics()
         let svg = SVGFlameGraph(options: options).render(profile, diagnostics: &renderDiagnostics)
         try Output.write(svg, to: args.value("--output"))
-        if profile.total <= 0 {
+        // Empty inputs only: warned about, an empty graph, exit 0 (as fold, diff and report). Inputs with data
+        // but no stack counts are bad data.
+        if profile.total <= 0, diagnostics.emptyInputs.count < inputs.count {
             throw AnalysisError.badData(path: inputs.joined(separator: ", "), position: "", reason: "no stack counts found")
         }
     }

@@ -55,6 +55,24 @@ struct TrustCLITests {
         #expect(tty == 64 && ttyOut.isEmpty && ttyErr.contains("no input files"))
     }
 
+    @Test func emptyInputIsAWarningAndExit0ForEveryCommand() throws {
+        let dir = try Self.directory("empty")
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let empty = dir + "/empty.stalls", one = dir + "/one.folded"
+        #expect(FileManager.default.createFile(atPath: empty, contents: Data()))
+        try "a;b 2\n".write(toFile: one, atomically: false, encoding: .utf8)
+        let runs: [([String], String)] = [
+            (["fold", empty], ""), (["flamegraph", empty], "ERROR: No valid input"), (["diff", empty, one], "a;b 0 2\n"),
+            (["diff", one, empty], "a;b 2 0\n"), (["report", empty], "0 episodes"),
+        ]
+        for (arguments, expected) in runs {
+            let (status, out, err) = try Self.run(arguments)
+            #expect(status == 0, "\(arguments): \(err)")
+            #expect(err.contains("warning: \(empty): empty input"), "\(arguments): \(err)")
+            #expect(expected.isEmpty ? out.isEmpty : out.contains(expected), "\(arguments): \(out)")
+        }
+    }
+
     /// A fresh empty directory.
     static func directory(_ name: String) throws -> String {
         let path = temporary(name)

@@ -10,6 +10,10 @@ public enum ProfileLoader {
         var diagnostics = Diagnostics()
         for input in inputs {
             let stream = try input.open()
+            if try Folder.isEmptyInput(stream) {
+                diagnostics.emptyInput(stream.name)
+                continue
+            }
             let head = try stream.peek(Folder.detectionBytes)
             if options.format == .auto, !StallCaptureImporter.recognizes(head), FoldedTextReader.recognizes(head) {
                 try FoldedTextReader.read(stream, into: &stacks, diagnostics: &diagnostics)
