@@ -73,6 +73,20 @@ struct TrustCLITests {
         }
     }
 
+    @Test func flameGraphRejectsAbsurdlyDeepStacksWithFileAndLine() throws {
+        let dir = try Self.directory("deep")
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let path = dir + "/deep.folded"
+        // The first line is longer than format detection's window, as in a 50 MB single-line input.
+        let deep = (0..<40_000).map { "frame\($0)" }.joined(separator: ";")
+        try "\(deep) 1\nmain;ok 2\n".write(toFile: path, atomically: false, encoding: .utf8)
+        let (status, _, err) = try Self.run(["flamegraph", path])
+        #expect(status == 65)
+        #expect(err.contains("\(path): line 1: a stack deeper than 16384 frames"), "\(err)")
+        let (shallow, svg, _) = try Self.run(["flamegraph", "-"], input: "main;ok 2\n")
+        #expect(shallow == 0 && svg.contains("ok (2 samples"))
+    }
+
     /// A fresh empty directory.
     static func directory(_ name: String) throws -> String {
         let path = temporary(name)
