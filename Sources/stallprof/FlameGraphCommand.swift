@@ -82,7 +82,8 @@ enum FlameGraphCommand {
             timeOrder: options.flameChart)
         diagnostics.warnings.forEach { Output.error("warning: \($0)") }
         var renderDiagnostics = Diagnostics()
-        let svg = SVGFlameGraph(options: options).render(profile, diagnostics: &renderDiagnostics)
+        let svg = try SVGFlameGraph(options: options).render(
+            profile, input: inputs.joined(separator: ", "), diagnostics: &renderDiagnostics)
         try Output.write(svg, to: args.value("--output"))
         // Empty inputs only: warned about, an empty graph, exit 0 (as fold, diff and report). Inputs with data
         // but no stack counts are bad data.
