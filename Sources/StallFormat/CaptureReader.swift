@@ -113,9 +113,16 @@ public enum CaptureReader {
             case .sample(let s):
                 guard let index = stallIndex[s.stallID] else { continue }
                 var frames = s.frames
-                if s.flags.contains(.repeated) { frames = capture.stalls[index].samples.last?.frames ?? [] }
+                var flags = s.flags
+                if s.flags.contains(.repeated), let previous = capture.stalls[index].samples.last {
+                    // The same stack again, so just as incomplete when that one was cut short.
+                    frames = previous.frames
+                    if previous.flags.contains(.truncated) { flags.insert(.truncated) }
+                } else if s.flags.contains(.repeated) {
+                    frames = []
+                }
                 capture.stalls[index].samples.append(Sample(
-                    timestampNs: s.timestampNs, threadCPUNs: s.threadCPUNs, runQueueNs: s.runQueueNs, flags: s.flags,
+                    timestampNs: s.timestampNs, threadCPUNs: s.threadCPUNs, runQueueNs: s.runQueueNs, flags: flags,
                     frames: frames))
             case .stallEnd(let end):
                 if let index = stallIndex[end.stallID] { capture.stalls[index].end = end }

@@ -82,9 +82,12 @@ enum FlameGraphCommand {
             timeOrder: options.flameChart)
         diagnostics.warnings.forEach { Output.error("warning: \($0)") }
         var renderDiagnostics = Diagnostics()
-        let svg = SVGFlameGraph(options: options).render(profile, diagnostics: &renderDiagnostics)
+        let svg = try SVGFlameGraph(options: options).render(
+            profile, input: inputs.joined(separator: ", "), diagnostics: &renderDiagnostics)
         try Output.write(svg, to: args.value("--output"))
-        if profile.total <= 0 {
+        // Empty inputs only: warned about, an empty graph, exit 0 (as fold, diff and report). Inputs with data
+        // but no stack counts are bad data.
+        if profile.total <= 0, diagnostics.emptyInputs.count < inputs.count {
             throw AnalysisError.badData(path: inputs.joined(separator: ", "), position: "", reason: "no stack counts found")
         }
     }

@@ -1,12 +1,16 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import StallAnalysis
 
 /// `stallprof fold`: folded stacks from captures and from other profilers' output.
 enum FoldCommand {
     static let usage = """
-        USAGE: stallprof fold [--format auto|stallprof|perf|sample|folded] [options] [-o OUT] FILE ... | -
+        USAGE: stallprof fold [--format auto|stallprof|perf|sample|folded] [options] [-o OUT] [FILE ... | -]
 
         Prints folded stacks (root;...;leaf COUNT, byte-sorted), one line per distinct stack. Several inputs are
-        folded together; - reads standard input. See docs/FOLD.md.
+        folded together; - (or no FILE, when standard input is not a terminal) reads standard input. See
+        docs/FOLD.md.
 
         OPTIONS:
           --format FORMAT       input format (default: auto, detected from each input's content)
@@ -67,8 +71,14 @@ enum FoldCommand {
         options.transforms.demangleSwift = args.flag("--demangle")
         options.transforms.mergeRecursion = args.flag("--merge-recursion")
 
-        guard !args.positionals.isEmpty else { throw UsageError(message: "no input files (use - for standard input)") }
-        let (stacks, diagnostics) = try Folder.fold(args.positionals.map(InputSource.init(path:)), options: options)
+        // No FILE: standard input when it is a pipe or a file (`perf script | stallprof fold`, as
+        // stackcollapse-perf.pl); on a terminal that is almost certainly a mistake, so a usage error.
+        var inputs = args.positionals
+        if inputs.isEmpty {
+            guard isatty(0) == 0 else { throw UsageError(message: "no input files (use - for standard input)") }
+            inputs = ["-"]
+        }
+        let (stacks, diagnostics) = try Folder.fold(inputs.map(InputSource.init(path:)), options: options)
         diagnostics.warnings.forEach { Output.error("warning: \($0)") }
         try Output.write(stacks.renderedBytes(), to: args.value("--output"))
     }

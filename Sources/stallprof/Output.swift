@@ -24,34 +24,99 @@ enum Output {
         return true
     }
 
-    /// Writes `text` to `path`, or to standard output when `path` is nil or `-`. A file is written to a
-    /// temporary name first and renamed, so a failure never leaves half a result in place of an older one.
+    /// Writes `text` to `path`, or to standard output when `path` is nil or `-`; see ``write(_:to:)-([UInt8],_)``.
     static func write(_ text: String, to path: String?) throws {
         try write(Array(text.utf8), to: path)
     }
 
-    /// Writes `bytes` to `path`, or to standard output when `path` is nil or `-`; see ``write(_:to:)-(String,_)``.
+    /// Writes `bytes` to `path`, or to standard output when `path` is nil or `-`.
+    ///
+    /// - A regular file (or a new one) is replaced atomically: a temporary file in the same directory is written,
+    ///   fsynced, given the old file's mode (and owner, when run as root) and renamed over it, so a failure never
+    ///   leaves half a result in place of an older one.
+    /// - A symbolic link is written through: the link stays, its final target is treated as above.
+    /// - A device, FIFO or socket is opened (a socket connected) and written; it is never replaced.
     static func write(_ bytes: [UInt8], to path: String?) throws {
         guard let path, path != "-" else {
-            guard writeAll(1, bytes[...]) else {
-                throw AnalysisError.output(path: "<stdout>", reason: String(cString: strerror(errno)))
-            }
+            guard writeAll(1, bytes[...]) else { throw failure("<stdout>") }
             return
         }
-        let temporary = path + ".tmp-\(getpid())"
-        let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
-        guard fd >= 0 else { throw AnalysisError.output(path: path, reason: String(cString: strerror(errno))) }
-        guard writeAll(fd, bytes[...]) else {
-            let reason = String(cString: strerror(errno))
-            close(fd)
-            unlink(temporary)
-            throw AnalysisError.output(path: path, reason: reason)
+        let target = try resolvingLinks(path)
+        var info = stat()
+        guard lstat(target, &info) == 0 else {
+            guard errno == ENOENT else { throw failure(path) }
+            return try replace(target, with: bytes, like: nil, shownAs: path)
         }
-        close(fd)
-        guard rename(temporary, path) == 0 else {
-            let reason = String(cString: strerror(errno))
-            unlink(temporary)
-            throw AnalysisError.output(path: path, reason: reason)
+        switch info.st_mode & S_IFMT {
+        case S_IFREG: try replace(target, with: bytes, like: info, shownAs: path)
+        case S_IFDIR: throw AnalysisError.output(path: path, reason: "is a directory")
+        case S_IFSOCK: try OutputSocket.write(bytes, to: target, shownAs: path)
+        default:  // character or block device, FIFO: open and write, never replace
+            let fd = open(target, O_WRONLY | O_CLOEXEC | O_NOCTTY)
+            guard fd >= 0 else { throw failure(path) }
+            defer { close(fd) }
+            guard writeAll(fd, bytes[...]) else { throw failure(path) }
+        }
+    }
+
+    /// The error for `path` from errno.
+    static func failure(_ path: String) -> AnalysisError {
+        AnalysisError.output(path: path, reason: String(cString: strerror(errno)))
+    }
+
+    /// `path` with every symbolic link in its last component followed (a dangling link gives its target's path).
+    static func resolvingLinks(_ path: String) throws -> String {
+        var current = path
+        for _ in 0..<40 {
+            var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
+            let length = readlink(current, &buffer, Int(PATH_MAX))
+            guard length >= 0 else {
+                if errno == EINVAL || errno == ENOENT { return current }
+                throw failure(path)
+            }
+            let link = String(decoding: buffer[..<length].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+            current = link.hasPrefix("/") ? link : directory(of: current) + "/" + link
+        }
+        throw AnalysisError.output(path: path, reason: "too many levels of symbolic links")
+    }
+
+    /// The directory part of `path` (`.` when it has none).
+    static func directory(of path: String) -> String {
+        guard let slash = path.lastIndex(of: "/") else { return "." }
+        return slash == path.startIndex ? "/" : String(path[..<slash])
+    }
+
+    /// Replaces the regular file `target` (or creates it) atomically; keeps `old`'s mode, and owner when root.
+    static func replace(_ target: String, with bytes: [UInt8], like old: stat?, shownAs path: String) throws {
+        let base = target.split(separator: "/").last.map(String.init) ?? "out"
+        var template = Array((directory(of: target) + "/.\(base).stallprof-XXXXXX").utf8CString)
+        let fd = template.withUnsafeMutableBufferPointer { mkstemp($0.baseAddress!) }
+        guard fd >= 0 else { throw failure(path) }
+        let temporary = String(cString: template)
+        var done = false
+        defer {
+            if !done { unlink(temporary) }
+        }
+        let mode: mode_t
+        if let old {
+            mode = old.st_mode & 0o7777
+            if geteuid() == 0 { _ = fchown(fd, old.st_uid, old.st_gid) }
+        } else {
+            let mask = umask(0)
+            umask(mask)
+            mode = 0o666 & ~mask
+        }
+        guard fchmod(fd, mode) == 0, writeAll(fd, bytes[...]), fsync(fd) == 0 else {
+            let error = failure(path)
+            close(fd)
+            throw error
+        }
+        guard close(fd) == 0, rename(temporary, target) == 0 else { throw failure(path) }
+        done = true
+        let directoryFD = open(directory(of: target), O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        if directoryFD >= 0 {
+            _ = fsync(directoryFD)
+            close(directoryFD)
         }
     }
 }

@@ -35,7 +35,14 @@ enum ReportCommand {
         guard !args.positionals.isEmpty else { throw UsageError(message: "no capture files") }
         var captures: [Capture] = []
         for path in args.positionals {
-            let capture = try StallCaptureImporter.read(InputSource(path: path).open())
+            let stream = try InputSource(path: path).open()
+            if try Folder.isEmptyInput(stream) {  // the same for every command: a warning, no data
+                var diagnostics = Diagnostics()
+                diagnostics.emptyInput(stream.name)
+                diagnostics.warnings.forEach { Output.error("warning: \($0)") }
+                continue
+            }
+            let capture = try StallCaptureImporter.read(stream)
             capture.warnings.forEach { Output.error("warning: \($0)") }
             captures.append(capture)
         }

@@ -68,4 +68,25 @@ import Testing
         #expect(svg.frame("tap")?.fill.hasPrefix("rgb(255,") == true)  // grew: red
         #expect(svg.frame("measure")?.fill.hasSuffix(",255)") == true)  // shrank: blue
     }
+
+    /// 20,000 stacks a side, 15,000 shared: every line is right (the quadratic version took minutes here).
+    @Test func largeInputsDiffEveryStack() {
+        var before = FoldedStacks(), after = FoldedStacks()
+        for index in 0..<20_000 { before.add(folded: "main;module\(index % 97);fn\(index)", count: Double(index + 1)) }
+        for index in 5_000..<25_000 { after.add(folded: "main;module\(index % 97);fn\(index)", count: 7) }
+        var diagnostics = Diagnostics()
+        let lines = StackDiff.diff(before: before, after: after, diagnostics: &diagnostics).split(separator: "\n")
+        #expect(lines.count == 25_000)
+        #expect(lines == lines.sorted { Array($0.utf8).lexicographicallyPrecedes(Array($1.utf8)) })
+        let byStack = Dictionary(uniqueKeysWithValues: lines.map { line -> (String, String) in
+            let parts = line.split(separator: " ")
+            return (String(parts[0]), "\(parts[1]) \(parts[2])")
+        })
+        #expect(byStack["main;module0;fn0"] == "1 0")
+        #expect(byStack["main;module\(4_999 % 97);fn4999"] == "5000 0")
+        #expect(byStack["main;module\(5_000 % 97);fn5000"] == "5001 7")
+        #expect(byStack["main;module\(19_999 % 97);fn19999"] == "20000 7")
+        #expect(byStack["main;module\(24_999 % 97);fn24999"] == "0 7")
+        #expect(diagnostics.warnings.isEmpty)
+    }
 }

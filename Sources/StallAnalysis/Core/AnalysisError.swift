@@ -30,8 +30,17 @@ public struct Diagnostics: Sendable {
     /// Creates an empty list.
     public init() {}
 
+    /// Inputs that were empty (no bytes, or only white space), in order.
+    public private(set) var emptyInputs: [String] = []
+
     /// Adds a warning.
     public mutating func warn(_ message: String) { warnings.append(message) }
+
+    /// Records that input `name` is empty, with the warning every command prints for it.
+    public mutating func emptyInput(_ name: String) {
+        emptyInputs.append(name)
+        warn("\(name): empty input (no data); it contributes no stacks")
+    }
 }
 
 /// Lines of one input that no rule recognized: counted, with the first few kept for the report, or an error at the

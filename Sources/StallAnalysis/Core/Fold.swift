@@ -54,6 +54,10 @@ public enum Folder {
     public static func fold(_ opened: ByteStream, options: FoldOptions, into stacks: inout FoldedStacks,
                             diagnostics: inout Diagnostics) throws {
         let stream = try opened.decodingUTF16()
+        if try isEmptyInput(stream) {
+            diagnostics.emptyInput(stream.name)
+            return
+        }
         let format = try resolve(options.format, stream: stream)
         if format != .stallprof && format != .auto {
             let head = try stream.peek(detectionBytes)
@@ -77,6 +81,13 @@ public enum Folder {
             try FoldedImporter(options: options.folded)
                 .importStacks(from: stream, into: &stacks, diagnostics: &diagnostics)
         }
+    }
+
+    /// True when `stream` holds no data: no bytes, or only white space. Every command treats such an input the
+    /// same way: a warning naming it (``Diagnostics/emptyInput(_:)``), no stacks, exit 0.
+    public static func isEmptyInput(_ stream: ByteStream) throws -> Bool {
+        let head = try stream.peek(detectionBytes)
+        return head.count < detectionBytes && head.allSatisfy { $0 == 32 || ($0 >= 9 && $0 <= 13) }
     }
 
     /// True when `head` looks like `format`.

@@ -19,7 +19,12 @@ public struct FoldedStacks: Sendable, Equatable {
         var offset: Int
         var length: Int
         var hash: UInt64
-        var count: Double
+        /// The integer part of the count, exact (integral counts from 0 to 2^64-1 are added here).
+        var whole: UInt64
+        /// Everything else: fractional and negative counts, and integral ones that would overflow `whole`.
+        var fraction: Double
+        /// The count as a Double.
+        var count: Double { Double(whole) + fraction }
     }
 
     /// Creates an empty set.
@@ -39,6 +44,23 @@ public struct FoldedStacks: Sendable, Equatable {
     /// Adds `count` to the folded stack spelled by `bytes` (UTF-8, frames joined by `;`). The hot path of every
     /// importer.
     public mutating func add(bytes: UnsafeRawBufferPointer, count: Double) {
+        if count >= 0, count == count.rounded(), count < 18_446_744_073_709_551_616.0,
+            add(bytes: bytes, whole: UInt64(count), fraction: 0)
+        {
+            return
+        }
+        _ = add(bytes: bytes, whole: 0, fraction: count)
+    }
+
+    /// Adds the exact integer `whole` to the folded stack spelled by `bytes`; false, changing nothing, when the
+    /// stack's count would exceed 2^64-1 (the caller reports it).
+    @discardableResult
+    public mutating func add(bytes: UnsafeRawBufferPointer, whole: UInt64) -> Bool {
+        add(bytes: bytes, whole: whole, fraction: 0)
+    }
+
+    /// Adds `whole` and `fraction` to a stack; false when `whole` would overflow.
+    private mutating func add(bytes: UnsafeRawBufferPointer, whole: UInt64, fraction: Double) -> Bool {
         let hash = Self.hash(bytes)
         var mask = slots.count - 1
         var slot = Int(truncatingIfNeeded: hash) & mask
@@ -50,12 +72,15 @@ public struct FoldedStacks: Sendable, Equatable {
                 && arena.withUnsafeBytes({ memcmp($0.baseAddress! + entry.offset, bytes.baseAddress!, bytes.count) })
                     == 0
             {
-                entries[stored - 1].count += count
-                return
+                let (sum, overflow) = entry.whole.addingReportingOverflow(whole)
+                if overflow { return false }
+                entries[stored - 1].whole = sum
+                entries[stored - 1].fraction += fraction
+                return true
             }
             slot = (slot + 1) & mask
         }
-        entries.append(Entry(offset: arena.count, length: bytes.count, hash: hash, count: count))
+        entries.append(Entry(offset: arena.count, length: bytes.count, hash: hash, whole: whole, fraction: fraction))
         arena.append(contentsOf: bytes)
         slots[slot] = Int32(entries.count)
         if entries.count * 4 > slots.count * 3 {
@@ -67,11 +92,55 @@ public struct FoldedStacks: Sendable, Equatable {
                 slots[probe] = Int32(index + 1)
             }
         }
+        return true
+    }
+
+    /// The count of the folded stack spelled by `bytes`, nil when it is not in the set. A hash lookup: O(length).
+    public func count(of bytes: UnsafeRawBufferPointer) -> Double? {
+        index(of: bytes).map { entries[$0].count }
+    }
+
+    /// The exact count of the already folded stack `folded`: its integer part and the fractional rest.
+    public func exactCount(of folded: String) -> (whole: UInt64, fraction: Double)? {
+        var text = folded
+        return text.withUTF8 { index(of: UnsafeRawBufferPointer($0)).map { (entries[$0].whole, entries[$0].fraction) } }
+    }
+
+    /// The entry number of the stack spelled by `bytes`.
+    private func index(of bytes: UnsafeRawBufferPointer) -> Int? {
+        let hash = Self.hash(bytes)
+        let mask = slots.count - 1
+        var slot = Int(truncatingIfNeeded: hash) & mask
+        while true {
+            let stored = Int(slots[slot])
+            if stored == 0 { return nil }
+            let entry = entries[stored - 1]
+            if entry.hash == hash && entry.length == bytes.count
+                && (bytes.isEmpty || arena.withUnsafeBytes({
+                    memcmp($0.baseAddress! + entry.offset, bytes.baseAddress!, bytes.count) }) == 0)
+            {
+                return stored - 1
+            }
+            slot = (slot + 1) & mask
+        }
+    }
+
+    /// The count of the already folded stack `folded`, nil when it is not in the set.
+    public func count(of folded: String) -> Double? {
+        var text = folded
+        return text.withUTF8 { count(of: UnsafeRawBufferPointer($0)) }
     }
 
     /// Adds every stack of `other`.
     public mutating func merge(_ other: FoldedStacks) {
-        other.forEach { bytes, count in add(bytes: bytes, count: count) }
+        other.arena.withUnsafeBytes { raw in
+            for entry in other.entries {
+                let bytes = UnsafeRawBufferPointer(rebasing: raw[entry.offset..<entry.offset + entry.length])
+                if !add(bytes: bytes, whole: entry.whole, fraction: entry.fraction) {
+                    _ = add(bytes: bytes, whole: 0, fraction: Double(entry.whole) + entry.fraction)
+                }
+            }
+        }
     }
 
     /// Calls `body` with each distinct stack's bytes and count, in first-seen order.
@@ -131,7 +200,7 @@ public struct FoldedStacks: Sendable, Equatable {
             let entry = entries[index]
             out.append(contentsOf: arena[entry.offset..<entry.offset + entry.length])
             out.append(UInt8(ascii: " "))
-            out.append(contentsOf: Self.format(entry.count).utf8)
+            out.append(contentsOf: CountFormat.exact(whole: entry.whole, fraction: entry.fraction).utf8)
             out.append(UInt8(ascii: "\n"))
         }
         return out
@@ -140,11 +209,8 @@ public struct FoldedStacks: Sendable, Equatable {
     /// The folded text: `stack count` lines, byte-sorted, each ending in a newline.
     public func rendered() -> String { String(decoding: renderedBytes(), as: UTF8.self) }
 
-    /// A count as folded files write it: integers without a fraction, others in shortest form.
-    public static func format(_ count: Double) -> String {
-        if count == count.rounded(), abs(count) < 1e18 { return String(Int64(count)) }
-        return String(count)
-    }
+    /// A count as folded files write it: integers without a fraction, others in plain decimal (``CountFormat``).
+    public static func format(_ count: Double) -> String { CountFormat.plain(count) }
 
     /// A fast 64-bit hash of `bytes` (8 bytes at a time, multiply-xorshift mixing).
     @inline(__always)

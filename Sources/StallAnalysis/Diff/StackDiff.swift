@@ -22,20 +22,27 @@ public enum StackDiff {
         let new = prepared(after, options: options)
         var scale = 1.0
         if options.normalize, old.total > 0 { scale = new.total / old.total }
-        if (old.counts.values.contains { $0 != $0.rounded(.towardZero) })
-            || (new.counts.values.contains { $0 != $0.rounded(.towardZero) })
-        {
-            diagnostics.warn("fractional counts are truncated to integers")
-        }
+        var fractional = false
+        for side in [old, new] { side.forEach { _, count in fractional = fractional || count != count.rounded(.towardZero) } }
+        if fractional { diagnostics.warn("fractional counts are truncated to integers") }
         var merged = old
         merged.merge(new)
+        // One hash lookup per stack and side: linear in the input (`counts` builds a dictionary on every call).
         var out = ""
         for (stack, _) in merged.sorted {
-            let first = ((old.counts[stack] ?? 0) * scale).rounded(.towardZero)
-            let second = (new.counts[stack] ?? 0).rounded(.towardZero)
-            out += "\(stack) \(FoldedStacks.format(first)) \(FoldedStacks.format(second))\n"
+            let first = options.normalize && scale != 1
+                ? FoldedStacks.format(((old.count(of: stack) ?? 0) * scale).rounded(.towardZero))
+                : truncated(old.exactCount(of: stack))
+            out += "\(stack) \(first) \(truncated(new.exactCount(of: stack)))\n"
         }
         return out
+    }
+
+    /// An exact count truncated to an integer, as difffolded.pl's consumers read it (0 when missing).
+    static func truncated(_ count: (whole: UInt64, fraction: Double)?) -> String {
+        guard let count else { return "0" }
+        if count.fraction == 0 { return String(count.whole) }
+        return FoldedStacks.format((Double(count.whole) + count.fraction).rounded(.towardZero))
     }
 
     /// `stacks` with hex numbers stripped as `options` say.

@@ -47,6 +47,7 @@ struct FoldedTextReader {
         while let raw = try stream.nextLine() {
             let line = trimmed(raw)
             if line.isEmpty || isComment(line) { continue }
+            try ProfileLoader.checkDepth(line, path: stream.name, position: "line \(stream.lineNumber)")
             if let entry = parse(line) {
                 stacks.append(entry)
             } else {

@@ -10,8 +10,15 @@ public enum ProfileLoader {
         var diagnostics = Diagnostics()
         for input in inputs {
             let stream = try input.open()
+            if try Folder.isEmptyInput(stream) {
+                diagnostics.emptyInput(stream.name)
+                continue
+            }
             let head = try stream.peek(Folder.detectionBytes)
-            if options.format == .auto, !StallCaptureImporter.recognizes(head), FoldedTextReader.recognizes(head) {
+            // A first line longer than the detection window (a very deep stack) is detected further on.
+            if options.format == .auto, !StallCaptureImporter.recognizes(head),
+                FoldedTextReader.recognizes(head) || (try? Folder.resolve(.auto, stream: stream)) == .folded
+            {
                 try FoldedTextReader.read(stream, into: &stacks, diagnostics: &diagnostics)
                 continue
             }
@@ -22,8 +29,33 @@ public enum ProfileLoader {
             }
             var folded = FoldedStacks()
             try Folder.fold(stream, options: options, into: &folded, diagnostics: &diagnostics)
+            var failure: Error?
+            folded.forEach { bytes, _ in
+                if failure == nil {
+                    do { try checkDepth(ArraySlice(bytes), path: stream.name, position: "a folded stack") }
+                    catch { failure = error }
+                }
+            }
+            if let failure { throw failure }
             stacks += StackProfile(options.transforms.apply(to: folded)).stacks
         }
         return (StackProfile(stacks: stacks), diagnostics)
+    }
+
+    /// The deepest stack a flame graph draws: deeper ones (far beyond any real call stack; a frame costs a few
+    /// hundred bytes of layout) are bad data, so an absurd input ends with an error instead of gigabytes of memory.
+    public static let maxDepth = 16_384
+
+    /// Throws bad data (`path`, `position`) when the folded `stack` has more than ``maxDepth`` frames.
+    static func checkDepth<C: Collection>(_ stack: C, path: String, position: String) throws where C.Element == UInt8 {
+        var frames = 1
+        for byte in stack where byte == UInt8(ascii: ";") {
+            frames += 1
+            if frames > maxDepth {
+                throw AnalysisError.badData(
+                    path: path, position: position,
+                    reason: "a stack deeper than \(maxDepth) frames; the flame graph draws at most \(maxDepth)")
+            }
+        }
     }
 }

@@ -16,7 +16,31 @@ public struct SVGFlameGraph: StackRenderer {
     /// The SVG for `profile`. An empty profile gives a small SVG saying so (and a warning).
     public func render(_ profile: StackProfile, diagnostics: inout Diagnostics) -> String {
         let framesWidth = Double(options.width) - 2 * Self.xpad
+        return render(FrameLayout(profile, options: options, framesWidth: framesWidth), diagnostics: &diagnostics)
+    }
+
+    /// The most frames ``render(_:maxFrames:input:diagnostics:)`` draws by default: about 150 to 400 MB of SVG.
+    public static let maxFrames = 1_000_000
+
+    /// The SVG for `profile`, or bad data naming `input` when it would draw more than `maxFrames` frames (its
+    /// memory and size grow with the frames drawn; a real profile at the default minimum width draws far fewer).
+    public func render(_ profile: StackProfile, maxFrames: Int = SVGFlameGraph.maxFrames, input: String,
+                       diagnostics: inout Diagnostics) throws -> String
+    {
+        let framesWidth = Double(options.width) - 2 * Self.xpad
         let layout = FrameLayout(profile, options: options, framesWidth: framesWidth)
+        guard layout.frames.count <= maxFrames else {
+            throw AnalysisError.badData(
+                path: input, position: "",
+                reason: "the graph would draw \(layout.frames.count) frames, more than \(maxFrames); "
+                    + "raise --minwidth or select less (--state, --stall, --range)")
+        }
+        return render(layout, diagnostics: &diagnostics)
+    }
+
+    /// The SVG of a laid-out profile.
+    private func render(_ layout: FrameLayout, diagnostics: inout Diagnostics) -> String {
+        let framesWidth = Double(options.width) - 2 * Self.xpad
         guard layout.total > 0 else {
             diagnostics.warn("no stack counts found")
             var out = ""

@@ -78,7 +78,21 @@ public struct FoldedImporter: StackImporter {
                 try unrecognized.record(line, number: number, why: "not a folded stack (\"frames COUNT\")")
                 return
             }
-            stacks.add(bytes: UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(line)[0..<length]), count: count)
+            let stack = UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(line)[0..<length])
+            // Integral counts are added exactly (up to 2^64-1 per stack); a larger one, or a sum that would
+            // overflow, drops the line with a warning (an error with --strict), never a wrong number.
+            let digits = UnsafeBufferPointer(rebasing: line[(length + 1)...])
+            if !digits.contains(UInt8(ascii: ".")) {
+                guard let whole = UInt64(String(decoding: digits, as: UTF8.self)) else {
+                    try unrecognized.record(line, number: number, why: "count larger than 2^64-1")
+                    return
+                }
+                if !stacks.add(bytes: stack, whole: whole) {
+                    try unrecognized.record(line, number: number, why: "the stack's count would exceed 2^64-1")
+                }
+                return
+            }
+            stacks.add(bytes: stack, count: count)
         }
         unrecognized.report(to: &diagnostics)
     }

@@ -130,9 +130,21 @@ public struct StallCaptureImporter: StackImporter {
         let symbolizer = Symbolizer(images: capture.images, options: options.symbolizer)
         for stall in capture.stalls where options.accepts(stall) {
             for sample in stall.samples where !sample.frames.isEmpty && options.accepts(sample, of: stall) {
-                body(symbolizer.rootFirstNames(leafFirst: sample.frames))
+                body(TruncatedStack.names(symbolizer.rootFirstNames(leafFirst: sample.frames), of: sample))
             }
         }
         symbolizer.warnings.forEach { diagnostics.warn("\(capture.source): \($0)") }
+    }
+}
+
+/// Stacks deeper than the capture's frame limit lose their outermost frames; they get a root frame of their own so
+/// they never pass for complete stacks in fold, flamegraph and report.
+public enum TruncatedStack {
+    /// The root frame of a truncated stack, exactly `[truncated]`.
+    public static let rootFrame = "[truncated]"
+
+    /// `names` (root first) with ``rootFrame`` in front when `sample` was cut short.
+    public static func names(_ names: [String], of sample: Sample) -> [String] {
+        sample.flags.contains(.truncated) ? [rootFrame] + names : names
     }
 }

@@ -20,10 +20,13 @@ struct ProfileBuilder {
     private var innermostApp: [String: Int] = [:]
     private var cycles: [[String]: Int] = [:]
     private var withoutApp = 0
+    /// Samples whose stack was cut short (root frame `[truncated]`).
+    private var truncated = 0
 
     /// Adds one sample: `names` root first, `app[i]` true when `names[i]` is app code.
     mutating func add(names: [String], app: [Bool]) {
         guard let leaf = names.last else { return }
+        if names.first == TruncatedStack.rootFrame { truncated += 1 }
         total += 1
         stacks[names, default: (0, app)].count += 1
         selfCounts[leaf, default: 0] += 1
@@ -134,6 +137,10 @@ struct ProfileBuilder {
             let what = state == .blocked
                 ? "the wait is in framework code" : "the loop is in framework code; bisect the components"
             hints.append("no app code on the stack in \(ReportFormat.percentSpaced(noApp)) of samples: \(what)")
+        }
+        if truncated > 0 {
+            hints.append("\(truncated) of \(total) samples \(TruncatedStack.rootFrame): deeper than the capture's frame "
+                + "limit, their outermost frames are missing")
         }
         return hints
     }

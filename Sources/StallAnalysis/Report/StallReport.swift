@@ -49,8 +49,10 @@ public struct StallReport: Sendable {
                 var collected: [(names: [String], app: [Bool])] = []
                 for sample in stall.samples where !sample.frames.isEmpty && options.capture.accepts(sample, of: stall) {
                     let frames = sample.frames
-                    let app = (0..<frames.count).reversed().map { rule.isApp(frames[$0], isReturnAddress: $0 > 0) }
-                    collected.append((symbolizer.rootFirstNames(leafFirst: frames), app))
+                    var app = (0..<frames.count).reversed().map { rule.isApp(frames[$0], isReturnAddress: $0 > 0) }
+                    let names = TruncatedStack.names(symbolizer.rootFirstNames(leafFirst: frames), of: sample)
+                    if names.count > app.count { app.insert(false, at: 0) }  // `[truncated]` is no app code
+                    collected.append((names, app))
                     builder.add(names: collected[collected.count - 1].names, app: app)
                 }
                 // What a busy episode's thread waited for in passing is not what froze it.

@@ -61,6 +61,8 @@ public enum SyscallNames {
         let fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
         guard fd >= 0 else { return [] }
         defer { close(fd) }
+        var info = stat()  // a path from a capture: read only a regular file, never a FIFO or a device
+        guard fstat(fd, &info) == 0, info.st_mode & S_IFMT == S_IFREG else { return [] }
         var buffer = [UInt8](repeating: 0, count: count)
         let got = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, count) }
         return got == count ? buffer : []

@@ -48,15 +48,19 @@ final class ELFSymbols {
         // "\x7fELF", 64-bit, little-endian.
         guard ident[0] == 0x7f, ident[1] == 0x45, ident[2] == 0x4c, ident[3] == 0x46, ident[4] == 2, ident[5] == 1
         else { return false }
-        let sectionTable = Int(u64(0x28)), entrySize = Int(u16(0x3A)), count = Int(u16(0x3C))
-        guard entrySize >= 64, sectionTable > 0, sectionTable + count * entrySize <= size else { return false }
+        // Every offset and size comes from the file: converted with clamping, compared without overflow, so a
+        // corrupt file (a section table past the end, sizes near 2^64) is rejected or ignored, never a trap.
+        let sectionTable = Int(clamping: u64(0x28)), entrySize = Int(u16(0x3A)), count = Int(u16(0x3C))
+        guard entrySize >= 64, sectionTable > 0, sectionTable <= size, count * entrySize <= size - sectionTable
+        else { return false }
         let sections = (0..<count).map { index -> Section in
             let at = sectionTable + index * entrySize
-            return Section(name: Int(u32(at)), type: u32(at + 4), address: u64(at + 16), offset: Int(u64(at + 24)),
-                           size: Int(u64(at + 32)), link: Int(u32(at + 40)), alignment: Int(u64(at + 48)),
-                           entrySize: Int(u64(at + 56)))
+            return Section(name: Int(u32(at)), type: u32(at + 4), address: u64(at + 16),
+                           offset: Int(clamping: u64(at + 24)), size: Int(clamping: u64(at + 32)),
+                           link: Int(u32(at + 40)), alignment: Int(clamping: u64(at + 48)),
+                           entrySize: Int(clamping: u64(at + 56)))
         }
-        func fits(_ s: Section) -> Bool { s.offset >= 0 && s.size >= 0 && s.offset + s.size <= size }
+        func fits(_ s: Section) -> Bool { Self.fits(s, in: size) }
         for note in sections where note.type == 7 && fits(note) && buildID.isEmpty {  // SHT_NOTE
             let notes = UnsafeRawBufferPointer(start: base + note.offset, count: note.size)
             buildID = BuildID.find(inNotes: notes, alignment: note.alignment)
@@ -67,7 +71,7 @@ final class ELFSymbols {
         hasFullSymbolTable = symtab != nil
         guard let table = symtab ?? dynsym, table.link < sections.count, fits(sections[table.link]) else { return true }
         let strings = sections[table.link]
-        let symbolSize = table.entrySize >= 24 ? table.entrySize : 24
+        let symbolSize = (24...4096).contains(table.entrySize) ? table.entrySize : 24  // a corrupt size: the standard one
         // (start, size, end of the symbol's section, name offset)
         var entries = pltEntries
         for at in stride(from: table.offset, to: table.offset + table.size - 23, by: symbolSize) {
@@ -77,7 +81,7 @@ final class ELFSymbols {
             let name = Int(u32(at))
             let section = Int(u16(at + 6))
             guard value != 0, name < strings.size, section > 0, section < sections.count else { continue }
-            let sectionEnd = sections[section].address + UInt64(sections[section].size)
+            let sectionEnd = Self.adding(sections[section].address, UInt64(sections[section].size))
             entries.append((value, u64(at + 16), sectionEnd, strings.offset + name))
         }
         entries.sort { $0.0 != $1.0 ? $0.0 < $1.0 : $0.1 > $1.1 }
@@ -88,11 +92,22 @@ final class ELFSymbols {
         // end of its own section: `_init` must not swallow the PLT that follows `.init`.
         ends = entries.indices.map { index in
             let (start, size, sectionEnd, _) = entries[index]
-            if size > 0 { return start + size }
+            if size > 0 { return Self.adding(start, size) }
             let next = index + 1 < entries.count ? entries[index + 1].0 : UInt64.max
-            return max(start + 1, min(next, sectionEnd))
+            return max(Self.adding(start, 1), min(next, sectionEnd))
         }
         return true
+    }
+
+    /// True when section `s` lies within a file of `size` bytes (no overflow on any value).
+    private static func fits(_ s: Section, in size: Int) -> Bool {
+        s.offset >= 0 && s.size >= 0 && s.offset <= size && s.size <= size - s.offset
+    }
+
+    /// `a + b`, or UInt64.max when that overflows (addresses from a corrupt file).
+    private static func adding(_ a: UInt64, _ b: UInt64) -> UInt64 {
+        let (sum, overflow) = a.addingReportingOverflow(b)
+        return overflow ? .max : sum
     }
 
     /// A section header.
@@ -111,12 +126,13 @@ final class ELFSymbols {
     /// Reads `.rela.plt` (x86-64 JUMP_SLOT relocations) to name the 16-byte stubs of `.plt.sec`, or of `.plt`
     /// after its first, resolver entry.
     private func addPLTStubs(_ sections: [Section], names index: Int) {
-        guard index < sections.count else { return }
+        guard index < sections.count, Self.fits(sections[index], in: size) else { return }
         let names = sections[index]
         func named(_ wanted: String) -> Section? {
             sections.first { section in
+                // The name and its terminator must lie inside the section-name table (strncmp reads that far).
+                guard section.name < names.size, wanted.utf8.count + 1 <= names.size - section.name else { return false }
                 let at = names.offset + section.name
-                guard at < size else { return false }
                 let cString = base!.advanced(by: at).assumingMemoryBound(to: CChar.self)
                 return strncmp(cString, wanted, wanted.utf8.count + 1) == 0
             }
@@ -126,9 +142,11 @@ final class ELFSymbols {
         let dynsym = sections[rela.link]
         guard dynsym.link < sections.count else { return }
         let strings = sections[dynsym.link]
+        guard Self.fits(rela, in: size), Self.fits(dynsym, in: size), Self.fits(strings, in: size),
+            plt.address <= UInt64.max - UInt64(plt.size) - 16, UInt64(rela.size / 24) <= UInt64(plt.size) / 16 + 1
+        else { return }
         let first = plt.address + (plt.type == 1 && named(".plt.sec") == nil ? 16 : 0)
         let count = rela.size / 24
-        guard rela.offset + rela.size <= size, dynsym.offset + dynsym.size <= size else { return }
         for slot in 0..<count {
             let info = u64(rela.offset + slot * 24 + 8)
             guard info & 0xffff_ffff == 7 else { continue }  // R_X86_64_JUMP_SLOT

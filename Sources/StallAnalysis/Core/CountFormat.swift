@@ -1,0 +1,53 @@
+/// How counts are written: integers as integers (up to 2^64-1), everything else in plain decimal, never in
+/// exponent notation, so that any count written can be read back (`fold | fold`).
+public enum CountFormat {
+    /// `value` in plain decimal: integers without a fraction, others in the shortest digits that read back as the
+    /// same Double, with the decimal point placed instead of an exponent (`1e-05` -> `0.00001`, `1e+20` ->
+    /// `100000000000000000000`). Infinity and NaN are spelled `inf` and `nan`.
+    public static func plain(_ value: Double) -> String {
+        guard value.isFinite else { return value.isNaN ? "nan" : (value < 0 ? "-inf" : "inf") }
+        if value == value.rounded() {
+            if value >= 0, value < 18_446_744_073_709_551_616.0 { return String(UInt64(value)) }
+            if value < 0, value >= -9_223_372_036_854_775_808.0 { return String(Int64(value)) }
+        }
+        let text = value.description
+        let negative = text.hasPrefix("-")
+        let unsigned = negative ? String(text.dropFirst()) : text
+        let parts = unsigned.split(separator: "e", maxSplits: 1)
+        let mantissa = parts[0]
+        let exponent = parts.count > 1 ? Int(parts[1]) ?? 0 : 0
+        let point = mantissa.firstIndex(of: ".").map { mantissa.distance(from: mantissa.startIndex, to: $0) }
+            ?? mantissa.count
+        var digits = Array(mantissa.filter { $0 != "." })
+        var position = point + exponent  // digits before the decimal point
+        while digits.count > 1, digits.first == "0", position > 1 {
+            digits.removeFirst()
+            position -= 1
+        }
+        var result: String
+        if position <= 0 {
+            result = "0." + String(repeating: "0", count: -position) + String(digits)
+        } else if position >= digits.count {
+            result = String(digits) + String(repeating: "0", count: position - digits.count)
+        } else {
+            result = String(digits[..<position]) + "." + String(digits[position...])
+        }
+        if result.contains(".") {
+            while result.hasSuffix("0") { result.removeLast() }
+            if result.hasSuffix(".") { result.removeLast() }
+        }
+        return negative ? "-" + result : result
+    }
+
+    /// A count kept as an exact integer part and a fractional remainder: the integer alone when there is no
+    /// remainder (exact up to 2^64-1), otherwise their sum in plain decimal (to Double precision, 53 bits). A
+    /// sum of fractional counts that is whole but beyond 2^64-1 is written with `.0`, so reading it back takes the
+    /// fractional path instead of rejecting an integer too large for the counting type.
+    public static func exact(whole: UInt64, fraction: Double) -> String {
+        if fraction == 0 { return String(whole) }
+        let text = plain(Double(whole) + fraction)
+        let value = Double(whole) + fraction
+        if value.isFinite, !text.contains("."), abs(value) >= 18_446_744_073_709_551_616.0 { return text + ".0" }
+        return text
+    }
+}
