@@ -1,4 +1,5 @@
 import Foundation
+import StallAnalysis
 import StallFormat
 import Testing
 
@@ -35,6 +36,12 @@ import Testing
         #expect(stall.pausedNs >= 1_500_000_000)
         #expect(stall.pausedNs <= 3_500_000_000)
         #expect(stall.durationNs + stall.pausedNs == end.endNs - stall.begin.startNs)
+        // The report shows the pause apart from the duration.
+        let report = StallReport(captures: [capture])
+        let episode = try #require(report.episodes.first)
+        #expect(episode.pausedMs == Double(stall.pausedNs) / 1e6)
+        #expect(report.text().contains("the process stopped"))
+        #expect(report.json().contains("\"pausedMs\": "))
     }
 
     @Test func onlyTimeBeyondSleepCPUWaitAndToleranceIsAPause() {

@@ -61,7 +61,7 @@ extension StallReport {
             ("blockedOn", e.blockedOn.map(Self.json(blockedOn:)) ?? .null),
             ("startWall", .text(e.startWallNs.map(ReportFormat.iso8601))),
             ("appSelf", Self.json(shares: profile.appSelf)),
-            ("activeRatio", .number(e.activeRatio.map(Self.share))),
+            ("activeRatio", .number(e.activeRatio.map(Self.share))), ("pausedMs", .double(Self.ms(e.pausedMs))),
             ("analyzedSamples", .int(profile.analyzedSamples)),
             ("heaviestStackShare",
              .double(Self.share(Double(profile.heaviestStackSamples) / Double(max(1, profile.analyzedSamples))))),

@@ -91,6 +91,7 @@ extension StallReport {
             heading = "\(label(first)) (\(first.state?.description ?? "unclassified"), "
                 + "\(ReportFormat.seconds(first.durationMs / 1000))"
                 + (first.startWallNs.map { " at " + ReportFormat.clock($0) + " UTC" } ?? "")
+                + (first.pausedMs > 0 ? ", the process stopped " + ReportFormat.seconds(first.pausedMs / 1000) + " more" : "")
                 + ", thread \(first.tid)): " + Self.samples(profile.analyzedSamples)
         } else {
             let names = members.prefix(4).map(label).joined(separator: ", ")

@@ -102,6 +102,9 @@ public struct EpisodeSummary: Sendable {
     public var samples: Int
     /// Samples the thread did not answer in time (0 when unfinished: unknown).
     public var missedSamples: Int
+    /// Time the process was stopped (SIGSTOP, a frozen cgroup) during the episode, milliseconds; not part of
+    /// ``durationMs``.
+    public var pausedMs: Double = 0
     /// The sampled thread's kernel tid.
     public var tid: Int32
     /// Where its samples were.

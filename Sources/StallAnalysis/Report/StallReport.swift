@@ -110,7 +110,7 @@ public struct StallReport: Sendable {
         let origin = capture.process?.startMonotonicNs ?? capture.stalls.first?.begin.startNs ?? 0
         let offset = stall.begin.startNs &- min(origin, stall.begin.startNs)
         let clamp: (Double?) -> Double? = { $0.flatMap { $0.isFinite ? min(max($0, 0), 1) : nil } }
-        return EpisodeSummary(
+        var episode = EpisodeSummary(
             capture: index, id: stall.id, kind: stall.kind, state: stall.state, startMs: Double(offset) / 1e6,
             startWallNs: capture.process.flatMap { p in
                 let (wall, overflow) = p.startWallNs.addingReportingOverflow(offset)
@@ -120,6 +120,8 @@ public struct StallReport: Sendable {
             unfinished: !stall.isFinished, cpuRatio: clamp(stall.cpuRatio), activeRatio: clamp(stall.activeRatio),
             samples: stall.samples.count, missedSamples: Int(stall.end?.missedCount ?? 0), tid: stall.begin.threadID,
             profile: profile, blockedOn: blockedOn, group: group)
+        episode.pausedMs = Double(stall.pausedNs) / 1e6
+        return episode
     }
 
     private static func summarize(_ episodes: [EpisodeSummary], recordedNs: UInt64) -> ReportSummary {
