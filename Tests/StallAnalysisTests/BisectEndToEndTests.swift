@@ -139,6 +139,37 @@ import Glibc
         #expect(xml.contains("disabling autoscroll fixes the freeze") && xml.contains("failures=\"0\""))
     }
 
+    @Test func slowButHealthyWorkIsNotAFreezeUnderLoad() throws {
+        // Four CPU hogs on the 2 cores: the healthy path (60 % of every 10 ms of CPU, then a sleep, for 4 s) gets
+        // CPU + run-queue wait of about a whole core, but it sleeps every period; the frozen path never sleeps.
+        let hogs = CPUHogs(4)
+        defer { hogs.stop() }
+        #expect(hogs.groups.count == 4)
+        let json = scratch("load.json")
+        defer { unlink(json) }
+        let command = ["bisect", "--flags", "a,b", "--json", json, "--window", "8", "--"]
+            + ["\(Self.products)/flag-repro", "--flags", "a,b", "--freeze-when", "b", "--run-ms", "4000"]
+            + ["--work-percent", "60"]
+        #expect(try run(stallprof(command)) == 0)
+        let result = try report(json)
+        #expect(result.verdict == .found)
+        #expect(result.causes == [["b"]])
+        #expect(result.trials.contains { $0.verdict == .good && ($0.seconds ?? 0) >= 3 }, "a healthy run ran its 4 s")
+    }
+
+    @Test func chatFreezeUnderLoadIsStillTheInteraction() throws {
+        let hogs = CPUHogs(4)
+        defer { hogs.stop() }
+        let json = scratch("chat-load.json")
+        defer { unlink(json) }
+        let command = ["bisect", "--flags", "autoscroll,lazy-stack,markdown-cache", "--json", json]
+            + ["--window", "5", "--", "\(Self.products)/chat-freeze", "--chunk-ms", "3"]
+        #expect(try run(stallprof(command)) == 0)
+        let result = try report(json)
+        #expect(result.causes == [["autoscroll", "lazy-stack"]])
+        #expect(result.fixes == ["autoscroll", "lazy-stack"])
+    }
+
     @Test func aSaturatedMainThreadIsFrozenAndSelfSizingIsTheCause() throws {
         // cell-height's layout loop goes across run-loop turns: no stall, but the watchdog's saturated episode.
         let json = scratch("cell-height.json")

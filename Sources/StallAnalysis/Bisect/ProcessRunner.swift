@@ -124,7 +124,9 @@ private final class Child {
                 }
                 return
             }
-            verdict = classifier.record(seconds: seconds, cpuSeconds: times.cpu, waitSeconds: times.wait)
+            verdict = classifier.record(
+                seconds: seconds, cpuSeconds: times.cpu, waitSeconds: times.wait,
+                voluntarySwitches: mainThreadSleeps(pid))
         }
         if let verdict {
             finish(verdict, seconds: seconds, detail: verdict == .frozen ? "frozen" : "window elapsed")
@@ -226,4 +228,13 @@ func mainThreadTimes(_ pid: pid_t) -> (cpu: Double, wait: Double)? {
     // After the command name: state is field 3, utime 14 and stime 15 (1-based over the whole line).
     guard fields.count > 12, let user = Double(fields[11]), let system = Double(fields[12]) else { return nil }
     return ((user + system) / Double(sysconf(Int32(_SC_CLK_TCK))), 0)
+}
+
+/// How many times the main thread of `pid` has slept voluntarily (`voluntary_ctxt_switches` in its /proc status);
+/// nil when unknown.
+func mainThreadSleeps(_ pid: pid_t) -> Int? {
+    guard let text = readWholeFile("/proc/\(pid)/task/\(pid)/status"),
+        let line = text.split(separator: "\n").first(where: { $0.hasPrefix("voluntary_ctxt_switches:") })
+    else { return nil }
+    return Int(line.dropFirst("voluntary_ctxt_switches:".count).trimmingPrefix(while: { $0 == " " || $0 == "\t" }))
 }
