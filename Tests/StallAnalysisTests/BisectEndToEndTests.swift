@@ -203,6 +203,18 @@ import Glibc
         #expect(processes(containing: marker, besides: pid).isEmpty)
     }
 
+    @Test func processesThatLeaveTheGroupAreKilledToo() throws {
+        // `setsid ... &` escapes the run's process group (and session); the run id in its environment does not.
+        let marker = "escape\(getpid())"
+        let escape = "setsid sh -c 'sleep 100; true' &"
+        let frozen = ["check"] + Self.fast + ["--", "/bin/sh", "-c", "\(escape) exec \(repro("a", ["--freeze-when", "a"]).joined(separator: " "))"]
+        #expect(try run(stallprof(frozen), environment: ["E2E_MARKER": marker]) == 1)
+        #expect(processes(containing: marker, besides: getpid()).isEmpty, "nothing left after a frozen run")
+        let exits = ["check"] + Self.fast + ["--", "/bin/sh", "-c", "\(escape) sleep 0.2; exit 0"]
+        #expect(try run(stallprof(exits), environment: ["E2E_MARKER": marker]) == 0)
+        #expect(processes(containing: marker, besides: getpid()).isEmpty, "nothing left after a run that exited")
+    }
+
     // MARK: Helpers
 
     func stallprof(_ arguments: [String]) -> [String] { ["\(Self.products)/stallprof"] + arguments }
@@ -242,7 +254,7 @@ import Glibc
         return status & 0x7f == 0 ? (status >> 8) & 0xff : 128 + (status & 0x7f)
     }
 
-    /// Live processes (not zombies) other than `pid` whose command line contains `text`.
+    /// Live processes (not zombies) other than `pid` whose command line or environment contains `text`.
     func processes(containing text: String, besides pid: pid_t) -> [pid_t] {
         guard let directory = opendir("/proc") else { return [] }
         defer { closedir(directory) }
@@ -250,7 +262,8 @@ import Glibc
         while let entry = readdir(directory) {
             let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
             guard let other = pid_t(name), other != pid, other != getpid(),
-                let cmdline = readFile("/proc/\(name)/cmdline"), cmdline.contains(text),
+                (readFile("/proc/\(name)/cmdline") ?? "").contains(text)
+                    || (readFile("/proc/\(name)/environ") ?? "").contains(text),
                 let stat = readFile("/proc/\(name)/stat"), !stat.contains(") Z ")
             else { continue }
             found.append(other)
