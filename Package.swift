@@ -30,7 +30,9 @@ let package = Package(
         .target(name: "CStallCapture", dependencies: ["CLibunwind"]),
         .target(name: "StallFormat"),
         .target(name: "StallProfiler", dependencies: ["CStallCapture", "StallFormat"]),
-        .target(name: "StallAnalysis", dependencies: ["StallFormat"]),
+        // Child subreaper for bisect's process runner (not capture code).
+        .target(name: "CStallProcess"),
+        .target(name: "StallAnalysis", dependencies: ["StallFormat", "CStallProcess"]),
         .executableTarget(name: "stallprof", dependencies: ["StallAnalysis", "StallFormat"]),
 
         // Example stalling apps (samples/): used by the tests, the demo and the docs.

@@ -139,6 +139,37 @@ import Glibc
         #expect(xml.contains("disabling autoscroll fixes the freeze") && xml.contains("failures=\"0\""))
     }
 
+    @Test func slowButHealthyWorkIsNotAFreezeUnderLoad() throws {
+        // Four CPU hogs on the 2 cores: the healthy path (60 % of every 10 ms of CPU, then a sleep, for 4 s) gets
+        // CPU + run-queue wait of about a whole core, but it sleeps every period; the frozen path never sleeps.
+        let hogs = CPUHogs(4)
+        defer { hogs.stop() }
+        #expect(hogs.groups.count == 4)
+        let json = scratch("load.json")
+        defer { unlink(json) }
+        let command = ["bisect", "--flags", "a,b", "--json", json, "--window", "8", "--"]
+            + ["\(Self.products)/flag-repro", "--flags", "a,b", "--freeze-when", "b", "--run-ms", "4000"]
+            + ["--work-percent", "60"]
+        #expect(try run(stallprof(command)) == 0)
+        let result = try report(json)
+        #expect(result.verdict == .found)
+        #expect(result.causes == [["b"]])
+        #expect(result.trials.contains { $0.verdict == .good && ($0.seconds ?? 0) >= 3 }, "a healthy run ran its 4 s")
+    }
+
+    @Test func chatFreezeUnderLoadIsStillTheInteraction() throws {
+        let hogs = CPUHogs(4)
+        defer { hogs.stop() }
+        let json = scratch("chat-load.json")
+        defer { unlink(json) }
+        let command = ["bisect", "--flags", "autoscroll,lazy-stack,markdown-cache", "--json", json]
+            + ["--window", "5", "--", "\(Self.products)/chat-freeze", "--chunk-ms", "3"]
+        #expect(try run(stallprof(command)) == 0)
+        let result = try report(json)
+        #expect(result.causes == [["autoscroll", "lazy-stack"]])
+        #expect(result.fixes == ["autoscroll", "lazy-stack"])
+    }
+
     @Test func aSaturatedMainThreadIsFrozenAndSelfSizingIsTheCause() throws {
         // cell-height's layout loop goes across run-loop turns: no stall, but the watchdog's saturated episode.
         let json = scratch("cell-height.json")
@@ -170,6 +201,18 @@ import Glibc
         kill(pid, SIGINT)
         #expect(wait(pid) == 130)
         #expect(processes(containing: marker, besides: pid).isEmpty)
+    }
+
+    @Test func processesThatLeaveTheGroupAreKilledToo() throws {
+        // `setsid ... &` escapes the run's process group (and session); the run id in its environment does not.
+        let marker = "escape\(getpid())"
+        let escape = "setsid sh -c 'sleep 100; true' &"
+        let frozen = ["check"] + Self.fast + ["--", "/bin/sh", "-c", "\(escape) exec \(repro("a", ["--freeze-when", "a"]).joined(separator: " "))"]
+        #expect(try run(stallprof(frozen), environment: ["E2E_MARKER": marker]) == 1)
+        #expect(processes(containing: marker, besides: getpid()).isEmpty, "nothing left after a frozen run")
+        let exits = ["check"] + Self.fast + ["--", "/bin/sh", "-c", "\(escape) sleep 0.2; exit 0"]
+        #expect(try run(stallprof(exits), environment: ["E2E_MARKER": marker]) == 0)
+        #expect(processes(containing: marker, besides: getpid()).isEmpty, "nothing left after a run that exited")
     }
 
     // MARK: Helpers
@@ -211,7 +254,7 @@ import Glibc
         return status & 0x7f == 0 ? (status >> 8) & 0xff : 128 + (status & 0x7f)
     }
 
-    /// Live processes (not zombies) other than `pid` whose command line contains `text`.
+    /// Live processes (not zombies) other than `pid` whose command line or environment contains `text`.
     func processes(containing text: String, besides pid: pid_t) -> [pid_t] {
         guard let directory = opendir("/proc") else { return [] }
         defer { closedir(directory) }
@@ -219,7 +262,8 @@ import Glibc
         while let entry = readdir(directory) {
             let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
             guard let other = pid_t(name), other != pid, other != getpid(),
-                let cmdline = readFile("/proc/\(name)/cmdline"), cmdline.contains(text),
+                (readFile("/proc/\(name)/cmdline") ?? "").contains(text)
+                    || (readFile("/proc/\(name)/environ") ?? "").contains(text),
                 let stat = readFile("/proc/\(name)/stat"), !stat.contains(") Z ")
             else { continue }
             found.append(other)

@@ -13,15 +13,25 @@ import Testing
     }
 
     /// Feeds `use(t)` (main-thread CPU per second of wall time) every 0.1 s; returns the verdict and when.
-    func classify(cpu use: (Double) -> Double, wait: (Double) -> Double = { _ in 0 }) -> (RunVerdict?, Double) {
+    /// `sleeps(t)` is voluntary switches per second (nil: unknown, as without /proc status).
+    func classify(
+        cpu use: (Double) -> Double, wait: (Double) -> Double = { _ in 0 }, sleeps: ((Double) -> Double)? = nil
+    ) -> (RunVerdict?, Double) {
         var classifier = RunClassifier(options: options())
         var cpu = 0.0
         var waited = 0.0
+        var slept = 0.0
         for step in 1...40 {
             let t = Double(step) / 10
             cpu += use(t) * 0.1
             waited += wait(t) * 0.1
-            if let verdict = classifier.record(seconds: t, cpuSeconds: cpu, waitSeconds: waited) { return (verdict, t) }
+            slept += (sleeps?(t) ?? 0) * 0.1
+            let switches = sleeps == nil ? nil : Int(slept.rounded(.down))
+            if let verdict = classifier.record(
+                seconds: t, cpuSeconds: cpu, waitSeconds: waited, voluntarySwitches: switches)
+            {
+                return (verdict, t)
+            }
         }
         return (nil, 4)
     }
@@ -34,6 +44,23 @@ import Testing
 
     @Test func spinningOnALoadedMachineCountsRunQueueWait() {
         let (verdict, _) = classify(cpu: { _ in 0.5 }, wait: { _ in 0.48 })
+        #expect(verdict == .frozen)
+    }
+
+    @Test func lightPeriodicWorkOnALoadedMachineIsNotFrozen() {
+        // 60 % of every 10 ms with four hogs on two cores: CPU 0.4, run-queue wait 0.55, but 100 sleeps a second.
+        let (verdict, _) = classify(cpu: { _ in 0.4 }, wait: { _ in 0.55 }, sleeps: { _ in 100 })
+        #expect(verdict == .inconclusive)
+    }
+
+    @Test func aSpinThatNeverSleepsIsFrozenUnderLoad() {
+        let (verdict, at) = classify(cpu: { _ in 0.4 }, wait: { _ in 0.6 }, sleeps: { $0 < 0.5 ? 200 : 0 })
+        #expect(verdict == .frozen)
+        #expect(at >= 1.35, "frozen one sustained period after the last sleep (0.4 s)")
+    }
+
+    @Test func rareSleepsBelowTheThresholdStillFreeze() {
+        let (verdict, _) = classify(cpu: { _ in 1 }, sleeps: { _ in 2 })
         #expect(verdict == .frozen)
     }
 

@@ -3,9 +3,15 @@
 // otherwise it works for --run-ms and exits 0.
 //
 //   flag-repro --flags a,b,c,d --freeze-when a+b,c [--crash-when-disabled d] [--run-ms 200] [--ignore c]
+//              [--work-percent P]
 //
 // --crash-when-disabled F: when a group is enabled but F is disabled, abort (SIGABRT) instead of freezing.
 // --ignore F: never consult flag F (to test the report of unconsulted flags).
+// --work-percent P: for --run-ms, the healthy path works like a 10 ms timer whose callback needs P % of 10 ms of
+// CPU: each period it spins until it has used that much CPU time, then sleeps until the next period starts (the
+// next one still ahead, like a run loop waiting for its timer). On a loaded machine the work takes longer than
+// the period, CPU plus run-queue wait reaches a whole core, but it still sleeps every period: slow but healthy.
+// Default 0: it only sleeps.
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -22,6 +28,7 @@ var groups: [[String]] = []
 var crashWhenDisabled: String? = nil
 var ignored: Set<String> = []
 var runMilliseconds = 200
+var workPercent = 0
 var arguments = CommandLine.arguments.dropFirst().makeIterator()
 while let option = arguments.next() {
     guard let value = arguments.next() else { fail("\(option) needs a value") }
@@ -31,6 +38,7 @@ while let option = arguments.next() {
     case "--crash-when-disabled": crashWhenDisabled = value
     case "--ignore": ignored.insert(value)
     case "--run-ms": runMilliseconds = Int(value) ?? 200
+    case "--work-percent": workPercent = min(100, max(0, Int(value) ?? 0))
     default: fail("unknown option \(option)")
     }
 }
@@ -42,5 +50,23 @@ if groups.contains(where: { $0.allSatisfy(enabled.contains) }) {
     var spins: UInt64 = 0
     while true { spins &+= 1 }  // the freeze: the main thread burns CPU forever
 }
-usleep(UInt32(runMilliseconds) * 1000)
+func now(_ clock: clockid_t = CLOCK_MONOTONIC) -> Double {
+    var time = timespec()
+    clock_gettime(clock, &time)
+    return Double(time.tv_sec) + Double(time.tv_nsec) / 1e9
+}
+
+if workPercent > 0 {
+    let start = now()
+    var next = start
+    while now() - start < Double(runMilliseconds) / 1000 {
+        let used = now(CLOCK_THREAD_CPUTIME_ID)
+        while now(CLOCK_THREAD_CPUTIME_ID) - used < Double(workPercent) / 10_000 {}  // P % of 10 ms of CPU
+        let late = now()
+        while next <= late { next += 0.01 }
+        usleep(UInt32((next - late) * 1e6) + 1)
+    }
+} else {
+    usleep(UInt32(runMilliseconds) * 1000)
+}
 exit(0)

@@ -109,7 +109,8 @@ for rate in [0.7, 0.5] {
         let correct = outcome.verdict == .found && Set(outcome.causes.map(Set.init)) == [pair]
         if correct { right += 1 }
         if (!correct || count > 90) && getenv("BENCH_DEBUG") != nil {
-            print("seed \(seed): \(outcome.verdict) \(outcome.causes) runs \(count) repeats \(outcome.repeats) calib rate \(outcome.freezeRate ?? -1) \(outcome.message ?? "")")
+            print("seed \(seed): \(outcome.verdict) \(outcome.causes) runs \(count) repeats \(outcome.repeats) calib rate \(outcome.freezeRate ?? -1) \(outcome.message ?? "") phases "
+                + Dictionary(grouping: outcome.trials, by: { "\($0.phase)" }).map { "\($0.key) \($0.value.count)" }.sorted().joined(separator: ", "))
         }
         if correct && count <= 90 { within90 += 1 }
         verdicts[correct ? "right" : "\(outcome.verdict.rawValue)\(outcome.verdict == .found ? " (wrong)" : "")", default: 0] += 1

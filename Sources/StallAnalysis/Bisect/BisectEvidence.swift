@@ -46,6 +46,19 @@ enum ConfigurationStatus: Equatable {
 /// that no configuration runs more often than the search needs, and to detect contradictions.
 struct EvidenceStore {
     private(set) var byConfiguration: [Set<Int>: ConfigurationEvidence] = [:]
+    /// Count, for a configuration, the clean runs of every configuration that enables at least its flags and
+    /// never froze (set for a flaky repro). Freezing is monotone in the enabled flags: if the configuration held a
+    /// cause, each of those runs would have frozen with the measured rate, so each clean one is evidence that it
+    /// holds none. A configuration that froze is left out: its clean runs are noise around a known cause.
+    /// With it, a configuration also reproduces when one that enables fewer of its flags froze (it holds that
+    /// cause too).
+    var pooling = false
+    /// Configurations whose pooled clean runs were shown to be misses (a configuration enabling fewer flags
+    /// froze); each raised the clean runs required once, and ``contradiction(repeats:)`` skips them after that.
+    private(set) var acknowledged: Set<Set<Int>> = []
+
+    /// Records that the miss at `disabled` has been acted on.
+    mutating func acknowledge(_ disabled: Set<Int>) { acknowledged.insert(disabled) }
 
     subscript(_ disabled: Set<Int>) -> ConfigurationEvidence { byConfiguration[disabled] ?? ConfigurationEvidence() }
 
@@ -58,7 +71,20 @@ struct EvidenceStore {
         let evidence = self[disabled]
         if evidence.frozen > 0 { return .frozen }
         if evidence.inconclusive > 0 { return .inconclusive }
-        return evidence.clean >= repeats ? .good : .undecided
+        if pooling, byConfiguration.contains(where: { $0.value.frozen > 0 && disabled.isSubset(of: $0.key) }) {
+            return .frozen
+        }
+        return cleanRuns(disabled) >= repeats ? .good : .undecided
+    }
+
+    /// The clean runs that speak for `disabled`: its own, and with ``pooling`` those of every configuration that
+    /// disables a subset of its flags and has only clean runs.
+    func cleanRuns(_ disabled: Set<Int>) -> Int {
+        guard pooling else { return self[disabled].clean }
+        return byConfiguration.reduce(0) { sum, entry in
+            entry.value.frozen == 0 && entry.value.inconclusive == 0 && entry.key.isSubset(of: disabled)
+                ? sum + entry.value.clean : sum
+        }
     }
 
     /// A configuration (disabled set) that ran clean, never froze, disables `member` and enables at least the
@@ -84,10 +110,26 @@ struct EvidenceStore {
     func contradiction(repeats: Int) -> Set<Int>? {
         let frozen = byConfiguration.filter { $0.value.frozen > 0 }.map(\.key)
         for (disabled, evidence) in byConfiguration where evidence.frozen == 0 && evidence.inconclusive == 0 {
-            guard evidence.clean >= repeats else { continue }
+            guard !acknowledged.contains(disabled), cleanRuns(disabled) >= repeats else { continue }
             if frozen.contains(where: { disabled.isSubset(of: $0) }) { return disabled }
         }
         return nil
+    }
+
+    /// The freeze rate measured on every configuration known to hold a cause (it froze, or with ``pooling`` one
+    /// enabling fewer of its flags froze): (freezes + 0.5) / (freezes + clean runs + 1). The all-enabled runs of
+    /// the calibration are among them; the search adds its own, so the estimate sharpens as it goes. (A question
+    /// stops at a configuration's first freeze: the pooled ratio is the geometric estimate, slightly high.)
+    /// `optimistic` gives a one-sided 95 % upper bound instead (normal approximation).
+    func causeFreezeRate(optimistic: Bool = false) -> Double {
+        let holding = byConfiguration.filter { entry in
+            entry.value.frozen > 0
+                || (pooling && byConfiguration.contains { $0.value.frozen > 0 && entry.key.isSubset(of: $0.key) })
+        }
+        let frozen = Double(holding.values.reduce(0) { $0 + $1.frozen })
+        let runs = frozen + Double(holding.values.reduce(0) { $0 + $1.clean })
+        let rate = (frozen + 0.5) / (runs + 1)
+        return optimistic ? min(1, rate + 1.645 * (rate * (1 - rate) / (runs + 1)).squareRoot()) : rate
     }
 
     /// The freeze rate of a configuration: (freezes + 0.5) / (freezes + clean runs + 1). Meant for the

@@ -44,14 +44,24 @@ extension BisectSearch {
             repeats = fixed
         } else if flaky {
             // A low estimate from few runs is uncertain: measure longer before calling the repro too flaky.
-            if options.repeatsNeeded(freezeRate: evidence.freezeRate(none)) > options.maxRepeats {
+            if flakyRepeats() > options.maxRepeats {
                 try runUntil(none, total: 2 * options.flakyCalibrationRuns)
             }
-            repeats = max(repeats, options.repeatsNeeded(freezeRate: evidence.freezeRate(none)))
-            if repeats > options.maxRepeats { return .tooFlaky }
+            // Too flaky only when even an optimistic reading of the rate asks for too many clean runs; otherwise
+            // go on with at most the maximum, and the search's own runs sharpen the estimate (each restart).
+            if flakyRepeats(optimistic: true) > options.maxRepeats { return .tooFlaky }
+            repeats = min(flakyRepeats(), options.maxRepeats)
         }
-        if !flaky && options.repeats == nil { return nil }
+        if options.repeats == nil { return nil }
         return try decide(allFlags, phase: .calibrate) == .good ? nil : .notAttributable
+    }
+
+    /// The clean runs that make a configuration good for a flaky repro: what the freeze rate measured so far on
+    /// configurations holding a cause asks for (`optimistic`: its upper bound), plus one for each freeze the
+    /// search missed.
+    func flakyRepeats(optimistic: Bool = false) -> Int {
+        let needed = options.repeatsNeeded(freezeRate: evidence.causeFreezeRate(optimistic: optimistic))
+        return needed > Int.max / 2 ? needed : needed + misses
     }
 
     /// The premise of every reduction from the root: with every flag disabled the command is good. For a
@@ -173,7 +183,7 @@ extension BisectSearch {
         while evidence[none].verifyFrozen == 0 {
             // Clean re-checks lower the measured freeze rate: when that asks for more repetitions, the
             // decisions made so far were too hasty, so search again with more.
-            if flaky && options.repeats == nil && options.repeatsNeeded(freezeRate: evidence.freezeRate(none)) > repeats {
+            if flaky && options.repeats == nil && min(flakyRepeats(), options.maxRepeats) > repeats {
                 throw SearchInterrupt.restart
             }
             guard evidence[none].verifyRuns < repeats else {

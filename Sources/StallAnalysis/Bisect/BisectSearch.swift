@@ -41,8 +41,10 @@ public final class BisectSearch {
 
     private let run: Run
     var evidence = EvidenceStore()
-    var flaky = false
+    var flaky = false { didSet { evidence.pooling = flaky } }
     var repeats = 1
+    /// Freezes missed in flaky mode: each adds one clean run to what the measured freeze rate asks for.
+    var misses = 0
     /// Set once an assumption of a deterministic reduction proved wrong: reductions then run both halves.
     var strictReduce = false
     /// Set when the current reduction assumed a half holds the rest of a cause without running it.
@@ -127,6 +129,7 @@ public final class BisectSearch {
     func checkConsistency() throws {
         if !flaky && evidence.showsFlakiness { try missedFreeze("a configuration both froze and ran clean") }
         if let contradiction = evidence.contradiction(repeats: repeats) {
+            if flaky { evidence.acknowledge(contradiction) }
             try missedFreeze(
                 "disabling {\(names(contradiction).joined(separator: ","))} looked good in \(repeats) runs, but a "
                     + "configuration with fewer flags enabled froze")
@@ -139,7 +142,7 @@ public final class BisectSearch {
         if !flaky {
             flaky = true
         } else if options.repeats == nil {
-            repeats += 1
+            misses += 1
         } else {
             throw SearchInterrupt.inconsistent("\(why) (with --repeat \(repeats)); raise --repeat")
         }

@@ -13,7 +13,8 @@ public struct RunInterrupted: Error, CustomStringConvertible {
 }
 
 /// Starts commands in process groups of their own, measures the CPU time of each one's main thread (the thread
-/// whose id is the process id) from /proc, and kills whole groups: on a verdict, on timeout and on interruption.
+/// whose id is the process id) from /proc, and kills whole groups: on a verdict, on timeout and on interruption,
+/// and with them what each run left outside its group (``ProcessReaper``; this process becomes a subreaper).
 public enum ProcessRunner {
     /// One command to start: argument vector (the first is found on PATH) and extra environment variables.
     public struct Launch: Sendable {
@@ -57,6 +58,7 @@ public enum ProcessRunner {
     /// Runs every launch at once, each classified by its own classifier, and returns one observation each, in
     /// order. Each child is killed (with its group) as soon as its verdict is certain.
     public static func run(_ launches: [Launch], options: RunClassifierOptions) throws -> [BisectObservation] {
+        ProcessReaper.becomeSubreaper()
         var children: [Child] = []
         defer { children.forEach { $0.killGroup() } }
         for launch in launches { children.append(try Child(launch, options: options)) }
@@ -89,6 +91,8 @@ public enum ProcessRunner {
 private final class Child {
     let pid: pid_t
     let capturePath: String?
+    /// The run id in the child's environment: what it leaves outside its group is found by it.
+    let runID = ProcessReaper.newRunID()
     var classifier: RunClassifier
     var observation: BisectObservation?
     var reaped = false
@@ -99,6 +103,8 @@ private final class Child {
     init(_ launch: ProcessRunner.Launch, options: RunClassifierOptions) throws {
         classifier = RunClassifier(options: options)
         capturePath = options.measure == .watchdog ? launch.environment["STALLPROF_OUTPUT"] : nil
+        var launch = launch
+        launch.environment[ProcessReaper.variable] = runID
         pid = try spawn(launch)
     }
 
@@ -124,7 +130,9 @@ private final class Child {
                 }
                 return
             }
-            verdict = classifier.record(seconds: seconds, cpuSeconds: times.cpu, waitSeconds: times.wait)
+            verdict = classifier.record(
+                seconds: seconds, cpuSeconds: times.cpu, waitSeconds: times.wait,
+                voluntarySwitches: mainThreadSleeps(pid))
         }
         if let verdict {
             finish(verdict, seconds: seconds, detail: verdict == .frozen ? "frozen" : "window elapsed")
@@ -138,7 +146,8 @@ private final class Child {
         killGroup()
     }
 
-    /// Kills the child's process group: SIGTERM, then SIGKILL after the grace period; reaps the child.
+    /// Kills the child's process group: SIGTERM, then SIGKILL after the grace period; reaps the child; then kills
+    /// and reaps what the run left outside its group (``ProcessReaper``).
     func killGroup() {
         guard !killed else { return }
         killed = true
@@ -156,6 +165,7 @@ private final class Child {
             while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
             reaped = true
         }
+        ProcessReaper.killLeftovers(runID: runID)
     }
 
     private func reap() {
@@ -226,4 +236,13 @@ func mainThreadTimes(_ pid: pid_t) -> (cpu: Double, wait: Double)? {
     // After the command name: state is field 3, utime 14 and stime 15 (1-based over the whole line).
     guard fields.count > 12, let user = Double(fields[11]), let system = Double(fields[12]) else { return nil }
     return ((user + system) / Double(sysconf(Int32(_SC_CLK_TCK))), 0)
+}
+
+/// How many times the main thread of `pid` has slept voluntarily (`voluntary_ctxt_switches` in its /proc status);
+/// nil when unknown.
+func mainThreadSleeps(_ pid: pid_t) -> Int? {
+    guard let text = readWholeFile("/proc/\(pid)/task/\(pid)/status"),
+        let line = text.split(separator: "\n").first(where: { $0.hasPrefix("voluntary_ctxt_switches:") })
+    else { return nil }
+    return Int(line.dropFirst("voluntary_ctxt_switches:".count).trimmingPrefix(while: { $0 == " " || $0 == "\t" }))
 }

@@ -13,6 +13,11 @@ public struct RunClassifierOptions: Sendable, Equatable {
     /// Longest observation of one run (`--window`). A run still going at the end is good when its main thread
     /// was idle over the last `sustainedSeconds`, inconclusive otherwise. Default: 10 s.
     public var windowSeconds = 10.0
+    /// Voluntary context switches per second (sleeps: waits in a syscall) at or above which a busy main thread
+    /// is slow but healthy rather than frozen: a frozen main thread spins and never sleeps, one doing periodic
+    /// work sleeps between bursts, however little CPU a loaded machine gives it. Judged over the sustained
+    /// period, only when the switch count is known. Default: 5.
+    public var sleepsPerSecond = 5.0
     /// Time between two measurements of the main thread's CPU time. Default: 0.1 s.
     public var intervalSeconds = 0.1
     /// Where the measurements come from. Default: `.cpu`.
@@ -39,6 +44,7 @@ public struct RunClassifierOptions: Sendable, Equatable {
         guard idleThreshold >= 0, idleThreshold < busyThreshold else {
             throw AnalysisError.usage("the idle threshold must be at least 0 and below the busy threshold")
         }
+        guard sleepsPerSecond > 0 else { throw AnalysisError.usage("the sleeps per second must be above 0") }
         guard intervalSeconds >= 0.01, sustainedSeconds >= intervalSeconds else {
             throw AnalysisError.usage("the sustained period must be at least one measurement interval (\(intervalSeconds) s)")
         }
@@ -53,7 +59,7 @@ public struct RunClassifierOptions: Sendable, Equatable {
 public struct RunClassifier: Sendable {
     /// The options in use.
     public let options: RunClassifierOptions
-    private var samples: [(seconds: Double, cpu: Double, runnable: Double)] = []
+    private var samples: [Sample] = []
     private var watchdogCPU: Double?
 
     /// Creates a classifier.
@@ -61,14 +67,21 @@ public struct RunClassifier: Sendable {
 
     /// Records that at `seconds` after the start the main thread had used `cpuSeconds` of CPU in total and
     /// had waited `waitSeconds` in total for a CPU while runnable (the run-queue wait of schedstat; 0 when
-    /// unknown). Busy and idle are judged on CPU plus wait, so a spinning thread on a loaded machine, which
-    /// gets less than a whole core, still counts as busy.
-    /// Returns `.frozen` once the main thread has been busy for the sustained period, `.good` or
-    /// `.inconclusive` once the window is over, nil while the run should go on.
-    public mutating func record(seconds: Double, cpuSeconds: Double, waitSeconds: Double = 0) -> RunVerdict? {
-        samples.append((seconds, cpuSeconds, cpuSeconds + waitSeconds))
+    /// unknown), and had slept voluntarily `voluntarySwitches` times in total (`voluntary_ctxt_switches` of its
+    /// /proc status; nil when unknown). Busy and idle are judged on CPU plus wait, so a spinning thread on a
+    /// loaded machine, which gets less than a whole core, still counts as busy; a busy thread that slept at least
+    /// `sleepsPerSecond` times a second over the sustained period is working, not frozen (on a loaded machine the
+    /// wait of a thread doing light periodic work also adds up to "busy").
+    /// Returns `.frozen` once the main thread has been busy without sleeping for the sustained period, `.good`
+    /// or `.inconclusive` once the window is over, nil while the run should go on.
+    public mutating func record(
+        seconds: Double, cpuSeconds: Double, waitSeconds: Double = 0, voluntarySwitches: Int? = nil
+    ) -> RunVerdict? {
+        samples.append(Sample(seconds: seconds, cpu: cpuSeconds, runnable: cpuSeconds + waitSeconds,
+            sleeps: voluntarySwitches.map(Double.init)))
         if let first = samples.first, seconds - first.seconds >= options.sustainedSeconds - 1e-9,
-            let recent = recentUse(\.runnable), recent >= options.busyThreshold
+            let recent = recentUse(\.runnable), recent >= options.busyThreshold,
+            (recentSleeps() ?? 0) < options.sleepsPerSecond
         {
             return .frozen
         }
@@ -84,12 +97,32 @@ public struct RunClassifier: Sendable {
     /// With `.watchdog`, the CPU ratio of the stall in progress.
     public func recentCPU() -> Double? { options.measure == .watchdog ? watchdogCPU : recentUse(\.cpu) }
 
-    private func recentUse(_ measure: KeyPath<(seconds: Double, cpu: Double, runnable: Double), Double>) -> Double? {
+    /// Voluntary switches per second over the last sustained period; nil when unknown.
+    public func recentSleeps() -> Double? {
+        guard let (start, last) = recentSpan(), let first = start.sleeps, let now = last.sleeps else { return nil }
+        return (now - first) / (last.seconds - start.seconds)
+    }
+
+    private func recentUse(_ measure: KeyPath<Sample, Double>) -> Double? {
+        guard let (start, last) = recentSpan() else { return nil }
+        return (last[keyPath: measure] - start[keyPath: measure]) / (last.seconds - start.seconds)
+    }
+
+    /// The first and last measurement of the last sustained period (or what was measured of it).
+    private func recentSpan() -> (Sample, Sample)? {
         guard let last = samples.last else { return nil }
         guard let start = samples.last(where: { last.seconds - $0.seconds >= options.sustainedSeconds - 1e-9 })
             ?? samples.first, last.seconds > start.seconds
         else { return nil }
-        return (last[keyPath: measure] - start[keyPath: measure]) / (last.seconds - start.seconds)
+        return (start, last)
+    }
+
+    /// One measurement: totals since the start of the thread.
+    private struct Sample: Sendable {
+        var seconds: Double
+        var cpu: Double
+        var runnable: Double
+        var sleeps: Double?
     }
 
     /// Records what the app's watchdog capture showed at `seconds` after the start: nil when there is no
@@ -100,7 +133,7 @@ public struct RunClassifier: Sendable {
     /// there is no capture.
     public mutating func record(seconds: Double, capture: Capture?) -> RunVerdict? {
         let stall = capture?.stalls.last.flatMap { $0.isFinished ? nil : $0 }
-        samples.append((seconds, 0, 0))
+        samples.append(Sample(seconds: seconds, cpu: 0, runnable: 0, sleeps: nil))
         watchdogCPU = stall?.cpuRatio
         if let stall, stall.kind == .saturated || stall.state == .busy,
             Double(stall.durationNs) / 1e9 >= options.sustainedSeconds - 1e-9
