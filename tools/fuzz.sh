@@ -59,8 +59,8 @@ for target in capture perf sample folded diff; do
     rm -rf "$crashes"  # this run's crashes only; the corpus grows from run to run
     mkdir -p "$corpus" "$crashes"
     log="$out/$target.log"
-    # -timeout: an input taking 10 s is a hang; -rss_limit_mb: 2 GB is a leak or an unbounded buffer.
-    # Each crash is kept (-fork keeps going after one); ASan's leak check is off (the analyzer caches on purpose).
+    # A target stops at its first crash, hang (-timeout: 10 s for one input) or memory blow-up (-rss_limit_mb:
+    # 2 GB), each kept as crash-*, timeout-* or oom-*. ASan's leak check is off (caches live until exit).
     ASAN_OPTIONS=detect_leaks=0 "$out/bin/$target" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 \
         -max_len=65536 -artifact_prefix="$crashes/" -print_final_stats=1 \
         "$corpus" "$out/seeds/$target" > "$log" 2>&1 || true
