@@ -121,6 +121,10 @@ import Testing
         #expect(AppCodeRule.isAppFunction("closure #1 @Swift.MainActor () -> () in closure #3 (Foundation.Timer) -> () in chat_freeze"))
         #expect(AppCodeRule.isAppFunction("generic specialization <Swift.Int> of chat_freeze.Box.get() -> A"))
         #expect(AppCodeRule.isAppFunction("static chat_freeze.Markdown.height(of: [Block]) -> Swift.Double"))
+        // Sanitizer runtimes linked into an instrumented executable (tools/sanitize.sh address) are not app code.
+        #expect(!AppCodeRule.isAppFunction("_ZL17asan_thread_startPv") && !AppCodeRule.isAppFunction("__tsan_thread_start_func"))
+        #expect(!AppCodeRule.isAppFunction("_ZN6__asan9AsanThread11ThreadStartEy") && !AppCodeRule.isAppFunction("__interceptor_pthread_create"))
+        #expect(AppCodeRule.isAppFunction("_ZN7MyKit6layoutEv") && AppCodeRule.isAppFunction("cell_height.HostingView.layoutPass() -> ()"))
     }
 
     @Test func syscallNames() {

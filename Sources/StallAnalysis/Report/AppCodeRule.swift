@@ -78,6 +78,7 @@ final class AppCodeRule {
         // `__swift_instantiateConcreteTypeFromMangledName` and kin: runtime helpers the compiler emits into every
         // Swift binary (C-style names with the reserved `__swift_` prefix; no app function has it).
         if name.hasPrefix("__swift_") { return false }
+        if isSanitizerRuntime(name) { return false }
         if name.hasSuffix("@plt") || name.hasPrefix("outlined ") || name.hasPrefix("reabstraction thunk")
             || name.hasPrefix("partial apply forwarder for") || name.hasPrefix("merged outlined")
         {
@@ -91,6 +92,15 @@ final class AppCodeRule {
         }
         return !(subject == "Swift" || subject.hasPrefix("Swift.") || subject.hasPrefix("(extension in Swift):")
             || subject.hasPrefix("static Swift.") || subject.hasPrefix("static (extension in Swift):"))
+    }
+
+    /// True for the sanitizer runtimes (ASan, TSan, ...) that `-sanitize=` links into the executable: their
+    /// thread start wrappers (`asan_thread_start`, `__tsan_thread_start_func`) and interceptors are not app code.
+    static func isSanitizerRuntime(_ name: String) -> Bool {
+        let runtimes = ["__asan", "__tsan", "__lsan", "__ubsan", "__msan", "__sanitizer", "__interceptor_"]
+        if runtimes.contains(where: { name.hasPrefix($0) || name.hasPrefix("_" + $0) }) { return true }
+        // C++ names of the runtimes' internals stay mangled (`_ZN6__asan...`, `_ZL17asan_thread_startPv`).
+        return name.hasPrefix("_Z") && (runtimes.contains { name.contains($0) } || name.contains("asan_thread_start"))
     }
 
     /// What follows the last ` in ` outside brackets: the function or module a closure or witness belongs to.

@@ -1,0 +1,78 @@
+#!/usr/bin/env bash
+# Fuzzes every input parser with libFuzzer (swiftc -sanitize=fuzzer,address), SECONDS each (default 60):
+# capture (CaptureReader.parse, fold, report), perf script, macOS sample, folded, differential folded (and diff).
+# The targets (tools/fuzz/*.swift) are built against the StallFormat and StallAnalysis sources in .build/fuzz,
+# apart from the package's build; seeds come from the test fixtures and a few generated captures.
+# Prints each target's executions and crashes; exits 0 only when none crashed (crashing inputs are kept in
+# .build/fuzz/crashes/TARGET/ and their paths printed).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+seconds="${1:-60}"
+root="$PWD"
+out="$root/.build/fuzz"
+flags=(-sanitize=fuzzer,address -parse-as-library -enable-testing -Onone -g)
+mkdir -p "$out/lib" "$out/bin"
+quiet() { grep -v -e 'ld.gold: warning: Cannot export local symbol' || true; }
+
+echo "fuzz: building the targets in $out"
+swiftc "${flags[@]}" -module-name StallFormat -emit-library -static -emit-module \
+    -emit-module-path "$out/lib/StallFormat.swiftmodule" -o "$out/lib/libStallFormat.a" Sources/StallFormat/*.swift 2>&1 | quiet
+swiftc "${flags[@]}" -I "$out/lib" -module-name StallAnalysis -emit-library -static -emit-module \
+    -emit-module-path "$out/lib/StallAnalysis.swiftmodule" -o "$out/lib/libStallAnalysis.a" \
+    $(find Sources/StallAnalysis -name '*.swift' | sort) 2>&1 | quiet
+link() {  # NAME SOURCE [DEFINES...]
+    local name="$1" source="$2"; shift 2
+    swiftc "${flags[@]}" "$@" -I "$out/lib" -L "$out/lib" -lStallAnalysis -lStallFormat \
+        -module-name "fuzz_$name" "$source" -o "$out/bin/$name" 2>&1 | quiet
+    [ -x "$out/bin/$name" ] || { echo "fuzz: could not build $name" >&2; exit 2; }
+}
+link capture tools/fuzz/capture.swift
+link perf tools/fuzz/text.swift -D FUZZ_PERF
+link sample tools/fuzz/text.swift -D FUZZ_SAMPLE
+link folded tools/fuzz/text.swift -D FUZZ_FOLDED
+link diff tools/fuzz/diff.swift
+swiftc -parse-as-library -module-name FuzzSeeds Sources/StallFormat/*.swift tools/fuzz/seeds.swift \
+    -o "$out/bin/seeds" 2>&1 | quiet
+
+# Seeds: the fixtures of each format (copied, so the fuzzer's new inputs never land in Tests/).
+fixtures=Tests/StallAnalysisTests/Fixtures
+rm -rf "$out/seeds"
+mkdir -p "$out/seeds"/{capture,perf,sample,folded,diff}
+"$out/bin/seeds" "$out/seeds/capture"
+cp "$fixtures/perf-script.txt" "$out/seeds/perf/"
+cp "$fixtures/sample-report.txt" "$out/seeds/sample/"
+cp "$fixtures/folded-mixed.txt" "$fixtures"/flamegraph/*.folded "$out/seeds/folded/"
+cp "$fixtures"/flamegraph/*.folded "$out/seeds/diff/"
+# A differential seed (two counts per line) and a diff pair (before NUL after).
+printf 'main;a;b 3 5\nmain;a 1 0\nmain;c 0 2\n' > "$out/seeds/diff/two-counts.folded"
+{ cat "$fixtures/flamegraph/before.folded"; printf '\0'; cat "$fixtures/flamegraph/after.folded"; } \
+    > "$out/seeds/diff/pair.folded"
+for extra in "$fixtures"/regressions/*/*; do  # crashing inputs fixed earlier: regression seeds
+    [ -f "$extra" ] || continue
+    target=$(basename "$(dirname "$extra")")
+    [ -d "$out/seeds/$target" ] && cp "$extra" "$out/seeds/$target/"
+done
+
+failed=0
+for target in capture perf sample folded diff; do
+    corpus="$out/corpus/$target" crashes="$out/crashes/$target"
+    rm -rf "$crashes"  # this run's crashes only; the corpus grows from run to run
+    mkdir -p "$corpus" "$crashes"
+    log="$out/$target.log"
+    # A target stops at its first crash, hang (-timeout: 10 s for one input) or memory blow-up (-rss_limit_mb:
+    # 2 GB), each kept as crash-*, timeout-* or oom-*. ASan's leak check is off (caches live until exit).
+    ASAN_OPTIONS=detect_leaks=0 "$out/bin/$target" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 \
+        -max_len=65536 -artifact_prefix="$crashes/" -print_final_stats=1 \
+        "$corpus" "$out/seeds/$target" > "$log" 2>&1 || true
+    execs=$(grep -m1 -o 'stat::number_of_executed_units: *[0-9]*' "$log" | grep -o '[0-9]*$' || echo 0)
+    found=$(find "$crashes" -type f | sort)
+    count=$(printf '%s' "$found" | grep -c . || true)
+    printf 'fuzz: %-8s %10s executions, %s crashes\n' "$target" "$execs" "$count"
+    if [ "$count" -gt 0 ]; then
+        failed=1
+        printf '  %s\n' $found
+        grep -m3 -E 'Fatal error|ERROR: (AddressSanitizer|libFuzzer)|SUMMARY' "$log" | sed 's/^/  /' || true
+        echo "  log: $log"
+    fi
+done
+exit "$failed"
