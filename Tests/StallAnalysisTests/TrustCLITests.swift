@@ -158,14 +158,7 @@ struct TrustCLITests {
         let received = Received()
         let reader = Thread {
             let fd = open(fifo, O_RDONLY)
-            var bytes: [UInt8] = [], buffer = [UInt8](repeating: 0, count: 4096)
-            while fd >= 0 {
-                let n = read(fd, &buffer, buffer.count)
-                if n <= 0 { break }
-                bytes += buffer[..<n]
-            }
-            close(fd)
-            received.finish(String(decoding: bytes, as: UTF8.self))
+            received.finish(Self.readToEnd(fd))
         }
         reader.start()
         let (status, _, err) = try Self.run(["fold", "-o", fifo, "-"], input: "a;b 3\n")
@@ -191,14 +184,7 @@ struct TrustCLITests {
         let received = Received()
         let reader = Thread {
             let fd = accept(server, nil, nil)
-            var bytes: [UInt8] = [], buffer = [UInt8](repeating: 0, count: 4096)
-            while fd >= 0 {
-                let n = read(fd, &buffer, buffer.count)
-                if n <= 0 { break }
-                bytes += buffer[..<n]
-            }
-            close(fd)
-            received.finish(String(decoding: bytes, as: UTF8.self))
+            received.finish(Self.readToEnd(fd))
         }
         reader.start()
         let (status, _, err) = try Self.run(["fold", "-o", path, "-"], input: "a;b 3\n")
@@ -229,5 +215,19 @@ final class Received: @unchecked Sendable {
         let deadline = Date().addingTimeInterval(30)
         while text == nil, condition.wait(until: deadline) {}
         return text
+    }
+}
+
+extension TrustCLITests {
+    /// Everything `fd` delivers until end of file (nothing for a descriptor below 0), as text; closes it.
+    static func readToEnd(_ fd: Int32) -> String {
+        var bytes: [UInt8] = [], buffer = [UInt8](repeating: 0, count: 4096)
+        while fd >= 0 {
+            let n = read(fd, &buffer, buffer.count)
+            if n <= 0 { break }
+            bytes += buffer[..<n]
+        }
+        close(fd)
+        return String(decoding: bytes, as: UTF8.self)
     }
 }
