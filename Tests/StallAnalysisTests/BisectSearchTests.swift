@@ -160,41 +160,4 @@ import Testing
         let outcome = try search(SimulatedRepro(causes: [["f1", "f8"]]), options: options)
         #expect(sorted(outcome.causes) == [["f1", "f8"]])
     }
-
-    /// 70 % freeze rate, AND pair placed by the seed: the right answer within 90 runs for at least 99 % of 400
-    /// fixed seeds (deterministic: the generator is seeded). tools/bench-bisect.sh measures 6000 seeds.
-    @Test func flakyAndPair() throws {
-        var failures: [Int] = []
-        for seed in 1...400 {
-            let first = seed % 12
-            let pair = ["f\(first)", "f\((first + 1 + (seed / 12) % 11) % 12)"].sorted()
-            let outcome = try search(SimulatedRepro(causes: [Set(pair)], freezeRate: 0.7, seed: UInt64(seed)))
-            let right = outcome.verdict == .found && sorted(outcome.causes) == [pair]
-            if !right || outcome.trials.count > 90 { failures.append(seed) }
-        }
-        #expect(failures.count <= 4, "seeds \(failures)")
-    }
-
-    /// 50 % freeze rate, the same 400 seeds: the right answer for at least 98 % of them, within 90 runs for at
-    /// least 90 % (before the pooled evidence and the freeze rate measured during the search: 95 % and 77 %).
-    @Test func fiftyPercentFlakyAndPair() throws {
-        var (wrong, over90) = (0, 0)
-        for seed in 1...400 {
-            let first = seed % 12
-            let pair = ["f\(first)", "f\((first + 1 + (seed / 12) % 11) % 12)"].sorted()
-            let outcome = try search(SimulatedRepro(causes: [Set(pair)], freezeRate: 0.5, seed: UInt64(seed)))
-            if outcome.verdict != .found || sorted(outcome.causes) != [pair] {
-                wrong += 1
-            } else if outcome.trials.count > 90 {
-                over90 += 1
-            }
-        }
-        #expect(wrong <= 8, "wrong or no answer for \(wrong) of 400 seeds")
-        #expect(wrong + over90 <= 40, "\(wrong + over90) of 400 seeds not right within 90 runs")
-    }
-
-    @Test func tooFlakySaysSo() throws {
-        let outcome = try search(SimulatedRepro(causes: [["f4"]], freezeRate: 0.15, seed: 7))
-        #expect(outcome.verdict == .tooFlaky || outcome.verdict == .notReproducible)
-    }
 }

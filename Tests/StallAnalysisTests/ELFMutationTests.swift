@@ -6,18 +6,6 @@ import Testing
 /// A real ELF file with its header and section headers overwritten by random values (a fixed seed): parsing and
 /// lookups never trap and never read outside the file.
 @Suite struct ELFMutationTests {
-    /// SplitMix64: deterministic, so a failure reproduces.
-    struct Generator: RandomNumberGenerator {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-    }
-
     @Test func mutatedSectionHeadersNeverTrap() throws {
         let original = try [UInt8](Data(contentsOf: URL(fileURLWithPath: "/usr/bin/true")))
         try #require(original.count > 4096 && original[0] == 0x7f)
@@ -25,7 +13,7 @@ import Testing
         let tableEnd = min(original.count, sectionTable + 64 * 40)
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("elf-mutation-\(getpid())").path
         defer { unlink(path) }
-        var random = Generator(state: 9)
+        var random = SplitMix64(state: 9)  // deterministic, so a failure reproduces
         var parsed = 0
         for round in 0..<400 {
             var bytes = original

@@ -1,12 +1,13 @@
 // stallprof-bench-bisect: run counts of `BisectSearch` on simulated repros (tools/bench-bisect.sh runs it).
 //
-//   stallprof-bench-bisect [--seeds N] [--calibration N] [--flaky-calibration N] [--miss P]
+//   stallprof-bench-bisect [--seeds N] [--calibration N] [--flaky-calibration N] [--flaky-measure N] [--miss P]
 //
 // The options override BisectSearchOptions' defaults, to compare settings.
 //
 // Deterministic repros: mean and worst runs over every placement of the culprits (sampled for large n) for
 // n = 8, 12, 16, 32, 64 flags with one culprit, an AND pair and an OR pair. Flaky repro: 12 flags, an AND
-// pair (placed by the seed), freeze rate 70 % and 50 %, over N seeds: how often the answer is right, and the distribution of runs.
+// pair (placed by the seed), freeze rate 70 % and 50 %, over N seeds: how often the answer is right, and the distribution of runs;
+// then an OR pair, an AND of three and an AND of four (up to 300 seeds). BENCH_TRACE=SEED prints one search's runs.
 // With BENCH_DEBUG set, one line per flaky seed that ends wrong or over 90 runs.
 #if canImport(Glibc)
 import Glibc
@@ -22,9 +23,10 @@ while let argument = arguments.next() {
     case "--seeds" where value >= 1: seeds = Int(value)
     case "--calibration" where value >= 1: options.deterministicCalibrationRuns = Int(value)
     case "--flaky-calibration" where value >= 1: options.flakyCalibrationRuns = Int(value)
+    case "--flaky-measure" where value >= 1: options.flakyMeasureRuns = Int(value)
     case "--miss" where value > 0 && value < 1: options.missProbability = value
     default:
-        print("usage: stallprof-bench-bisect [--seeds N] [--calibration N] [--flaky-calibration N] [--miss P]")
+        print("usage: stallprof-bench-bisect [--seeds N] [--calibration N] [--flaky-calibration N] [--flaky-measure N] [--miss P]")
         exit(64)
     }
 }
@@ -112,6 +114,10 @@ for rate in [0.7, 0.5] {
             print("seed \(seed): \(outcome.verdict) \(outcome.causes) runs \(count) repeats \(outcome.repeats) calib rate \(outcome.freezeRate ?? -1) \(outcome.message ?? "") phases "
                 + Dictionary(grouping: outcome.trials, by: { "\($0.phase)" }).map { "\($0.key) \($0.value.count)" }.sorted().joined(separator: ", "))
         }
+        if let trace = getenv("BENCH_TRACE"), Int(String(cString: trace)) == seed {
+            print("seed \(seed), pair \(pair.sorted()), freeze rate \(rate):")
+            for trial in outcome.trials { print("  \(trial.phase) disabled \(trial.disabled): \(trial.verdict)") }
+        }
         if correct && count <= 90 { within90 += 1 }
         verdicts[correct ? "right" : "\(outcome.verdict.rawValue)\(outcome.verdict == .found ? " (wrong)" : "")", default: 0] += 1
         counts.append(count)
@@ -123,4 +129,25 @@ for rate in [0.7, 0.5] {
     print("  runs: median \(counts[counts.count / 2]), 90th percentile \(counts[counts.count * 9 / 10]), "
         + "99th \(counts[counts.count * 99 / 100]), worst \(counts.last!)")
     print("  outcomes: " + verdicts.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", "))
+}
+
+// Other shapes of flaky causes, 12 flags, placed by the seed: an OR pair, an AND of three (the largest cause
+// the flaky search's hypotheses cover) and an AND of four (found by halving instead).
+print("\nOther flaky shapes, 12 flags, \(min(seeds, 300)) seeds: right answer, median / 90th percentile runs")
+for (name, size, or, rate) in [("OR pair", 2, true, 0.5), ("AND of three", 3, false, 0.7), ("AND of four", 4, false, 0.8)] {
+    let flags = (0..<12).map { "f\($0)" }
+    var right = 0
+    var counts: [Int] = []
+    for seed in 1...min(seeds, 300) {
+        var generator = SplitMix64(state: UInt64(seed) &* 0x9E37_79B9_7F4A_7C15)
+        let members = Array(flags.shuffled(using: &generator).prefix(size))
+        let causes: [Set<String>] = or ? members.map { [$0] } : [Set(members)]
+        let (outcome, count) = runs(causes, flags: flags, freezeRate: rate, seed: UInt64(seed))
+        if getenv("BENCH_DEBUG") != nil { print("  \(name) seed \(seed) \(causes) -> \(outcome.verdict) \(outcome.causes) \(count)") }
+        if outcome.verdict == .found && Set(outcome.causes.map(Set.init)) == Set(causes) { right += 1 }
+        counts.append(count)
+    }
+    counts.sort()
+    print("  \(name), freeze rate \(Int(rate * 100)) %: \((Double(right) * 1000 / Double(counts.count)).rounded() / 10) %, "
+        + "\(counts[counts.count / 2]) / \(counts[counts.count * 9 / 10]) runs")
 }

@@ -46,16 +46,18 @@ enum ConfigurationStatus: Equatable {
 /// that no configuration runs more often than the search needs, and to detect contradictions.
 struct EvidenceStore {
     private(set) var byConfiguration: [Set<Int>: ConfigurationEvidence] = [:]
-    /// Count, for a configuration, the clean runs of every configuration that enables at least its flags and
-    /// never froze (set for a flaky repro). Freezing is monotone in the enabled flags: if the configuration held a
-    /// cause, each of those runs would have frozen with the measured rate, so each clean one is evidence that it
-    /// holds none. A configuration that froze is left out: its clean runs are noise around a known cause.
-    /// With it, a configuration also reproduces when one that enables fewer of its flags froze (it holds that
+    /// Let a configuration be judged by others (set for a flaky repro). Freezing is monotone in the enabled flags:
+    /// a configuration is good when one that enables at least its flags and never froze ran clean often enough
+    /// (see ``cleanRuns(_:)``), and it reproduces when one that enables fewer of its flags froze (it holds that
     /// cause too).
     var pooling = false
     /// Configurations whose pooled clean runs were shown to be misses (a configuration enabling fewer flags
     /// froze); each raised the clean runs required once, and ``contradiction(repeats:)`` skips them after that.
     private(set) var acknowledged: Set<Set<Int>> = []
+
+    /// The causes (flag indices) the current search has found so far: with ``pooling``, every configuration
+    /// enabling one of them holds a cause, so its runs measure the freeze rate. Reset when the search restarts.
+    var foundCauses: [Set<Int>] = []
 
     /// Records that the miss at `disabled` has been acted on.
     mutating func acknowledge(_ disabled: Set<Int>) { acknowledged.insert(disabled) }
@@ -77,13 +79,16 @@ struct EvidenceStore {
         return cleanRuns(disabled) >= repeats ? .good : .undecided
     }
 
-    /// The clean runs that speak for `disabled`: its own, and with ``pooling`` those of every configuration that
-    /// disables a subset of its flags and has only clean runs.
+    /// The clean runs that speak for `disabled`: its own, and with ``pooling`` the most of any configuration that
+    /// disables a subset of its flags and has only clean runs (one judged good makes every configuration enabling
+    /// fewer flags good). Runs of different configurations are never summed: the configurations that froze would
+    /// be left out of the sum, and the clean runs of a dozen configurations that each ran once, all holding the
+    /// cause, would add up to "good".
     func cleanRuns(_ disabled: Set<Int>) -> Int {
         guard pooling else { return self[disabled].clean }
-        return byConfiguration.reduce(0) { sum, entry in
+        return byConfiguration.reduce(0) { most, entry in
             entry.value.frozen == 0 && entry.value.inconclusive == 0 && entry.key.isSubset(of: disabled)
-                ? sum + entry.value.clean : sum
+                ? max(most, entry.value.clean) : most
         }
     }
 
@@ -98,6 +103,9 @@ struct EvidenceStore {
         return clean.keys.map { $0.sorted() }
             .max { $0.count != $1.count ? $0.count < $1.count : $1.lexicographicallyPrecedes($0) }.map(Set.init)
     }
+
+    /// The configurations (disabled sets) that froze at least once.
+    var frozenConfigurations: [Set<Int>] { byConfiguration.filter { $0.value.frozen > 0 }.map(\.key) }
 
     /// True when some configuration ran clean.
     var hasCleanRun: Bool { byConfiguration.values.contains { $0.clean > 0 } }
@@ -117,7 +125,7 @@ struct EvidenceStore {
     }
 
     /// The freeze rate measured on every configuration known to hold a cause (it froze, or with ``pooling`` one
-    /// enabling fewer of its flags froze): (freezes + 0.5) / (freezes + clean runs + 1). The all-enabled runs of
+    /// enabling fewer of its flags froze, or it enables one of ``foundCauses``): (freezes + 0.5) / (freezes + clean runs + 1). The all-enabled runs of
     /// the calibration are among them; the search adds its own, so the estimate sharpens as it goes. (A question
     /// stops at a configuration's first freeze: the pooled ratio is the geometric estimate, slightly high.)
     /// `optimistic` gives a one-sided 95 % upper bound instead (normal approximation).
@@ -125,6 +133,7 @@ struct EvidenceStore {
         let holding = byConfiguration.filter { entry in
             entry.value.frozen > 0
                 || (pooling && byConfiguration.contains { $0.value.frozen > 0 && entry.key.isSubset(of: $0.key) })
+                || (pooling && foundCauses.contains { $0.isDisjoint(with: entry.key) })
         }
         let frozen = Double(holding.values.reduce(0) { $0 + $1.frozen })
         let runs = frozen + Double(holding.values.reduce(0) { $0 + $1.clean })

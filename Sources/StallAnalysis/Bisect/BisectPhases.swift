@@ -34,21 +34,20 @@ extension BisectSearch {
     func calibrate() throws -> BisectVerdict? {
         let none = Set<Int>()
         try runUntil(none, total: options.deterministicCalibrationRuns)
-        let first = evidence[none]
-        flaky = flaky || first.frozen < first.total
-        if first.frozen == 0 || (flaky && options.repeats == nil) {
-            try runUntil(none, total: options.flakyCalibrationRuns)
-            if evidence[none].frozen == 0 { return .notReproducible }
-        }
+        flaky = flaky || evidence[none].frozen < evidence[none].total
+        // Not frozen yet: run until the first freeze, at most `flakyCalibrationRuns` times in all.
+        try runUntil(none, total: options.flakyCalibrationRuns) { $0.frozen > 0 }
+        if evidence[none].frozen == 0 { return .notReproducible }
         if let fixed = options.repeats {
             repeats = fixed
         } else if flaky {
-            // A low estimate from few runs is uncertain: measure longer before calling the repro too flaky.
-            if flakyRepeats() > options.maxRepeats {
-                try runUntil(none, total: 2 * options.flakyCalibrationRuns)
+            try runUntil(none, total: options.flakyMeasureRuns)
+            // A rate that asks for too many clean runs measures longer first; too flaky only when even an
+            // optimistic reading of it does. Otherwise go on with at most the maximum: the search's own runs
+            // sharpen the estimate (each cause found, each restart).
+            try runUntil(none, total: 2 * options.flakyCalibrationRuns) { _ in
+                self.flakyRepeats() <= self.options.maxRepeats
             }
-            // Too flaky only when even an optimistic reading of the rate asks for too many clean runs; otherwise
-            // go on with at most the maximum, and the search's own runs sharpen the estimate (each restart).
             if flakyRepeats(optimistic: true) > options.maxRepeats { return .tooFlaky }
             repeats = min(flakyRepeats(), options.maxRepeats)
         }
@@ -72,8 +71,11 @@ extension BisectSearch {
         if try decide(allFlags, phase: .calibrate) != .good { throw SearchInterrupt.stop(.notAttributable) }
     }
 
-    private func runUntil(_ disabled: Set<Int>, total: Int) throws {
-        while evidence[disabled].total < total {
+    /// Runs `disabled` until it has run `total` times, or `done` says its runs are enough.
+    private func runUntil(
+        _ disabled: Set<Int>, total: Int, done: (ConfigurationEvidence) -> Bool = { _ in false }
+    ) throws {
+        while evidence[disabled].total < total, !done(evidence[disabled]) {
             let count = min(options.parallelism, total - evidence[disabled].total)
             try execute(Array(repeating: disabled, count: count), phase: .calibrate)
         }
@@ -83,6 +85,7 @@ extension BisectSearch {
     /// other cause differ in some member, and the branch that disables that member keeps the other cause.
     func findCauses() throws -> CauseTree {
         var tree = CauseTree()
+        evidence.foundCauses = []
         var queue: [Set<Int>] = [[]]
         var visited: Set<Set<Int>> = []
         var next = 0
@@ -103,7 +106,7 @@ extension BisectSearch {
                 // not yield one cause per flag.
                 if !tree.causes.isEmpty { try requireAllDisabledGood() }
                 assumed = false
-                let found = try reduce(forced: [], candidates: enabled.sorted())
+                let found = flaky ? try locate(in: enabled) : try reduce(forced: [], candidates: enabled.sorted())
                 if assumed, !(try reproduces(enabled: found)) {
                     // A half assumed to hold the rest of the cause did not (a cause of three or more flags split
                     // across it, or a missed freeze): search again, running both halves.
@@ -123,6 +126,11 @@ extension BisectSearch {
                 }
                 try checkMinimal(found)
                 tree.causes.append(found)
+                evidence.foundCauses.append(found)
+                if flaky, options.repeats == nil {
+                    // The runs that located the cause measure the freeze rate too: decide the branches with it.
+                    repeats = min(flakyRepeats(), options.maxRepeats)
+                }
                 cause = found
             }
             queue += cause!.sorted().map { node.union([$0]) }

@@ -8,9 +8,12 @@ public struct BisectSearchOptions: Sendable {
     /// (then one clean run makes a configuration good, and every later run is checked for signs of flakiness:
     /// the first sign starts the full calibration). Default: 1.
     public var deterministicCalibrationRuns = 1
-    /// Runs of the all-enabled configuration used to estimate the freeze rate once the repro proved flaky.
-    /// Default: 10.
+    /// Runs of the all-enabled configuration without a freeze that make the repro `not-reproducible`; once it
+    /// froze, half of the most runs spent measuring a low freeze rate before calling it `too-flaky`. Default: 10.
     public var flakyCalibrationRuns = 10
+    /// Runs of the all-enabled configuration that first measure the freeze rate of a flaky repro; the search's own
+    /// runs refine it (those of every configuration holding a cause found). Default: 4.
+    public var flakyMeasureRuns = 4
     /// Accepted probability that one configuration judged good is in fact a missed freeze. With a measured
     /// freeze rate p, a configuration is good after k clean runs with (1 - p)^k <= this. Default: 0.01.
     public var missProbability = 0.01

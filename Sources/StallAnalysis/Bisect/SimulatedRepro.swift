@@ -9,14 +9,14 @@ public final class SimulatedRepro: @unchecked Sendable {
     public let crashWhenDisabled: Set<String>
     /// Runs made so far.
     public private(set) var runs = 0
-    private var state: UInt64
+    private var generator: SplitMix64
 
     /// Creates a simulated repro.
     public init(causes: [Set<String>], freezeRate: Double = 1, crashWhenDisabled: Set<String> = [], seed: UInt64 = 1) {
         self.causes = causes
         self.freezeRate = freezeRate
         self.crashWhenDisabled = crashWhenDisabled
-        state = seed
+        generator = SplitMix64(state: seed)
     }
 
     /// One run with `disabled` disabled.
@@ -33,13 +33,24 @@ public final class SimulatedRepro: @unchecked Sendable {
         { configurations, _ in configurations.map(self.observe(disabled:)) }
     }
 
-    /// A uniform number in [0, 1) (SplitMix64).
-    private func nextUnit() -> Double {
+    /// A uniform number in [0, 1).
+    private func nextUnit() -> Double { Double(generator.next() >> 11) / Double(1 << 53) }
+}
+
+/// SplitMix64: a small seeded random number generator, so that simulations and tests reproduce.
+public struct SplitMix64: RandomNumberGenerator, Sendable {
+    /// The generator's state; the seed.
+    public var state: UInt64
+
+    /// Creates a generator from a seed.
+    public init(state: UInt64) { self.state = state }
+
+    /// The next 64 random bits.
+    public mutating func next() -> UInt64 {
         state &+= 0x9E37_79B9_7F4A_7C15
         var z = state
         z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
         z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        z ^= z >> 31
-        return Double(z >> 11) / Double(1 << 53)
+        return z ^ (z >> 31)
     }
 }
