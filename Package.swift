@@ -20,6 +20,7 @@ let package = Package(
         .executable(name: "chat-freeze", targets: ["chat-freeze"]),  // bisect (issue 3)
         .executable(name: "cell-height", targets: ["cell-height"]),  // saturated main thread (issue 8)
         .executable(name: "watchdog-trials", targets: ["watchdog-trials"]),  // a small stack, fork (issue 9)
+        .executable(name: "long-press", targets: ["long-press"]),  // app markers on the timeline (issue 10)
     ],
     targets: [
         .systemLibrary(
@@ -49,6 +50,8 @@ let package = Package(
         // Issue 9: a main thread with ~8 KiB of stack left when sampled; a watchdog started in a forked child.
         .executableTarget(
             name: "watchdog-trials", dependencies: ["StallSamples"], path: "samples/watchdog-trials"),
+        // Issue 10: a long-press callback that runs while the finger is down and stalls; touches marked.
+        .executableTarget(name: "long-press", dependencies: ["StallProfiler"], path: "samples/long-press"),
 
         // Benchmarks (driven by scripts in tools/).
         .executableTarget(
