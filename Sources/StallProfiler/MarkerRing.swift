@@ -13,9 +13,9 @@ import Glibc
 /// thread, the only consumer, reads published slots in order and hands them back. No producer ever waits: when
 /// the ring is full the event is dropped and counted. Nothing here allocates, takes a lock or makes a system call.
 final class MarkerRing: @unchecked Sendable {
-    /// Slots in the ring: the most markers between two drains (the watchdog drains at every step, at least four
-    /// times per threshold and at every sample during an episode).
-    static let capacity = 1024
+    /// Slots in the shared ring: the most markers between two drains (the watchdog drains at every step, at least
+    /// four times per threshold and at every sample during an episode).
+    static let defaultCapacity = 1024
     /// Bytes of one slot: kind (1), name length (1), tid (4 at 4), span id (8 at 8), time (8 at 16), name (64 at 24).
     static let slotSize = 88
     static let nameOffset = 24
@@ -27,6 +27,8 @@ final class MarkerRing: @unchecked Sendable {
     /// The ring; created by the first watchdog start, before ``active`` is first set.
     static let shared = MarkerRing()
 
+    /// Slots in this ring, a power of two.
+    let capacity: Int
     private let sequences: UnsafeMutablePointer<Atomic<UInt64>>
     private let slots: UnsafeMutableRawPointer
     private let tail = Atomic<UInt64>(0)
@@ -37,11 +39,21 @@ final class MarkerRing: @unchecked Sendable {
     /// The consumer's position (touched by the watchdog thread only, or by `start` while none runs).
     private var head: UInt64 = 0
 
-    private init() {
-        sequences = .allocate(capacity: Self.capacity)
-        for index in 0..<Self.capacity { (sequences + index).initialize(to: Atomic(UInt64(index))) }
-        slots = .allocate(byteCount: Self.capacity * Self.slotSize, alignment: 16)
-        slots.initializeMemory(as: UInt8.self, repeating: 0, count: Self.capacity * Self.slotSize)
+    /// A ring of `capacity` slots (a power of two). The watchdog uses ``shared`` (kept for the life of the
+    /// process, so a producer never writes into freed memory); tests make their own.
+    init(capacity: Int = MarkerRing.defaultCapacity) {
+        precondition(capacity > 0 && capacity & (capacity - 1) == 0, "a power of two")
+        self.capacity = capacity
+        sequences = .allocate(capacity: capacity)
+        for index in 0..<capacity { (sequences + index).initialize(to: Atomic(UInt64(index))) }
+        slots = .allocate(byteCount: capacity * Self.slotSize, alignment: 16)
+        slots.initializeMemory(as: UInt8.self, repeating: 0, count: capacity * Self.slotSize)
+    }
+
+    deinit {
+        sequences.deinitialize(count: capacity)
+        sequences.deallocate()
+        slots.deallocate()
     }
 
     /// Copies one event into a free slot, or counts it as dropped when the ring is full. `name` is at most
@@ -52,7 +64,7 @@ final class MarkerRing: @unchecked Sendable {
         let now = stallcap_monotonic_ns()
         var position = tail.load(ordering: .relaxed)
         while true {
-            let index = Int(position & UInt64(Self.capacity - 1))
+            let index = Int(position & UInt64(capacity - 1))
             let sequence = sequences[index].load(ordering: .acquiring)
             if sequence == position {
                 let (claimed, current) = tail.weakCompareExchange(
@@ -82,7 +94,7 @@ final class MarkerRing: @unchecked Sendable {
     /// Stops at the first slot a producer has claimed but not yet published: it is read at the next drain.
     func drain(_ body: (MarkerRecord) -> Void) {
         while true {
-            let index = Int(head & UInt64(Self.capacity - 1))
+            let index = Int(head & UInt64(capacity - 1))
             guard sequences[index].load(ordering: .acquiring) == head &+ 1 else { return }
             let slot = UnsafeRawPointer(slots + index * Self.slotSize)
             let kind = MarkerRecord.Kind(rawValue: slot.load(as: UInt8.self)) ?? .instant
@@ -93,7 +105,7 @@ final class MarkerRing: @unchecked Sendable {
                 kind: kind, spanID: slot.load(fromByteOffset: 8, as: UInt64.self),
                 threadID: slot.load(fromByteOffset: 4, as: Int32.self),
                 timestampNs: slot.load(fromByteOffset: 16, as: UInt64.self), name: name))
-            sequences[index].store(head &+ UInt64(Self.capacity), ordering: .releasing)
+            sequences[index].store(head &+ UInt64(capacity), ordering: .releasing)
             head &+= 1
         }
     }
