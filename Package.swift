@@ -21,6 +21,7 @@ let package = Package(
         .executable(name: "cell-height", targets: ["cell-height"]),  // saturated main thread (issue 8)
         .executable(name: "watchdog-trials", targets: ["watchdog-trials"]),  // a small stack, fork (issue 9)
         .executable(name: "long-press", targets: ["long-press"]),  // app markers on the timeline (issue 10)
+        .executable(name: "stallprof-bench-markers", targets: ["stallprof-bench-markers"]),  // issue 10
     ],
     targets: [
         .systemLibrary(
@@ -62,6 +63,10 @@ let package = Package(
         // Who holds the lock (issue 8): what one blocked-on probe costs.
         .executableTarget(
             name: "stallprof-bench-blocked", dependencies: ["CStallCapture", "StallSamples"], path: "tools/bench-blocked"),
+        // Issue 10: what a StallMarker call costs and whether it allocates (tools/bench-markers.sh).
+        .executableTarget(
+            name: "stallprof-bench-markers", dependencies: ["StallProfiler", "StallFormat"], path: "tools/bench-markers",
+            exclude: ["count-allocations.c"]),
         // Bisect (issue 3): run counts of the search on simulated repros.
         .executableTarget(name: "stallprof-bench-bisect", dependencies: ["StallAnalysis"], path: "tools/bench-bisect"),
 
