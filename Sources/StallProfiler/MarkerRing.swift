@@ -60,6 +60,7 @@ final class MarkerRing: @unchecked Sendable {
     /// ``MarkerRecord/maxNameBytes`` bytes (cut by the caller). Lock-free: it retries only when another producer
     /// claimed the same slot first.
     func push(kind: MarkerRecord.Kind, spanID: UInt64, name: UnsafeRawBufferPointer) {
+        let length = min(name.count, MarkerRecord.maxNameBytes)
         let tid = stallcap_cached_tid()
         let now = stallcap_monotonic_ns()
         var position = tail.load(ordering: .relaxed)
@@ -72,11 +73,11 @@ final class MarkerRing: @unchecked Sendable {
                 if claimed {
                     let slot = slots + index * Self.slotSize
                     slot.storeBytes(of: kind.rawValue, as: UInt8.self)
-                    slot.storeBytes(of: UInt8(name.count), toByteOffset: 1, as: UInt8.self)
+                    slot.storeBytes(of: UInt8(length), toByteOffset: 1, as: UInt8.self)
                     slot.storeBytes(of: tid, toByteOffset: 4, as: Int32.self)
                     slot.storeBytes(of: spanID, toByteOffset: 8, as: UInt64.self)
                     slot.storeBytes(of: now, toByteOffset: 16, as: UInt64.self)
-                    if let base = name.baseAddress { (slot + Self.nameOffset).copyMemory(from: base, byteCount: name.count) }
+                    if let base = name.baseAddress { (slot + Self.nameOffset).copyMemory(from: base, byteCount: length) }
                     sequences[index].store(position &+ 1, ordering: .releasing)
                     return
                 }

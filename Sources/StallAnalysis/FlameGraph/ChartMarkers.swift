@@ -53,10 +53,22 @@ public struct ChartMarker: Sendable, Equatable {
             guard episodeOf[k] == episodeOf[k + 1], times[k + 1] > times[k] else { return Double(k + 1) }
             return Double(k) + 0.5 + Double(t - times[k]) / Double(times[k + 1] - times[k])
         }
+        // Windows begin in episode order; the latest end among the first k tells whether any of them reaches t.
+        windows.sort { $0.lowerBound < $1.lowerBound }
+        var reach: [UInt64] = []
+        for window in windows { reach.append(max(reach.last ?? 0, window.upperBound)) }
+        func nearEpisode(_ start: UInt64, _ end: UInt64) -> Bool {
+            var low = 0, high = windows.count  // windows that begin at or before `end`: [0, low)
+            while low < high {
+                let mid = (low + high) / 2
+                if windows[mid].lowerBound <= end { low = mid + 1 } else { high = mid }
+            }
+            return low > 0 && reach[low - 1] >= start
+        }
         let origin = capture.process?.startMonotonicNs ?? capture.stalls.first?.begin.startNs ?? 0
         return capture.markers.compactMap { marker in
             let end = marker.kind == .instant ? marker.startNs : marker.durationNs.map { marker.startNs &+ $0 } ?? .max
-            guard windows.contains(where: { $0.lowerBound <= end && marker.startNs <= $0.upperBound }) else { return nil }
+            guard nearEpisode(marker.startNs, end) else { return nil }
             let at = ReportFormat.threeDecimals(Double(marker.startNs &- min(origin, marker.startNs)) / 1e6)
             var title = "\(marker.name) (\(marker.kind.rawValue) at \(at) ms"
             if marker.kind == .interval {

@@ -16,6 +16,38 @@ public struct MarkerSummary: Sendable, Equatable {
     public var tid: Int32
 }
 
+/// A capture's markers by start time, with the latest end among the first k, so that the markers overlapping a
+/// window are found without scanning them all for every episode.
+struct MarkerIndex {
+    let markers: [MarkerSummary]
+    private let reach: [Double]
+
+    /// `markers` must be sorted by start.
+    init(_ markers: [MarkerSummary]) {
+        self.markers = markers
+        var reach: [Double] = []
+        for m in markers {
+            let end = m.kind == .instant ? m.startMs : m.startMs + (m.durationMs ?? .infinity)
+            reach.append(max(reach.last ?? -.infinity, end))
+        }
+        self.reach = reach
+    }
+
+    /// The markers whose time overlaps `[low, high]`, by start time.
+    func overlapping(_ low: Double, _ high: Double) -> [MarkerSummary] {
+        var lower = 0, upper = markers.count  // markers that start at or before `high`: [0, lower)
+        while lower < upper {
+            let mid = (lower + upper) / 2
+            if markers[mid].startMs <= high { lower = mid + 1 } else { upper = mid }
+        }
+        var first = lower  // back while some earlier marker may still reach `low`
+        while first > 0 && reach[first - 1] >= low { first -= 1 }
+        return markers[first..<lower].filter { m in
+            (m.kind == .instant ? m.startMs : m.startMs + (m.durationMs ?? .infinity)) >= low
+        }
+    }
+}
+
 extension StallReport {
     /// Markers shown with an episode: those that overlap the episode or the second before or after it.
     public static let markerMarginNs: UInt64 = 1_000_000_000
@@ -38,14 +70,10 @@ extension StallReport {
     }
 
     /// The markers that overlap `episode` widened by ``markerMarginNs`` on each side (an interval that never
-    /// ended runs to the end of time).
-    static func markers(_ all: [MarkerSummary], around episode: EpisodeSummary) -> [MarkerSummary] {
+    /// ended runs to the end of time), in `index`'s order.
+    static func markers(_ index: MarkerIndex, around episode: EpisodeSummary) -> [MarkerSummary] {
         let margin = Double(markerMarginNs) / 1e6
-        let low = episode.startMs - margin, high = episode.startMs + episode.durationMs + episode.pausedMs + margin
-        return all.filter { marker in
-            let end = marker.kind == .instant ? marker.startMs : marker.startMs + (marker.durationMs ?? .infinity)
-            return marker.startMs <= high && end >= low
-        }
+        return index.overlapping(episode.startMs - margin, episode.startMs + episode.durationMs + episode.pausedMs + margin)
     }
 
     /// A marker as JSON: `name`, `kind`, `startMs`, `durationMs` (intervals only; null when never ended), `tid`,

@@ -46,8 +46,8 @@ public struct StallReport: Sendable {
             let symbolizer = Symbolizer(images: capture.images, options: options.capture.symbolizer)
             let rule = AppCodeRule(images: capture.images, executable: capture.process?.executable)
             let architecture = SyscallNames.architecture(ofExecutable: capture.process?.executable)
-            let captureMarkers = Self.markers(of: capture, index: index)
-            markers += captureMarkers
+            let captureMarkers = MarkerIndex(Self.markers(of: capture, index: index))
+            markers += captureMarkers.markers
             for stall in capture.stalls where options.capture.accepts(stall) {
                 var builder = ProfileBuilder()
                 var collected: [(names: [String], app: [Bool])] = []
