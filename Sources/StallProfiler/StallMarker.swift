@@ -17,7 +17,8 @@ import StallFormat
 ///   read in place), never a wait: when the ring is full, the marker is dropped and counted (the capture says how
 ///   many).
 /// - Callable from any thread. Names keep at most 63 bytes of UTF-8 (``MarkerRecord/maxNameBytes``), cut at a
-///   Unicode scalar boundary.
+///   Unicode scalar boundary. A string literal takes the `String` overload (an immortal string, read in place);
+///   the `StaticString` overloads serve names already typed `StaticString`.
 public enum StallMarker {
     /// An interval begun with ``StallMarker/begin(_:)-(StaticString)``; ``end()`` ends it.
     public struct Span: Sendable, Hashable {

@@ -21,6 +21,7 @@ func now() -> UInt64 {
 }
 
 let native = "cell " + String(calls)  // built at run time: a native string
+let staticName: StaticString = "touchDown"
 let long = String(repeating: "layout pass ", count: 10)  // 120 bytes: cut to 63
 
 /// Runs `body` `count` times in batches of 256 with a pause of 2 ms between batches (so the watchdog, which
@@ -49,7 +50,8 @@ func measure(_ label: String, _ count: Int, _ body: () -> Void) {
 
 func run(_ title: String) {
     print(title)
-    measure("mark(StaticString)", calls) { StallMarker.mark("touchDown") }
+    measure("mark(StaticString)", calls) { StallMarker.mark(staticName) }
+    measure("mark(\"literal\"), the String overload", calls) { StallMarker.mark("touchDown") }
     measure("mark(String), native", calls) { StallMarker.mark(native) }
     measure("mark(String), 120 bytes cut to 63", calls) { StallMarker.mark(long) }
     measure("begin + end", calls / 2) { StallMarker.begin("perform").end() }
