@@ -20,6 +20,8 @@ let package = Package(
         .executable(name: "chat-freeze", targets: ["chat-freeze"]),  // bisect (issue 3)
         .executable(name: "cell-height", targets: ["cell-height"]),  // saturated main thread (issue 8)
         .executable(name: "watchdog-trials", targets: ["watchdog-trials"]),  // a small stack, fork (issue 9)
+        .executable(name: "long-press", targets: ["long-press"]),  // app markers on the timeline (issue 10)
+        .executable(name: "stallprof-bench-markers", targets: ["stallprof-bench-markers"]),  // issue 10
     ],
     targets: [
         .systemLibrary(
@@ -49,6 +51,8 @@ let package = Package(
         // Issue 9: a main thread with ~8 KiB of stack left when sampled; a watchdog started in a forked child.
         .executableTarget(
             name: "watchdog-trials", dependencies: ["StallSamples"], path: "samples/watchdog-trials"),
+        // Issue 10: a long-press callback that runs while the finger is down and stalls; touches marked.
+        .executableTarget(name: "long-press", dependencies: ["StallProfiler"], path: "samples/long-press"),
 
         // Benchmarks (driven by scripts in tools/).
         .executableTarget(
@@ -59,6 +63,10 @@ let package = Package(
         // Who holds the lock (issue 8): what one blocked-on probe costs.
         .executableTarget(
             name: "stallprof-bench-blocked", dependencies: ["CStallCapture", "StallSamples"], path: "tools/bench-blocked"),
+        // Issue 10: what a StallMarker call costs and whether it allocates (tools/bench-markers.sh).
+        .executableTarget(
+            name: "stallprof-bench-markers", dependencies: ["StallProfiler", "StallFormat"], path: "tools/bench-markers",
+            exclude: ["count-allocations.c"]),
         // Bisect (issue 3): run counts of the search on simulated repros.
         .executableTarget(name: "stallprof-bench-bisect", dependencies: ["StallAnalysis"], path: "tools/bench-bisect"),
 

@@ -15,6 +15,11 @@ public struct Capture: Sendable {
     /// Records the writer dropped because the file did not accept writes (disk full, file size limit), in file
     /// order. Default: none.
     public var drops: [DroppedRecord] = []
+    /// The app's markers (`StallMarker`), by start time; intervals paired from their begin and end records.
+    /// Default: none (captures written before markers existed have none).
+    public var markers: [Marker] = []
+    /// Markers the watchdog lost because the app marked faster than its ring was drained. Default: 0.
+    public var droppedMarkers: UInt64 = 0
     /// Samples dropped in all, from ``drops``.
     public var droppedSamples: UInt64 { drops.reduce(0) { $0 &+ $1.sampleCount } }
     /// Problems the reader tolerated (a record cut by a kill at the end of the file).

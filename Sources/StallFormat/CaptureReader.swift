@@ -102,6 +102,7 @@ public enum CaptureReader {
         if let warning { capture.warnings.append(warning) }
         var stallIndex: [UInt32: Int] = [:]
         var seenImages = Set<ImageRecord>()
+        var markers = MarkerCollector()
         for record in records {
             switch record {
             case .process(let p): capture.process = p
@@ -134,10 +135,18 @@ public enum CaptureReader {
                     "\(source): \(dropped.sampleCount) samples and \(dropped.otherCount) other records were dropped over "
                         + "\((dropped.lastNs &- dropped.firstNs) / 1_000_000) ms: the file did not accept writes "
                         + "(disk full or file size limit)")
+            case .marker(let marker):
+                markers.add(marker)
             case .close(let timestampNs):
                 capture.closedCleanly = true
                 capture.closedAtNs = timestampNs
             }
+        }
+        capture.markers = markers.sorted
+        capture.droppedMarkers = markers.dropped
+        if markers.dropped > 0 {
+            capture.warnings.append("\(source): \(markers.dropped) app markers were lost (the app marked faster than "
+                + "the watchdog drained them)")
         }
         return capture
     }
@@ -188,6 +197,11 @@ public enum CaptureReader {
                 ownerFrames: frames))
         case .close:
             return .close(timestampNs: try c.u64())
+        case .marker:
+            let rawKind = try c.u8()
+            guard let kind = MarkerRecord.Kind(rawValue: rawKind) else { throw c.error("unknown marker kind \(rawKind)") }
+            return .marker(MarkerRecord(
+                kind: kind, spanID: try c.u64(), threadID: try c.i32(), timestampNs: try c.u64(), name: try c.string()))
         case .dropped:
             return .dropped(DroppedRecord(
                 sampleCount: try c.u64(), otherCount: try c.u64(), firstNs: try c.u64(), lastNs: try c.u64()))

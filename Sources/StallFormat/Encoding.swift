@@ -20,7 +20,7 @@ public enum CaptureFormat {
 
     /// Record type codes.
     enum RecordType: UInt8 {
-        case process = 1, image = 2, stallBegin = 3, sample = 4, stallEnd = 5, close = 6, blockedOn = 7, dropped = 8
+        case process = 1, image = 2, stallBegin = 3, sample = 4, stallEnd = 5, close = 6, blockedOn = 7, dropped = 8, marker = 9
     }
 
     /// The file header: magic, version, two reserved bytes, four reserved bytes.
@@ -141,6 +141,13 @@ extension CaptureRecord {
             out.appendLE(d.otherCount)
             out.appendLE(d.firstNs)
             out.appendLE(d.lastNs)
+        case .marker(let m):
+            type = .marker
+            out.append(m.kind.rawValue)
+            out.appendLE(m.spanID)
+            out.appendLE(m.threadID)
+            out.appendLE(m.timestampNs)
+            out.appendString(m.name)
         case .close(let timestampNs):
             type = .close
             out.appendLE(timestampNs)

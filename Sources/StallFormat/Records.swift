@@ -314,4 +314,6 @@ public enum CaptureRecord: Sendable, Equatable {
     case close(timestampNs: UInt64)
     /// Records dropped while the file did not accept writes (type 8; older readers skip it).
     case dropped(DroppedRecord)
+    /// An app marker: an instant, or an interval's begin or end (type 9; older readers skip it).
+    case marker(MarkerRecord)
 }

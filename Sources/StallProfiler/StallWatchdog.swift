@@ -58,6 +58,7 @@ public final class StallWatchdog: Sendable {
     /// In the child of a fork: no watchdog runs there, so the child may start its own.
     private static func resetAfterFork() {
         running.store(false, ordering: .relaxed)
+        MarkerRing.active.store(false, ordering: .relaxed)
     }
 
     private init(configuration: Configuration, shared: WatchdogShared, thread: pthread_t) {
@@ -88,9 +89,11 @@ public final class StallWatchdog: Sendable {
             }
             let shared = WatchdogShared()
             let loop = WatchdogLoop(configuration: configuration, writer: writer, shared: shared)
+            MarkerRing.shared.start()  // markers count from here, before start() returns
             let thread = try loop.startThread()
             return StallWatchdog(configuration: configuration, shared: shared, thread: thread)
         } catch {
+            MarkerRing.shared.stop()
             running.store(false, ordering: .releasing)
             throw error
         }

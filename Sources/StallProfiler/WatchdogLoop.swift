@@ -89,6 +89,7 @@ final class WatchdogLoop {
             }
             for action in detector.step(nowNs: now, answer: answer) { perform(action) }
             stepSaturation()
+            drainMarkers(sinceNs: MarkerRing.shared.startedAtNs)
             flush()
             let wake = nextWakeNs(nowNs: stallcap_monotonic_ns())
             let now2 = stallcap_monotonic_ns()
@@ -97,6 +98,8 @@ final class WatchdogLoop {
         }
         // Stopped during an episode: close it where the watchdog stopped, so it is not read as unfinished.
         endEpisodesAtStop(endNs: stallcap_monotonic_ns())
+        MarkerRing.shared.stop()
+        drainMarkers(sinceNs: MarkerRing.shared.startedAtNs)
         writer.append(.close(timestampNs: stallcap_monotonic_ns()))
         flush(force: true)
         try? writer.close()

@@ -23,7 +23,7 @@ enum FlameGraphCommand {
           --reverse          reverse stacks (leaf first)
           --inverted         icicle graph (roots at the top)
           --flamechart       time order, not sorted: folded stacks as given (newest first, as flamegraph.pl);
-                             captures in sample order
+                             captures in sample order, with the app's markers over the time axis
           --notes TEXT       notes stored in the SVG
           --fontsize PT      font size (default: 12)
           --fonttype FONT    font family (default: Verdana)
@@ -77,12 +77,12 @@ enum FlameGraphCommand {
         options.fontType = args.value("--fonttype") ?? options.fontType
         options.negate = args.flag("--negate")
         let inputs = args.positionals.isEmpty ? ["-"] : args.positionals
-        let (profile, diagnostics) = try ProfileLoader.load(
+        let (profile, markers, diagnostics) = try ProfileLoader.loadChart(
             inputs.map(InputSource.init(path:)), options: try CaptureSelection.foldOptions(args),
             timeOrder: options.flameChart)
         diagnostics.warnings.forEach { Output.error("warning: \($0)") }
         var renderDiagnostics = Diagnostics()
-        let svg = try SVGFlameGraph(options: options).render(
+        let svg = try SVGFlameGraph(options: options, markers: markers).render(
             profile, input: inputs.joined(separator: ", "), diagnostics: &renderDiagnostics)
         try Output.write(svg, to: args.value("--output"))
         // Empty inputs only: warned about, an empty graph, exit 0 (as fold, diff and report). Inputs with data

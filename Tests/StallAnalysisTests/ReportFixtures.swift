@@ -124,7 +124,23 @@ enum ReportFixtures {
                       samples: Array(repeating: [systemLeaf, system], count: 10))
             // A busy thread caught in a futex in passing: not what froze it, so the report leaves it out.
             + [.blockedOn(BlockedOnRecord(
-                stallID: 6, timestampNs: startNs + 20_300_000_000, waitKind: .futex, syscall: futexNumber))])
+                stallID: 6, timestampNs: startNs + 20_300_000_000, waitKind: .futex, syscall: futexNumber))]
+            + markerRecords())
+    }
+
+    /// App markers: around stall 1 (an instant before it, an interval over it, an instant on another thread in
+    /// it), an interval that never ends before stall 6, and one far from every episode.
+    static func markerRecords() -> [CaptureRecord] {
+        func marker(_ kind: MarkerRecord.Kind, _ span: UInt64, _ ms: UInt64, _ name: String, tid: Int32 = 4242)
+            -> CaptureRecord
+        {
+            .marker(MarkerRecord(kind: kind, spanID: span, threadID: tid, timestampNs: startNs + ms * 1_000_000, name: name))
+        }
+        return [
+            marker(.instant, 0, 1_600, "touchDown"), marker(.begin, 1, 1_950, "perform"),
+            marker(.instant, 0, 2_500, "prefetch", tid: 4300), marker(.end, 1, 2_950, ""),
+            marker(.begin, 2, 19_500, "sync"), marker(.instant, 0, 40_000, "idle"),
+        ]
     }
 
     static var architecture: SyscallNames.Architecture { SyscallNames.architecture(ofExecutable: ownImage.path) }

@@ -21,7 +21,13 @@ import Testing
     @Test func everyKeyAndTypeOfTheDocumentedShape() throws {
         let root = try mixedJSON()
         #expect(root["schema"] as? String == "stallprof.report/v1")
-        #expect((root["markers"] as? [Any])?.isEmpty == true)
+        // Every marker of the capture (the shape, then its capture), by start time.
+        let markers = try #require(root["markers"] as? [[String: Any]])
+        #expect(markers.map { $0["name"] as? String } == ["touchDown", "perform", "prefetch", "sync", "idle"])
+        #expect(markers.allSatisfy { $0["capture"] as? Int == 0 && $0["startMs"] is Double && $0["tid"] is Int })
+        #expect(markers[0].keys.sorted() == ["capture", "kind", "name", "startMs", "tid"], "an instant has no duration")
+        #expect(markers[1]["kind"] as? String == "interval" && markers[1]["durationMs"] as? Double == 1_000)
+        #expect(markers[3]["durationMs"] is NSNull, "never ended")
         let captures = try #require(root["captures"] as? [[String: Any]])
         #expect(captures.count == 1)
         #expect(captures[0]["path"] is String && captures[0]["pid"] as? Int == 4242)
@@ -51,7 +57,16 @@ import Testing
             #expect(cpu >= 0 && cpu <= 1)
             #expect(episode["blockedOn"] is NSNull || episode["blockedOn"] is [String: Any])
             #expect(episode["startWall"] is String && episode["hints"] is [String])
+            #expect(episode["markers"] is [[String: Any]])
         }
+        // An episode's markers: those within a second of it (same clock and origin as its startMs).
+        let aroundFirst = try #require(episodes[0]["markers"] as? [[String: Any]])
+        #expect(aroundFirst.map { $0["name"] as? String } == ["touchDown", "perform", "prefetch"])
+        #expect(aroundFirst[0]["startMs"] as? Double == 1_600 && aroundFirst[0]["kind"] as? String == "instant")
+        #expect(aroundFirst[1]["startMs"] as? Double == 1_950)
+        #expect(aroundFirst[2]["tid"] as? Int == 4300 && aroundFirst[2]["capture"] == nil)
+        #expect((episodes[1]["markers"] as? [Any])?.isEmpty == true)
+        #expect((episodes[5]["markers"] as? [[String: Any]])?.map { $0["name"] as? String } == ["sync"])
         let first = episodes[0]
         #expect(first["startMs"] as? Double == 2_000 && first["durationMs"] as? Double == 1_000)
         #expect(first["cpuRatio"] as? Double == 1, "1.3 clamped")

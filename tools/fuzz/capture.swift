@@ -1,4 +1,4 @@
-// libFuzzer target: stallprof capture files (CaptureReader.parse, the importer's fold, the report).
+// libFuzzer target: stallprof capture files (CaptureReader.parse, the importer's fold, the report, chart markers).
 // Built by tools/fuzz.sh with -sanitize=fuzzer,address against the StallFormat and StallAnalysis sources.
 @testable import StallAnalysis
 @testable import StallFormat
@@ -28,6 +28,7 @@ public func fuzzCapture(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
         var diagnostics = Diagnostics()
         StallCaptureImporter().fold(capture, into: &stacks, diagnostics: &diagnostics)
         _ = StallCaptureImporter().timeOrdered(capture, diagnostics: &diagnostics)
+        _ = ChartMarker.place(capture, options: StallCaptureImporter.Options())
         let report = StallReport(captures: [capture])
         _ = report.text()
         _ = report.json()

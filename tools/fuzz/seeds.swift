@@ -37,6 +37,14 @@ enum FuzzSeeds {
                                               ownerFlags: .fromStackMemory, ownerFrames: [0x1100, 0x1300]))],
             "saturated": header + episode(3, kind: .saturated, state: .busy, samples: 2, flags: .truncated)
                 + Array(episode(4, kind: .stall, state: .busy, samples: 1).dropLast()),
+            "markers": header + [
+                .marker(MarkerRecord(kind: .instant, threadID: 42, timestampNs: start + 4_900_000_000, name: "touchDown")),
+                .marker(MarkerRecord(kind: .begin, spanID: 1, threadID: 42, timestampNs: start + 5_100_000_000, name: "perform")),
+            ] + episode(5, kind: .stall, state: .busy, samples: 2) + [
+                .marker(MarkerRecord(kind: .end, spanID: 1, threadID: 42, timestampNs: start + 5_600_000_000, name: "")),
+                .marker(MarkerRecord(kind: .begin, spanID: 2, threadID: 43, timestampNs: start + 5_700_000_000, name: "sync")),
+                .marker(MarkerRecord(kind: .dropped, spanID: 3, threadID: 0, timestampNs: start + 5_800_000_000, name: "")),
+            ],
         ]
         for (name, records) in captures {
             let writer = try CaptureWriter(path: "\(directory)/\(name).stalls")

@@ -98,6 +98,7 @@ function fg_zoom(node) {
             fg_place(g, 100 * (ex - xmin) / width, 100 * ew / width);
         }
     }
+    fg_place_markers(xmin, width);
     if (fg_term !== null) fg_search(fg_term);
 }
 function fg_unzoom() {
@@ -110,7 +111,25 @@ function fg_unzoom() {
         g.classList.remove("hide");
         fg_place(g, 100 * fg_num(r, "fg:x") / fg_total, 100 * fg_num(r, "fg:w") / fg_total);
     }
+    fg_place_markers(0, fg_total);
     if (fg_term !== null) fg_search(fg_term);
+}
+function fg_place_markers(xmin, width) {
+    var m = document.getElementById("markers");
+    if (!m || !(width > 0)) return;
+    var el = m.children, w = m.width.baseVal.value;
+    for (var i = 0; i < el.length; i++) {
+        var g = el[i], a = 100 * (fg_num(g, "fg:x") - xmin) / width, b = a + 100 * fg_num(g, "fg:w") / width;
+        if (b < 0 || a > 100) { g.classList.add("hide"); continue; }
+        g.classList.remove("hide");
+        a = Math.max(a, 0); b = Math.min(b, 100);
+        var r = g.getElementsByTagName("rect")[0], l = g.getElementsByTagName("line")[0];
+        if (r) { r.setAttribute("x", a.toFixed(4) + "%"); r.setAttribute("width", (b - a).toFixed(4) + "%"); }
+        if (l) { l.setAttribute("x1", a.toFixed(4) + "%"); l.setAttribute("x2", a.toFixed(4) + "%"); }
+        var t = g.getElementsByTagName("text")[0], end = a > 85;
+        t.setAttribute("x", (end ? a - 300 / w : a + 300 / w).toFixed(4) + "%");
+        if (end) t.setAttribute("text-anchor", "end"); else t.removeAttribute("text-anchor");
+    }
 }
 function fg_reset_search() {
     var el = fg_frames.getElementsByTagName("rect");

@@ -6,8 +6,18 @@ public enum ProfileLoader {
     public static func load(_ inputs: [InputSource], options: FoldOptions, timeOrder: Bool = false) throws
         -> (StackProfile, Diagnostics)
     {
+        let (profile, _, diagnostics) = try loadChart(inputs, options: options, timeOrder: timeOrder)
+        return (profile, diagnostics)
+    }
+
+    /// As ``load(_:options:timeOrder:)``, with, for captures read in `timeOrder`, their app markers on the axis
+    /// the flame chart draws (all inputs' stacks reversed: the last input's oldest sample at the left edge).
+    public static func loadChart(_ inputs: [InputSource], options: FoldOptions, timeOrder: Bool = false) throws
+        -> (StackProfile, [ChartMarker], Diagnostics)
+    {
         var stacks: [ProfileStack] = []
         var diagnostics = Diagnostics()
+        var placed: [(stacksEnd: Int, markers: [ChartMarker])] = []
         for input in inputs {
             let stream = try input.open()
             if try Folder.isEmptyInput(stream) {
@@ -24,7 +34,9 @@ public enum ProfileLoader {
             }
             if timeOrder, options.format == .auto || options.format == .stallprof, StallCaptureImporter.recognizes(head) {
                 let importer = StallCaptureImporter(options: options.capture)
-                stacks += importer.timeOrdered(try StallCaptureImporter.read(stream), diagnostics: &diagnostics)
+                let capture = try StallCaptureImporter.read(stream)
+                stacks += importer.timeOrdered(capture, diagnostics: &diagnostics)
+                placed.append((stacks.count, ChartMarker.place(capture, options: options.capture)))
                 continue
             }
             var folded = FoldedStacks()
@@ -39,7 +51,11 @@ public enum ProfileLoader {
             if let failure { throw failure }
             stacks += StackProfile(options.transforms.apply(to: folded)).stacks
         }
-        return (StackProfile(stacks: stacks), diagnostics)
+        // Reversed for the chart: an input's samples start after the counts of every stack that follows them.
+        var after = [Double](repeating: 0, count: stacks.count + 1)
+        for index in stacks.indices.reversed() { after[index] = after[index + 1] + stacks[index].count }
+        let markers = placed.flatMap { ChartMarker.shifted($0.markers, by: after[$0.stacksEnd]) }
+        return (StackProfile(stacks: stacks), markers, diagnostics)
     }
 
     /// The deepest stack a flame graph draws: deeper ones (far beyond any real call stack; a frame costs a few

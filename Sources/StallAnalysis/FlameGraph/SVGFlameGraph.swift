@@ -6,9 +6,18 @@
 public struct SVGFlameGraph: StackRenderer {
     /// The options in use.
     public let options: FlameGraphOptions
+    /// App markers to draw over a flame chart's time axis (``FlameGraphOptions/flameChart`` without `reverse`;
+    /// ignored otherwise). Default: none.
+    public var markers: [ChartMarker] = []
 
     /// Creates a renderer.
     public init(options: FlameGraphOptions = FlameGraphOptions()) { self.options = options }
+
+    /// Creates a renderer that draws `markers` over a flame chart.
+    public init(options: FlameGraphOptions, markers: [ChartMarker]) {
+        self.options = options
+        self.markers = markers
+    }
 
     /// Horizontal padding on each side, pixels.
     static let xpad = 10.0
@@ -49,7 +58,8 @@ public struct SVGFlameGraph: StackRenderer {
             out += "ERROR: No valid input provided to flamegraph</text>\n</svg>\n"
             return out
         }
-        let geometry = Geometry(options: options, maxDepth: layout.maxDepth)
+        let rows = markerRows(total: layout.total, framesWidth: framesWidth)
+        let geometry = Geometry(options: options, maxDepth: layout.maxDepth + (rows.isEmpty ? 0 : rows.count + 1))
         var out = ""
         out.reserveCapacity(400 * layout.frames.count + 16_384)
         writeHeader(&out, height: geometry.height)
@@ -83,7 +93,9 @@ public struct SVGFlameGraph: StackRenderer {
             }
             out += "</g>\n"
         }
-        out += "</svg>\n</svg>\n"
+        out += "</svg>\n"
+        writeMarkers(&out, rows: rows, geometry: geometry, total: layout.total, frameDepth: layout.maxDepth)
+        out += "</svg>\n"
         return out
     }
 

@@ -12,7 +12,7 @@ extension StallReport {
             ("captures", .array(captures.map(Self.json(capture:)))),
             ("episodes", .array(episodes.map(json(episode:)))),
             ("groups", .array(groups.map(json(group:)))),
-            ("markers", .array([])),
+            ("markers", .array(markers.map { Self.json(marker: $0, withCapture: true) })),
             ("summary", .object([
                 ("stalls", .int(summary.stalls)), ("saturated", .int(summary.saturated)),
                 ("p50Ms", .number(summary.p50Ms.map(Self.ms))), ("p90Ms", .number(summary.p90Ms.map(Self.ms))),
@@ -67,6 +67,7 @@ extension StallReport {
              .double(Self.share(Double(profile.heaviestStackSamples) / Double(max(1, profile.analyzedSamples))))),
             ("noAppCodeShare", .double(Self.share(profile.noAppCodeShare))),
             ("hints", .strings(profile.hints)), ("group", .int(e.group)),
+            ("markers", .array(e.markers.map { Self.json(marker: $0, withCapture: false) })),
         ])
     }
 

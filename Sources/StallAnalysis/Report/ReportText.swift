@@ -103,7 +103,7 @@ extension StallReport {
                 + Self.samples(profile.analyzedSamples)
         }
         var lines = Self.wrap(heading, indent: "  ")
-        let blocked = members.lazy.compactMap(\.blockedOn).first.map(blockedLines) ?? []
+        let blocked = (members.lazy.compactMap(\.blockedOn).first.map(blockedLines) ?? []) + timelines(members)
         guard profile.analyzedSamples > 0 else { return lines + ["  no samples with a stack"] + blocked }
         lines.append("  top self functions")
         lines += shareRows(profile.topSelf.prefix(options.topFunctions))

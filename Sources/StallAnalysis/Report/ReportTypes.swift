@@ -113,6 +113,8 @@ public struct EpisodeSummary: Sendable {
     public var blockedOn: BlockedOnSummary?
     /// Index of its group in ``StallReport/groups``.
     public var group: Int
+    /// The app's markers within a second of the episode (``StallReport/markerMarginNs``), by start time.
+    public var markers: [MarkerSummary] = []
 }
 
 /// Episodes with the same fingerprint: one kind, one state and the same heaviest-stack shape.

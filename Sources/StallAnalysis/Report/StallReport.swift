@@ -26,6 +26,8 @@ public struct StallReport: Sendable {
     public private(set) var groups: [EpisodeGroup] = []
     /// Figures across every selected episode.
     public private(set) var summary: ReportSummary
+    /// Every app marker of every capture, capture by capture, by start time.
+    public private(set) var markers: [MarkerSummary] = []
     /// Problems resolving names (a missing or rebuilt file), `capture: problem`, once per image.
     public private(set) var warnings: [String] = []
 
@@ -44,6 +46,8 @@ public struct StallReport: Sendable {
             let symbolizer = Symbolizer(images: capture.images, options: options.capture.symbolizer)
             let rule = AppCodeRule(images: capture.images, executable: capture.process?.executable)
             let architecture = SyscallNames.architecture(ofExecutable: capture.process?.executable)
+            let captureMarkers = MarkerIndex(Self.markers(of: capture, index: index))
+            markers += captureMarkers.markers
             for stall in capture.stalls where options.capture.accepts(stall) {
                 var builder = ProfileBuilder()
                 var collected: [(names: [String], app: [Bool])] = []
@@ -76,6 +80,7 @@ public struct StallReport: Sendable {
                     stall, capture: capture, index: index,
                     profile: builder.profile(kind: stall.kind, state: stall.state),
                     blockedOn: blockedOn, group: group))
+                episodes[episodes.count - 1].markers = Self.markers(captureMarkers, around: episodes[episodes.count - 1])
             }
             warnings += symbolizer.warnings.map { "\(capture.source): \($0)" }
         }

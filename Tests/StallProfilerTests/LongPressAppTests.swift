@@ -1,0 +1,54 @@
+import Foundation
+import StallAnalysis
+import StallFormat
+import Testing
+
+/// Issue 10's story end to end: samples/long-press under the watchdog, read back through `stallprof report`'s
+/// JSON. The touch-down comes before the stall, the long-press callback holds it, the touch-up comes after.
+@Suite struct LongPressAppTests {
+    func number(_ value: Any?) -> Double? { (value as? Double) ?? (value as? Int).map(Double.init) }
+
+    @Test func theReportShowsTouchDownTheStallInsideTheCallbackAndTouchUpInThatOrder() throws {
+        let path = TestSupport.temporaryPath("long-press.stalls")
+        defer { unlink(path) }
+        let result = try TestSupport.run(
+            TestSupport.productsDirectory.appendingPathComponent("long-press"), [],
+            environment: ["STALLPROF_OUTPUT": path])
+        #expect(result.status == 0, "\(result.stderr)")
+        let capture = try CaptureReader.read(path: path)
+        #expect(capture.closedCleanly)
+        #expect(capture.markers.map(\.name) == ["touchDown", "longPress", "touchUp"])
+        #expect(capture.markers.allSatisfy { $0.tid == capture.process?.pid }, "marked on the main thread")
+
+        let json = StallReport(captures: [capture]).json()
+        let root = try #require(try JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: Any])
+        let episodes = try #require(root["episodes"] as? [[String: Any]])
+        let stall = try #require(episodes.first { $0["kind"] as? String == "stall" })
+        #expect(episodes.count == 1, "one stall: the callback")
+        #expect(stall["state"] as? String == "busy")
+        let markers = try #require(stall["markers"] as? [[String: Any]])
+        #expect(markers.map { $0["name"] as? String } == ["touchDown", "longPress", "touchUp"])
+        #expect(markers.map { $0["kind"] as? String } == ["instant", "interval", "instant"])
+        let start = try #require(number(stall["startMs"])), end = start + (try #require(number(stall["durationMs"])))
+        let touchDown = try #require(number(markers[0]["startMs"]))
+        let pressStart = try #require(number(markers[1]["startMs"]))
+        let pressEnd = pressStart + (try #require(number(markers[1]["durationMs"])))
+        let touchUp = try #require(number(markers[2]["startMs"]))
+        // The stall's start is when the first unanswered ping was sent, and it ends when the main queue answers,
+        // just after the callback returns: the callback contains the stall to within one ping period
+        // (threshold / 4) at either end.
+        let slack = 250.0 / 4
+        #expect(touchDown < pressStart && touchDown < start)
+        #expect(pressStart <= start + slack && end <= pressEnd + slack)
+        #expect(pressStart < (start + end) / 2 && (start + end) / 2 < pressEnd, "the stall is inside the callback")
+        #expect(touchUp >= pressEnd, "the touch-up is handled after the callback")
+        #expect(touchUp >= start, "and after the stall began")
+        // The report's text shows the same order on the stall's timeline.
+        let text = StallReport(captures: [capture]).text()
+        let rows = text.split(separator: "\n").map(String.init)
+        let order = ["touchDown", "longPress (", "stall 1 (", "touchUp"].map { name in
+            rows.firstIndex { $0.hasPrefix("    ") && $0.contains(name) } ?? -1
+        }
+        #expect(order.allSatisfy { $0 >= 0 } && order == order.sorted(), "\(text)")
+    }
+}
