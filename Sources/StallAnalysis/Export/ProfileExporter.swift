@@ -47,19 +47,22 @@ public struct ExportOptions: Sendable {
 public enum Exporter {
     /// The exported bytes of `inputs`, and the tolerated problems.
     public static func export(_ inputs: [InputSource], options: ExportOptions) throws -> ([UInt8], Diagnostics) {
-        var diagnostics: Diagnostics
-        let timeline: Timeline
-        (timeline, diagnostics) = try load(inputs, options: options.input)
-        let bytes: [UInt8]
-        switch options.format {
-        case .speedscope:
-            bytes = try SpeedscopeExporter(options: options.speedscope).export(timeline, diagnostics: &diagnostics)
-        case .chromeTrace:
-            bytes = try ChromeTraceExporter(options: options.chromeTrace).export(timeline, diagnostics: &diagnostics)
-        case .pprof:
-            bytes = try PprofExporter(options: options.pprof).export(timeline, diagnostics: &diagnostics)
-        }
+        let (timeline, loaded) = try load(inputs, options: options.input)
+        var diagnostics = loaded
+        let bytes = try write(timeline, options: options, diagnostics: &diagnostics)
         return (bytes, diagnostics)
+    }
+
+    /// `timeline` in `options.format`.
+    public static func write(_ timeline: Timeline, options: ExportOptions, diagnostics: inout Diagnostics) throws
+        -> [UInt8]
+    {
+        switch options.format {
+        case .speedscope: return try SpeedscopeExporter(options: options.speedscope).export(timeline, diagnostics: &diagnostics)
+        case .chromeTrace:
+            return try ChromeTraceExporter(options: options.chromeTrace).export(timeline, diagnostics: &diagnostics)
+        case .pprof: return try PprofExporter(options: options.pprof).export(timeline, diagnostics: &diagnostics)
+        }
     }
 
     /// One timeline from every input. Captures keep their episodes, samples and times (each capture's times count

@@ -24,10 +24,11 @@ public struct Timeline: Sendable {
     public var images: [ImageRecord]
 
     /// Creates a timeline.
-    public init(name: String, startWallNs: UInt64? = nil, durationNs: UInt64? = nil,
+    public init(name: String, isTimed: Bool, startWallNs: UInt64? = nil, durationNs: UInt64? = nil,
                 sampleIntervalNs: UInt64? = nil, executable: String? = nil, episodes: [TimelineEpisode] = [],
                 markers: [TimelineMarker] = [], images: [ImageRecord] = []) {
         self.name = name
+        self.isTimed = isTimed
         self.startWallNs = startWallNs
         self.durationNs = durationNs
         self.sampleIntervalNs = sampleIntervalNs
@@ -37,8 +38,8 @@ public struct Timeline: Sendable {
         self.images = images
     }
 
-    /// True when the episodes carry times (a capture); false for folded stacks.
-    public var isTimed: Bool { episodes.contains { $0.startNs != nil } }
+    /// True when the timeline comes from captures (episodes carry times); false for untimed input.
+    public var isTimed: Bool
 
     /// Number of samples in all episodes.
     public var sampleCount: Int { episodes.reduce(0) { $0 + $1.samples.count } }

@@ -51,7 +51,7 @@ public enum TimelineBuilder {
         let executable = capture.process?.executable
         let images = capture.images.filter { $0.path == executable } + capture.images.filter { $0.path != executable }
         return Timeline(
-            name: capture.source, startWallNs: capture.process?.startWallNs,
+            name: capture.source, isTimed: true, startWallNs: capture.process?.startWallNs,
             durationNs: end, sampleIntervalNs: interval, executable: executable, episodes: episodes, markers: [],
             images: images)
     }
@@ -81,6 +81,6 @@ public enum TimelineBuilder {
                 .map { TimelineFrame(name: String($0)) }
             return TimelineSample(count: entry.count, frames: frames)
         }
-        return Timeline(name: name, episodes: [TimelineEpisode(id: 0, samples: samples)])
+        return Timeline(name: name, isTimed: false, episodes: [TimelineEpisode(id: 0, samples: samples)])
     }
 }
