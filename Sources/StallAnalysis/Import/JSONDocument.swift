@@ -1,39 +1,34 @@
-import Foundation
-
 /// Parsing JSON inputs and naming what they are, for the speedscope importer's whole-shape check.
 enum JSONDocument {
-    /// The parsed document (`[String: Any]`, `[Any]`, `NSNumber`, `String`, `NSNull`), or bad data naming the
-    /// input and what the parser reported.
-    static func parse(_ bytes: [UInt8], name: String) throws -> Any {
-        var body = bytes[...]
-        if body.starts(with: [0xEF, 0xBB, 0xBF]) { body = body.dropFirst(3) }
+    /// The parsed document, or bad data naming the input, the line and byte offset, and what is wrong.
+    static func parse(_ bytes: [UInt8], name: String) throws -> JSONNode {
         do {
-            return try JSONSerialization.jsonObject(with: Data(body), options: [])
+            return try JSONParser.parse(bytes)
         } catch {
-            let detail = (error as NSError).userInfo[NSDebugDescriptionErrorKey] as? String ?? "\(error)"
-            throw AnalysisError.badData(path: name, position: "", reason: "invalid JSON (\(detail))")
+            throw AnalysisError.badData(path: name, position: "line \(error.line) (byte \(error.offset))",
+                                        reason: "invalid JSON: \(error.reason)")
         }
     }
 
     /// What a JSON document is, for messages: `a Chrome trace (traceEvents)`, `a Chrome .cpuprofile`, `JSON
     /// without speedscope's $schema (keys: ...)`...
-    static func describe(_ document: Any) -> String {
-        if let array = document as? [Any] {
-            if let first = array.first as? [String: Any], first["ph"] != nil {
+    static func describe(_ document: JSONNode) -> String {
+        if let items = document.elements {
+            if case .object? = items.first, items.first?["ph"] != nil {
                 return "a Chrome trace (a JSON array of trace events)"
             }
             return "a JSON array"
         }
-        guard let object = document as? [String: Any] else { return "a JSON value that is not an object" }
-        if object["traceEvents"] != nil { return "a Chrome trace (traceEvents)" }
-        if object["nodes"] != nil, object["samples"] != nil { return "a Chrome .cpuprofile (nodes, samples)" }
-        if let schema = object["$schema"] as? String { return "JSON with $schema \(schema.debugDescription)" }
-        if object["$schema"] != nil { return "JSON whose $schema is not a string" }
-        let keys = object.keys.sorted().prefix(5).map(\.debugDescription).joined(separator: ", ")
-        if object["profiles"] != nil, object["shared"] != nil {
+        guard let keys = document.keys else { return "a JSON value that is not an object" }
+        if document["traceEvents"] != nil { return "a Chrome trace (traceEvents)" }
+        if document["nodes"] != nil, document["samples"] != nil { return "a Chrome .cpuprofile (nodes, samples)" }
+        if let schema = document["$schema"]?.string { return "JSON with $schema \(schema.debugDescription)" }
+        if document["$schema"] != nil { return "JSON whose $schema is not a string" }
+        if document["profiles"] != nil, document["shared"] != nil {
             return "JSON shaped like speedscope but without speedscope's $schema"
         }
-        return "JSON without speedscope's $schema (keys: \(keys.isEmpty ? "none" : keys))"
+        let shown = Set(keys).sorted().prefix(5).map(\.debugDescription).joined(separator: ", ")
+        return "JSON without speedscope's $schema (keys: \(shown.isEmpty ? "none" : shown))"
     }
 }
 
@@ -47,30 +42,27 @@ struct JSONShape {
         .badData(path: path, position: location, reason: reason)
     }
 
-    /// `value` as an object, or bad data.
-    func object(_ value: Any?, at location: String) throws -> [String: Any] {
-        guard let object = value as? [String: Any] else { throw error(at: location, "expected an object") }
-        return object
+    /// `value` when it is an object, or bad data.
+    func object(_ value: JSONNode?, at location: String) throws -> JSONNode {
+        guard case .object? = value else { throw error(at: location, "expected an object") }
+        return value!
     }
 
-    /// `value` as an array, or bad data.
-    func array(_ value: Any?, at location: String) throws -> [Any] {
-        guard let array = value as? [Any] else { throw error(at: location, "expected an array") }
-        return array
+    /// The elements of `value` when it is an array, or bad data.
+    func array(_ value: JSONNode?, at location: String) throws -> [JSONNode] {
+        guard let items = value?.elements else { throw error(at: location, "expected an array") }
+        return items
     }
 
-    /// `value` as a number; nil for anything else (null included).
-    func number(_ value: Any?) -> Double? {
-        guard let value, !(value is NSNull), !(value is String) else { return nil }
-        if let number = value as? NSNumber { return number.doubleValue }
-        if let number = value as? Double { return number }
-        if let number = value as? Int { return Double(number) }
-        return nil
+    /// `value` when it is an array of numbers, or bad data.
+    func numbers(_ value: JSONNode?, at location: String) throws -> [Double] {
+        guard case .numbers(let numbers)? = value else { throw error(at: location, "expected an array of numbers") }
+        return numbers
     }
 
     /// `value` as a whole number that fits an `Int`; nil otherwise.
-    func integer(_ value: Any?) -> Int? {
-        guard let number = number(value), number == number.rounded(), abs(number) < 9e15 else { return nil }
-        return Int(number)
+    func integer(_ value: Double?) -> Int? {
+        guard let value, value == value.rounded(), abs(value) < 9e15 else { return nil }
+        return Int(value)
     }
 }

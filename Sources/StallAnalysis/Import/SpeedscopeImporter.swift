@@ -1,5 +1,3 @@
-import Foundation
-
 /// Reads speedscope's JSON file format (py-spy writes sampled profiles, pyinstrument evented ones, speedscope and
 /// `stallprof export` both). A stack is its frames' `name`s, root first; every profile of the file is merged
 /// without an extra root frame (``Options/profileRoot`` adds the profile's name as one); the count is the weight
@@ -56,27 +54,27 @@ public struct SpeedscopeImporter: StackImporter {
                                         reason: "JSON larger than \(options.maxBytes >> 20) MiB; not read")
         }
         let document = try JSONDocument.parse(try stream.readAll(), name: stream.name)
-        guard let root = document as? [String: Any], root["$schema"] as? String == Self.schemaURL else {
+        guard document["$schema"]?.string == Self.schemaURL else {
             throw AnalysisError.badData(path: stream.name, position: "",
                                         reason: "\(JSONDocument.describe(document)), not a speedscope profile; "
                                             + "stallprof reads speedscope JSON only")
         }
         let shape = JSONShape(path: stream.name)
-        let frameList = try shape.array(try shape.object(root["shared"], at: "shared")["frames"], at: "shared.frames")
+        let frameList = try shape.array(try shape.object(document["shared"], at: "shared")["frames"], at: "shared.frames")
         let names = try frameList.enumerated().map { index, frame -> String in
             let name = try shape.object(frame, at: "shared.frames[\(index)]")["name"]
-            guard let text = name as? String else {
+            guard let text = name?.string else {
                 throw shape.error(at: "shared.frames[\(index)].name", "a frame without a string name")
             }
             return String(text.map { $0.isNewline ? " " : $0 })
         }
-        let profiles = try shape.array(root["profiles"], at: "profiles")
+        let profiles = try shape.array(document["profiles"], at: "profiles")
         for (index, raw) in profiles.enumerated() {
             let at = "profiles[\(index)]"
             let profile = try shape.object(raw, at: at)
             var fold = SpeedscopeFold(names: names, shape: shape, at: at)
-            if options.profileRoot { fold.root = (profile["name"] as? String).map { [$0] } ?? [] }
-            switch profile["type"] as? String {
+            if options.profileRoot { fold.root = profile["name"]?.string.map { [$0] } ?? [] }
+            switch profile["type"]?.string {
             case "sampled": try fold.sampled(profile, into: &stacks)
             case "evented": try fold.evented(profile, into: &stacks, diagnostics: &diagnostics)
             default: throw shape.error(at: "\(at).type", "a profile type other than \"sampled\" or \"evented\"")
@@ -102,7 +100,7 @@ struct SpeedscopeFold {
     }
 
     /// The name of frame `raw` (an index into the frame table), or bad data at `path`.
-    func name(_ raw: Any, at path: String) throws -> String {
+    func name(_ raw: Double?, at path: String) throws -> String {
         guard let index = shape.integer(raw), index >= 0, index < names.count else {
             throw shape.error(at: path, "not a frame index (0..<\(names.count))")
         }
@@ -110,16 +108,17 @@ struct SpeedscopeFold {
     }
 
     /// A sampled profile: each sample's stack with its weight.
-    func sampled(_ profile: [String: Any], into stacks: inout FoldedStacks) throws {
+    func sampled(_ profile: JSONNode, into stacks: inout FoldedStacks) throws {
         let samples = try shape.array(profile["samples"], at: "\(at).samples")
-        let weights = try shape.array(profile["weights"], at: "\(at).weights")
+        let weights = try shape.numbers(profile["weights"], at: "\(at).weights")
         guard samples.count == weights.count else {
             throw shape.error(at: "\(at).weights", "\(weights.count) weights for \(samples.count) samples")
         }
         for (index, raw) in samples.enumerated() {
             let path = "\(at).samples[\(index)]"
-            let stack = try shape.array(raw, at: path)
-            guard let weight = shape.number(weights[index]), weight.isFinite, weight >= 0 else {
+            let stack = try shape.numbers(raw, at: path)
+            let weight = weights[index]
+            guard weight.isFinite, weight >= 0 else {
                 throw shape.error(at: "\(at).weights[\(index)]", "not a finite weight of at least 0")
             }
             let frames = try stack.enumerated().map { try name($1, at: "\(path)[\($0)]") }
@@ -129,7 +128,7 @@ struct SpeedscopeFold {
 
     /// An evented profile: the time between consecutive events goes to the frames open then. Frames still open at
     /// the end are closed at `endValue` with a warning.
-    func evented(_ profile: [String: Any], into stacks: inout FoldedStacks, diagnostics: inout Diagnostics) throws {
+    func evented(_ profile: JSONNode, into stacks: inout FoldedStacks, diagnostics: inout Diagnostics) throws {
         let events = try shape.array(profile["events"], at: "\(at).events")
         var open: [(index: Int, name: String)] = []
         var last: Double? = nil
@@ -139,17 +138,17 @@ struct SpeedscopeFold {
         for (number, raw) in events.enumerated() {
             let path = "\(at).events[\(number)]"
             let event = try shape.object(raw, at: path)
-            guard let time = shape.number(event["at"]), time.isFinite else {
+            guard let time = event["at"]?.number, time.isFinite else {
                 throw shape.error(at: "\(path).at", "not a finite time")
             }
             if let last, time < last { throw shape.error(at: "\(path).at", "events out of time order (\(time) after \(last))") }
-            guard let frame = event["frame"], let index = shape.integer(frame) else {
+            guard let frame = event["frame"]?.number, let index = shape.integer(frame) else {
                 throw shape.error(at: "\(path).frame", "not a frame index")
             }
             let frameName = try name(frame, at: "\(path).frame")
             attribute(until: time)
             last = time
-            switch event["type"] as? String {
+            switch event["type"]?.string {
             case "O": open.append((index, frameName))
             case "C":
                 guard let top = open.last, top.index == index else {
@@ -161,7 +160,7 @@ struct SpeedscopeFold {
             }
         }
         if !open.isEmpty {
-            if let end = shape.number(profile["endValue"]), end.isFinite { attribute(until: end) }
+            if let end = profile["endValue"]?.number, end.isFinite { attribute(until: end) }
             diagnostics.warn("\(shape.path): \(at): \(open.count) frame\(open.count == 1 ? "" : "s") never closed; "
                 + "closed at the profile's endValue")
         }
