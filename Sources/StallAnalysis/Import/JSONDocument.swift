@@ -32,7 +32,8 @@ enum JSONDocument {
     }
 }
 
-/// Typed access to a parsed JSON document, with bad-data errors naming the input and the JSON path.
+/// Typed access to a parsed JSON document, with bad-data errors naming the input and the JSON path (built only
+/// when there is an error: a profile has millions of values).
 struct JSONShape {
     /// The input's name.
     let path: String
@@ -43,20 +44,20 @@ struct JSONShape {
     }
 
     /// `value` when it is an object, or bad data.
-    func object(_ value: JSONNode?, at location: String) throws -> JSONNode {
-        guard case .object? = value else { throw error(at: location, "expected an object") }
+    func object(_ value: JSONNode?, at location: @autoclosure () -> String) throws -> JSONNode {
+        guard case .object? = value else { throw error(at: location(), "expected an object") }
         return value!
     }
 
     /// The elements of `value` when it is an array, or bad data.
-    func array(_ value: JSONNode?, at location: String) throws -> [JSONNode] {
-        guard let items = value?.elements else { throw error(at: location, "expected an array") }
+    func array(_ value: JSONNode?, at location: @autoclosure () -> String) throws -> [JSONNode] {
+        guard let items = value?.elements else { throw error(at: location(), "expected an array") }
         return items
     }
 
     /// `value` when it is an array of numbers, or bad data.
-    func numbers(_ value: JSONNode?, at location: String) throws -> [Double] {
-        guard case .numbers(let numbers)? = value else { throw error(at: location, "expected an array of numbers") }
+    func numbers(_ value: JSONNode?, at location: @autoclosure () -> String) throws -> [Double] {
+        guard case .numbers(let numbers)? = value else { throw error(at: location(), "expected an array of numbers") }
         return numbers
     }
 

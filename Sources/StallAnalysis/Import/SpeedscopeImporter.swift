@@ -99,12 +99,11 @@ struct SpeedscopeFold {
         self.at = at
     }
 
-    /// The name of frame `raw` (an index into the frame table), or bad data at `path`.
-    func name(_ raw: Double?, at path: String) throws -> String {
-        guard let index = shape.integer(raw), index >= 0, index < names.count else {
-            throw shape.error(at: path, "not a frame index (0..<\(names.count))")
-        }
-        return names[index]
+    /// The name of frame `raw` (an index into the frame table), or bad data at `location` (built only for the
+    /// error).
+    func name(_ raw: Double?, at location: @autoclosure () -> String) throws -> String {
+        if let raw, raw >= 0, raw < Double(names.count), raw == raw.rounded(.towardZero) { return names[Int(raw)] }
+        throw shape.error(at: location(), "not a frame index (0..<\(names.count))")
     }
 
     /// A sampled profile: each sample's stack with its weight.
@@ -114,15 +113,18 @@ struct SpeedscopeFold {
         guard samples.count == weights.count else {
             throw shape.error(at: "\(at).weights", "\(weights.count) weights for \(samples.count) samples")
         }
+        var frames: [String] = root
         for (index, raw) in samples.enumerated() {
-            let path = "\(at).samples[\(index)]"
-            let stack = try shape.numbers(raw, at: path)
+            let stack = try shape.numbers(raw, at: "\(at).samples[\(index)]")
             let weight = weights[index]
             guard weight.isFinite, weight >= 0 else {
                 throw shape.error(at: "\(at).weights[\(index)]", "not a finite weight of at least 0")
             }
-            let frames = try stack.enumerated().map { try name($1, at: "\(path)[\($0)]") }
-            if weight > 0 && !frames.isEmpty { stacks.add(frames: root + frames, count: weight) }
+            frames.removeSubrange(root.count...)
+            for (depth, frame) in stack.enumerated() {
+                frames.append(try name(frame, at: "\(at).samples[\(index)][\(depth)]"))
+            }
+            if weight > 0 && !stack.isEmpty { stacks.add(frames: frames, count: weight) }
         }
     }
 
@@ -136,16 +138,15 @@ struct SpeedscopeFold {
             if let last, time > last, !open.isEmpty { stacks.add(frames: root + open.map(\.name), count: time - last) }
         }
         for (number, raw) in events.enumerated() {
-            let path = "\(at).events[\(number)]"
-            let event = try shape.object(raw, at: path)
+            let event = try shape.object(raw, at: "\(at).events[\(number)]")
+            var path: String { "\(at).events[\(number)]" }
             guard let time = event["at"]?.number, time.isFinite else {
                 throw shape.error(at: "\(path).at", "not a finite time")
             }
             if let last, time < last { throw shape.error(at: "\(path).at", "events out of time order (\(time) after \(last))") }
-            guard let frame = event["frame"]?.number, let index = shape.integer(frame) else {
-                throw shape.error(at: "\(path).frame", "not a frame index")
-            }
+            let frame = event["frame"]?.number
             let frameName = try name(frame, at: "\(path).frame")
+            let index = Int(frame!)
             attribute(until: time)
             last = time
             switch event["type"]?.string {
