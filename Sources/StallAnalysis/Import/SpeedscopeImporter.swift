@@ -12,9 +12,9 @@ public struct SpeedscopeImporter: StackImporter {
     public struct Options: Sendable {
         /// Put each profile's `name` as a root frame above its stacks. Default: false.
         public var profileRoot = false
-        /// The largest input read, bytes: parsing holds the whole document in memory (several times its size).
-        /// Default: 512 MiB.
-        public var maxBytes = 512 << 20
+        /// The largest input read, bytes: parsing holds the whole document in memory (about twice its size, plus
+        /// the folded stacks). Default: 256 MiB.
+        public var maxBytes = 256 << 20
 
         /// Creates the default options.
         public init() {}
