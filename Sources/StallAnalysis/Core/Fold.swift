@@ -122,7 +122,7 @@ public enum Folder {
         if let found = detectable.first(where: { recognizes($0, head) }) { return found }
         let tried = detectable.map(\.rawValue).joined(separator: ", ")
         if let binary = BinaryInput.name(head) {
-            throw AnalysisError.badData(path: stream.name, position: "byte 0", reason: "\(binary) (tried \(tried))")
+            throw AnalysisError.badData(path: stream.name, position: "byte 0", reason: "binary data: \(binary); not a profile stallprof reads (tried \(tried))")
         }
         if let nul = head.firstIndex(of: 0) {
             throw AnalysisError.badData(
