@@ -79,7 +79,8 @@ public struct PprofExporter: ProfileExporter {
                 message.uint(1, id)
                 message.uint(2, image.start)
                 message.uint(3, image.end)
-                message.uint(4, image.start &- min(image.start, image.loadBias))
+                // file_offset stays 0: an image record starts at its first loaded segment, which maps the file
+                // from its start in every ELF file the linkers write.
                 message.int(5, filename)
                 message.int(6, buildID)
                 message.bool(7, true)
