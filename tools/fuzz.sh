@@ -76,7 +76,7 @@ for target in capture perf sample folded speedscope diff; do
     execs=$(grep -m1 -o 'stat::number_of_executed_units: *[0-9]*' "$log" | grep -o '[0-9]*$' || echo 0)
     found=$(find "$crashes" -type f | sort)
     count=$(printf '%s' "$found" | grep -c . || true)
-    printf 'fuzz: %-8s %10s executions, %s crashes\n' "$target" "$execs" "$count"
+    printf 'fuzz: %-10s %10s executions, %s crashes\n' "$target" "$execs" "$count"
     if [ "$count" -gt 0 ]; then
         failed=1
         printf '  %s\n' $found
