@@ -66,6 +66,17 @@ import Testing
         #expect(syntax?.position == "line 2 (byte 37)" && syntax?.reason.hasPrefix("invalid JSON") == true)
     }
 
+    @Test func hugeExpansionsAndDeepStacksAreRefusedNotBuilt() {
+        // One 200 KB name referenced 10,000 times: 2 GB of folded stack from a 250 KB file.
+        let name = String(repeating: "n", count: 200_000)
+        let stack = "[" + Array(repeating: "0", count: 10_000).joined(separator: ",") + "]"
+        let bomb = Self.document(frames: #"[{"name":""# + name + #""}]"#, profiles: #"{"type":"sampled","name":"p","unit":"none","startValue":0,"endValue":1,"samples":["# + stack + #"],"weights":[1]}"#)
+        #expect(FoldFixture.badData { try Self.fold(bomb) }?.reason.contains("expand to far more than the file's size") == true)
+        let opens = (0...ProfileLoader.maxDepth).map { #"{"type":"O","frame":0,"at":\#($0)}"# }.joined(separator: ",")
+        let deep = FoldFixture.badData { try Self.fold(Self.document(profiles: #"{"type":"evented","name":"p","unit":"none","startValue":0,"endValue":1,"events":["# + opens + "]}")) }
+        #expect(deep?.position == "profiles[0].events[\(ProfileLoader.maxDepth)]" && deep?.reason.contains("deeper than") == true)
+    }
+
     @Test func otherJSONIsNamedNotFolded() {
         let trace = FoldFixture.badData { try Self.fold(#"{"traceEvents":[{"ph":"X","name":"a","ts":0,"dur":1,"pid":1,"tid":1}]}"#) }
         #expect(trace?.reason.hasPrefix("a Chrome trace (traceEvents), not a speedscope profile") == true)

@@ -53,7 +53,9 @@ public struct SpeedscopeImporter: StackImporter {
             throw AnalysisError.badData(path: stream.name, position: "",
                                         reason: "JSON larger than \(options.maxBytes >> 20) MiB; not read")
         }
-        let document = try JSONDocument.parse(try stream.readAll(), name: stream.name)
+        let bytes = try stream.readAll()
+        let budget = SpeedscopeFold.budget(forInputBytes: bytes.count)
+        let document = try JSONDocument.parse(bytes, name: stream.name)
         guard document["$schema"]?.string == Self.schemaURL else {
             throw AnalysisError.badData(path: stream.name, position: "",
                                         reason: "\(JSONDocument.describe(document)), not a speedscope profile; "
@@ -72,7 +74,7 @@ public struct SpeedscopeImporter: StackImporter {
         for (index, raw) in profiles.enumerated() {
             let at = "profiles[\(index)]"
             let profile = try shape.object(raw, at: at)
-            var fold = SpeedscopeFold(names: names, shape: shape, at: at)
+            var fold = SpeedscopeFold(names: names, shape: shape, at: at, budget: budget)
             if options.profileRoot { fold.root = profile["name"]?.string.map { [$0] } ?? [] }
             switch profile["type"]?.string {
             case "sampled": try fold.sampled(profile, into: &stacks)
@@ -92,11 +94,41 @@ struct SpeedscopeFold {
     let at: String
     /// Frames put above every stack (the profile's name with ``SpeedscopeImporter/Options/profileRoot``).
     var root: [String] = []
+    /// Bytes of folded stacks this document may still build. A stack is a list of indices into the frame table,
+    /// so a small file can name huge stacks; the budget (shared by all profiles) keeps time and memory in
+    /// proportion to the input: ``SpeedscopeFold/budget(forInputBytes:)``.
+    var budget: Budget
 
-    init(names: [String], shape: JSONShape, at: String) {
+    init(names: [String], shape: JSONShape, at: String, budget: Budget) {
         self.names = names
         self.shape = shape
         self.at = at
+        self.budget = budget
+    }
+
+    /// What stacks may cost in all: 64 bytes of folded stacks per input byte, plus 1 GiB.
+    static func budget(forInputBytes count: Int) -> Budget { Budget(left: (1 << 30) + 64 * count) }
+
+    /// The remaining folded bytes, shared by every profile of a document.
+    final class Budget {
+        var left: Int
+        init(left: Int) { self.left = left }
+    }
+
+    /// Adds `frames` with `count`, charging the budget; bad data when a stack is deeper than the deepest one a
+    /// flame graph draws or the budget is spent.
+    func add(_ frames: [String], count: Double, into stacks: inout FoldedStacks, at location: @autoclosure () -> String)
+        throws
+    {
+        guard frames.count <= ProfileLoader.maxDepth else {
+            throw shape.error(at: location(), "a stack deeper than \(ProfileLoader.maxDepth) frames")
+        }
+        budget.left -= frames.reduce(frames.count) { $0 + $1.utf8.count }
+        guard budget.left >= 0 else {
+            throw shape.error(at: location(), "the stacks expand to far more than the file's size (more than 64 "
+                + "bytes of folded stacks per byte); not folded")
+        }
+        stacks.add(frames: frames, count: count)
     }
 
     /// The name of frame `raw` (an index into the frame table), or bad data at `location` (built only for the
@@ -124,18 +156,25 @@ struct SpeedscopeFold {
             for (depth, frame) in stack.enumerated() {
                 frames.append(try name(frame, at: "\(at).samples[\(index)][\(depth)]"))
             }
-            if weight > 0 && !stack.isEmpty { stacks.add(frames: frames, count: weight) }
+            if weight > 0 && !stack.isEmpty {
+                try add(frames, count: weight, into: &stacks, at: "\(at).samples[\(index)]")
+            }
         }
     }
 
     /// An evented profile: the time between consecutive events goes to the frames open then. Frames still open at
-    /// the end are closed at `endValue` with a warning.
+    /// the end are closed at `endValue` with a warning. Time is summed in a tree of open-frame paths (one node per
+    /// distinct path, its time added in O(1) per event) and each path is folded once at the end, so a deep stack
+    /// costs its depth once, not at every event.
     func evented(_ profile: JSONNode, into stacks: inout FoldedStacks, diagnostics: inout Diagnostics) throws {
         let events = try shape.array(profile["events"], at: "\(at).events")
-        var open: [(index: Int, name: String)] = []
+        // Node 0 is the root (no frame open); every other node is (parent, frame index).
+        var nodes: [(parent: Int, frame: Int, time: Double)] = [(0, -1, 0)]
+        var children: [Pair: Int] = [:]
+        var current = 0, depth = 0
         var last: Double? = nil
         func attribute(until time: Double) {
-            if let last, time > last, !open.isEmpty { stacks.add(frames: root + open.map(\.name), count: time - last) }
+            if let last, time > last, current != 0 { nodes[current].time += time - last }
         }
         for (number, raw) in events.enumerated() {
             let event = try shape.object(raw, at: "\(at).events[\(number)]")
@@ -150,20 +189,48 @@ struct SpeedscopeFold {
             attribute(until: time)
             last = time
             switch event["type"]?.string {
-            case "O": open.append((index, frameName))
-            case "C":
-                guard let top = open.last, top.index == index else {
-                    throw shape.error(at: path, "closes frame \(index) (\(frameName)) but the innermost open frame is "
-                        + (open.last.map { "\($0.index) (\($0.name))" } ?? "none"))
+            case "O":
+                guard depth + root.count < ProfileLoader.maxDepth else {
+                    throw shape.error(at: path, "a stack deeper than \(ProfileLoader.maxDepth) frames")
                 }
-                open.removeLast()
+                let key = Pair(parent: current, frame: index)
+                if let known = children[key] {
+                    current = known
+                } else {
+                    nodes.append((current, index, 0))
+                    children[key] = nodes.count - 1
+                    current = nodes.count - 1
+                }
+                depth += 1
+            case "C":
+                guard current != 0, nodes[current].frame == index else {
+                    throw shape.error(at: path, "closes frame \(index) (\(frameName)) but the innermost open frame is "
+                        + (current == 0 ? "none" : "\(nodes[current].frame) (\(names[nodes[current].frame]))"))
+                }
+                current = nodes[current].parent
+                depth -= 1
             default: throw shape.error(at: "\(path).type", "an event type other than \"O\" or \"C\"")
             }
         }
-        if !open.isEmpty {
+        if depth > 0 {
             if let end = profile["endValue"]?.number, end.isFinite { attribute(until: end) }
-            diagnostics.warn("\(shape.path): \(at): \(open.count) frame\(open.count == 1 ? "" : "s") never closed; "
+            diagnostics.warn("\(shape.path): \(at): \(depth) frame\(depth == 1 ? "" : "s") never closed; "
                 + "closed at the profile's endValue")
         }
+        for node in nodes.indices.dropFirst() where nodes[node].time > 0 {
+            var frames: [String] = []
+            var walk = node
+            while walk != 0 {
+                frames.append(names[nodes[walk].frame])
+                walk = nodes[walk].parent
+            }
+            try add(root + frames.reversed(), count: nodes[node].time, into: &stacks, at: "\(at).events")
+        }
+    }
+
+    /// A node of the open-frame tree: its parent and its frame index.
+    private struct Pair: Hashable {
+        var parent: Int
+        var frame: Int
     }
 }
