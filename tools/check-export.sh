@@ -6,14 +6,18 @@
 # main thread), the text fixtures (folded, perf script, macOS sample), the speedscope fixtures and, when
 # ../shared/conformance is there, speedscope's own example files. Also checks the round trips: export speedscope
 # then fold gives the input's folded stacks (captures: with --weight samples).
-# Usage: tools/check-export.sh   (STALLPROF_BIN=.build/debug by default). Exits 1 on the first failure.
+# Usage: tools/check-export.sh   (STALLPROF_BIN=.build/debug by default). Exits 1 on the first failure; skips
+# (exit 0) when ../shared/formats is absent.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root="$PWD"
 bin="${STALLPROF_BIN:-.build/debug}"
 out="$root/.build/check-export"
 formats="$root/../shared/formats"
-[ -f "$formats/profile.proto" ] || { echo "check-export: $formats/profile.proto missing (../shared beside the repo)" >&2; exit 1; }
+if [ ! -f "$formats/profile.proto" ]; then
+    echo "check-export: $formats/profile.proto not found (../shared beside the repository); skipped"
+    exit 0
+fi
 rm -rf "$out"
 mkdir -p "$out"
 
