@@ -34,10 +34,15 @@ fi
 command -v protoc >/dev/null 2>&1 || { echo "check-export: protoc is required" >&2; exit 1; }
 venv="$root/.build/export-venv"
 if [ ! -x "$venv/bin/python" ] || ! "$venv/bin/python" -c 'import jsonschema' 2>/dev/null; then
-    python3 -m venv "$venv"
-    "$venv/bin/pip" install -q jsonschema
+    rm -rf "$venv"
+    { python3 -m venv "$venv" && "$venv/bin/pip" install -q jsonschema; } >/dev/null 2>&1 \
+        || echo "check-export: could not make a venv with jsonschema in $venv" >&2
 fi
 py="$venv/bin/python"
+if ! "$py" -c 'import jsonschema' 2>/dev/null; then
+    py=python3  # the system's, when it has jsonschema
+    "$py" -c 'import jsonschema' 2>/dev/null || { echo "check-export: Python jsonschema is required" >&2; exit 1; }
+fi
 validate() { FORMATS="$formats" "$py" tools/export_validate.py "$@"; }
 
 swift build --product stallprof 2>&1 | tail -1
