@@ -79,7 +79,8 @@ public struct ChromeTraceExporter: ProfileExporter {
         for pid in threads.keys.sorted() {
             metadata.append(Self.metadata("process_name", pid: pid, tid: 0, value: process))
             for tid in threads[pid, default: []].sorted() {
-                metadata.append(Self.metadata("thread_name", pid: pid, tid: tid, value: "main queue (tid \(tid))"))
+                let thread = timed ? "main queue (tid \(tid))" : "stacks (no timestamps)"
+                metadata.append(Self.metadata("thread_name", pid: pid, tid: tid, value: thread))
             }
         }
         var other: [(String, JSONValue)] = [("source", .string(timeline.name)), ("exporter", .string("stallprof"))]
