@@ -94,6 +94,21 @@ import Testing
         #expect(String(decoding: out, as: UTF8.self).contains("stallprof_fixture_markdown_height"))
     }
 
+    @Test(.enabled(if: ExportTools.which("python3") != nil, "python3 not installed"))
+    func chromeTraceOfACapturePassesTheTraceEventCheck() throws {
+        var diagnostics = Diagnostics()
+        var timeline = ExportTests.timeline(try ExportTests.mixedCapture())
+        timeline.markers = [TimelineMarker(name: "tap", extent: .instant, startNs: 2_100_000_000, pid: 4242, tid: 4242)]
+        let bytes = try ChromeTraceExporter(options: .init()).export(timeline, diagnostics: &diagnostics)
+        let path = try ExportTools.temporary(bytes, suffix: ".json")
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let (status, out, errors) = try ExportTools.run(
+            ExportTools.which("python3")!, [ExportTools.toolsDirectory + "/export_validate.py", "chrome-trace", path])
+        let report = String(decoding: out, as: UTF8.self)
+        #expect(status == 0, "\(report) \(errors)")
+        #expect(report.contains("6 slices, 1 instants, \(timeline.sampleCount) samples"))
+    }
+
     @Test(.enabled(if: ExportTools.pythonWithJSONSchema != nil && ExportTools.formats != nil, "jsonschema not installed"))
     func speedscopeExportsValidateAgainstTheSchema() throws {
         var diagnostics = Diagnostics()
