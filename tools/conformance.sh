@@ -28,7 +28,8 @@
 # - inferno collapse-recursive: `fold --format folded --merge-recursion`.
 # - inferno collapse-guess: `fold` (auto); error cases exit 65; xctrace and dtrace are not formats fold reads
 #   (not counted).
-# - speedscope import-folded / import-perf-script: inputs only; `fold` must exit 0 ("invalid" inputs: 0 or 65).
+# - speedscope import-folded / import-perf-script / speedscope-json-examples: inputs only; `fold` must exit 0
+#   ("invalid" inputs: 0 or 65). Its trace-event and pprof examples are formats fold does not read (not counted).
 set -uo pipefail
 repo="$(cd "$(dirname "$0")/.." && pwd)"
 dir="${CONFORMANCE_DIR:-$(dirname "$repo")/shared/conformance}"
@@ -83,6 +84,7 @@ while IFS=$'\t' read -r peer tool input expected opts; do
             [[ "$input" == *sample* ]] && args+=(--filter-waiting)
             [[ "$input" == *collapse-perf* ]] && args+=(--demangle) ;;
         jlfwong-speedscope/import-folded | jlfwong-speedscope/import-perf-script) ;;
+        jlfwong-speedscope/speedscope-json-examples) ;;
         *) not_covered=$((not_covered + 1)); continue ;;
     esac
     "$bin" fold "${args[@]}" "$in" >"$tmp/out" 2>"$tmp/err"

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Fuzzes every input parser with libFuzzer (swiftc -sanitize=fuzzer,address), SECONDS each (default 60):
-# capture (CaptureReader.parse, fold, report), perf script, macOS sample, folded, differential folded (and diff).
+# capture (CaptureReader.parse, fold, report), perf script, macOS sample, folded, speedscope JSON, differential folded (and diff).
 # The targets (tools/fuzz/*.swift) are built against the StallFormat and StallAnalysis sources in .build/fuzz,
 # apart from the package's build; seeds come from the test fixtures and a few generated captures.
 # Prints each target's executions and crashes; exits 0 only when none crashed (crashing inputs are kept in
@@ -37,6 +37,7 @@ link capture tools/fuzz/capture.swift
 link perf tools/fuzz/text.swift -D FUZZ_PERF
 link sample tools/fuzz/text.swift -D FUZZ_SAMPLE
 link folded tools/fuzz/text.swift -D FUZZ_FOLDED
+link speedscope tools/fuzz/text.swift -D FUZZ_SPEEDSCOPE
 link diff tools/fuzz/diff.swift
 swiftc -parse-as-library -module-name FuzzSeeds Sources/StallFormat/*.swift tools/fuzz/seeds.swift \
     -o "$out/bin/seeds" 2>&1 | quiet
@@ -44,12 +45,13 @@ swiftc -parse-as-library -module-name FuzzSeeds Sources/StallFormat/*.swift tool
 # Seeds: the fixtures of each format (copied, so the fuzzer's new inputs never land in Tests/).
 fixtures=Tests/StallAnalysisTests/Fixtures
 rm -rf "$out/seeds"
-mkdir -p "$out/seeds"/{capture,perf,sample,folded,diff}
+mkdir -p "$out/seeds"/{capture,perf,sample,folded,diff,speedscope}
 "$out/bin/seeds" "$out/seeds/capture"
 cp "$fixtures/perf-script.txt" "$out/seeds/perf/"
 cp "$fixtures/sample-report.txt" "$out/seeds/sample/"
 cp "$fixtures/folded-mixed.txt" "$fixtures"/flamegraph/*.folded "$out/seeds/folded/"
 cp "$fixtures"/flamegraph/*.folded "$out/seeds/diff/"
+cp "$fixtures"/speedscope/*.json "$out/seeds/speedscope/"
 # A differential seed (two counts per line) and a diff pair (before NUL after).
 printf 'main;a;b 3 5\nmain;a 1 0\nmain;c 0 2\n' > "$out/seeds/diff/two-counts.folded"
 { cat "$fixtures/flamegraph/before.folded"; printf '\0'; cat "$fixtures/flamegraph/after.folded"; } \
@@ -61,7 +63,7 @@ for extra in "$fixtures"/regressions/*/*; do  # crashing inputs fixed earlier: r
 done
 
 failed=0
-for target in capture perf sample folded diff; do
+for target in capture perf sample folded speedscope diff; do
     corpus="$out/corpus/$target" crashes="$out/crashes/$target"
     rm -rf "$crashes"  # this run's crashes only; the corpus grows from run to run
     mkdir -p "$corpus" "$crashes"
@@ -74,7 +76,7 @@ for target in capture perf sample folded diff; do
     execs=$(grep -m1 -o 'stat::number_of_executed_units: *[0-9]*' "$log" | grep -o '[0-9]*$' || echo 0)
     found=$(find "$crashes" -type f | sort)
     count=$(printf '%s' "$found" | grep -c . || true)
-    printf 'fuzz: %-8s %10s executions, %s crashes\n' "$target" "$execs" "$count"
+    printf 'fuzz: %-10s %10s executions, %s crashes\n' "$target" "$execs" "$count"
     if [ "$count" -gt 0 ]; then
         failed=1
         printf '  %s\n' $found

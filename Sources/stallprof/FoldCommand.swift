@@ -6,7 +6,7 @@ import StallAnalysis
 /// `stallprof fold`: folded stacks from captures and from other profilers' output.
 enum FoldCommand {
     static let usage = """
-        USAGE: stallprof fold [--format auto|stallprof|perf|sample|folded] [options] [-o OUT] [FILE ... | -]
+        USAGE: stallprof fold [--format auto|stallprof|perf|sample|folded|speedscope] [options] [-o OUT] [FILE ... | -]
 
         Prints folded stacks (root;...;leaf COUNT, byte-sorted), one line per distinct stack. Several inputs are
         folded together; - (or no FILE, when standard input is not a terminal) reads standard input. See
@@ -33,6 +33,9 @@ enum FoldCommand {
           --count period|samples  weight samples by their period (default), or count each once
           --perl-compat         exactly stackcollapse-perf.pl, including the bugs inferno fixed (docs/FOLD.md)
 
+        speedscope JSON (py-spy, pyinstrument, speedscope):
+          --profile-names       each profile's name as a root frame (default: profiles merged, no extra root)
+
         macOS sample:
           --filter-waiting      drop stacks whose leaf is a waiting symbol (kept by default)
           --no-modules          frames without their module
@@ -43,7 +46,7 @@ enum FoldCommand {
             arguments, valued: CaptureSelection.valued.union(["--format", "--output", "--event-filter", "--count"]),
             flags: CaptureSelection.flags.union([
                 "--demangle", "--merge-recursion", "--strict", "--pid", "--tid", "--kernel", "--jit", "--all",
-                "--addrs", "--inline", "--filter-waiting", "--no-modules", "--perl-compat",
+                "--addrs", "--inline", "--filter-waiting", "--no-modules", "--perl-compat", "--profile-names",
             ]),
             aliases: ["-o": "--output"])
         var options = try CaptureSelection.foldOptions(args)
@@ -68,6 +71,7 @@ enum FoldCommand {
         options.sample.filterWaiting = args.flag("--filter-waiting")
         options.sample.noModules = args.flag("--no-modules")
         options.folded.strict = strict
+        options.speedscope.profileRoot = args.flag("--profile-names")
         options.transforms.demangleSwift = args.flag("--demangle")
         options.transforms.mergeRecursion = args.flag("--merge-recursion")
 

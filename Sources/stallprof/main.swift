@@ -29,6 +29,7 @@ let rootUsage = """
       fold        folded stacks from stallprof captures, perf script, macOS sample, folded files
       flamegraph  interactive SVG flame graph from folded stacks or captures
       diff        two-count folded stacks (before, after) for a differential flame graph
+      export      speedscope, Chrome trace (Perfetto) or pprof from captures or anything fold reads
       report      a summary of captures: stalls, busy or blocked, where the time went
       bisect      find which flags, when disabled, end a main-thread freeze
       check       run a command once: exit 0 good, 1 frozen, 125 inconclusive (for git bisect run)
@@ -41,6 +42,7 @@ let subcommands: [String: (usage: String, run: ([String]) throws -> Void)] = [
     "flamegraph": (FlameGraphCommand.usage, FlameGraphCommand.run),
     "diff": (DiffCommand.usage, DiffCommand.run),
     "report": (ReportCommand.usage, ReportCommand.run),
+    "export": (ExportCommand.usage, ExportCommand.run),
     "bisect": (BisectCommand.usage, BisectCommand.run),
     "check": (CheckCommand.usage, CheckCommand.run),
 ]

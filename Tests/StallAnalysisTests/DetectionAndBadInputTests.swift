@@ -14,7 +14,7 @@ import Testing
     @Test func undetectableInputNamesTheFormatsAndTheLine() {
         let failure = FoldFixture.badData { try FoldFixture.foldBytes(Array("# header\n\nhello world\n".utf8)) }
         #expect(failure?.position == "line 3")
-        #expect(failure?.reason.contains("tried stallprof, sample, perf, folded") == true)
+        #expect(failure?.reason.contains("tried stallprof, speedscope, sample, perf, folded") == true)
         #expect(failure?.reason.contains("\"hello world\"") == true)
     }
 

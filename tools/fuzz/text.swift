@@ -1,4 +1,5 @@
-// libFuzzer target for one text parser, chosen at build time: -D FUZZ_PERF, FUZZ_SAMPLE or FUZZ_FOLDED.
+// libFuzzer target for one text parser, chosen at build time: -D FUZZ_PERF, FUZZ_SAMPLE, FUZZ_SPEEDSCOPE or
+// FUZZ_FOLDED.
 // Built by tools/fuzz.sh with -sanitize=fuzzer,address against the StallFormat and StallAnalysis sources.
 @testable import StallAnalysis
 
@@ -6,6 +7,8 @@
 let format = InputFormat.perf
 #elseif FUZZ_SAMPLE
 let format = InputFormat.sample
+#elseif FUZZ_SPEEDSCOPE
+let format = InputFormat.speedscope
 #else
 let format = InputFormat.folded
 #endif

@@ -10,6 +10,8 @@ public enum InputFormat: String, Sendable, CaseIterable {
     case sample
     /// Folded stacks (`root;...;leaf COUNT`) from any tool.
     case folded
+    /// speedscope JSON (py-spy, pyinstrument, speedscope, `stallprof export`).
+    case speedscope
 }
 
 /// Options of a fold: which format to read and each format's own options.
@@ -24,6 +26,8 @@ public struct FoldOptions: Sendable {
     public var sample = MacSampleImporter.Options()
     /// Options for folded input. Default: ``FoldedImporter/Options/init()``.
     public var folded = FoldedImporter.Options()
+    /// Options for speedscope JSON. Default: ``SpeedscopeImporter/Options/init()``.
+    public var speedscope = SpeedscopeImporter.Options()
     /// Rewrites applied to every stack after import (demangling, merging recursion). Default: none.
     public var transforms = StackTransforms()
 
@@ -37,7 +41,7 @@ public enum Folder {
     static let detectionBytes = 1 << 16
 
     /// The formats `--format auto` tries, in order.
-    static let detectable: [InputFormat] = [.stallprof, .sample, .perf, .folded]
+    static let detectable: [InputFormat] = [.stallprof, .speedscope, .sample, .perf, .folded]
 
     /// Folds every input together, then applies `options.transforms`. Returns the stacks and the tolerated problems.
     public static func fold(_ inputs: [InputSource], options: FoldOptions) throws -> (FoldedStacks, Diagnostics) {
@@ -64,7 +68,7 @@ public enum Folder {
             if let nul = head.firstIndex(of: 0) {
                 throw AnalysisError.badData(
                     path: stream.name, position: "byte \(nul - head.startIndex)",
-                    reason: "binary data (a NUL byte), not a \(format.rawValue) text profile")
+                    reason: "binary data (\(BinaryInput.describe(head))), not a \(format.rawValue) text profile")
             }
         }
         switch format {
@@ -79,6 +83,9 @@ public enum Folder {
                 .importStacks(from: stream, into: &stacks, diagnostics: &diagnostics)
         case .folded:
             try FoldedImporter(options: options.folded)
+                .importStacks(from: stream, into: &stacks, diagnostics: &diagnostics)
+        case .speedscope:
+            try SpeedscopeImporter(options: options.speedscope)
                 .importStacks(from: stream, into: &stacks, diagnostics: &diagnostics)
         }
     }
@@ -98,6 +105,7 @@ public enum Folder {
         case .perf: return PerfScriptImporter.recognizes(head)
         case .sample: return MacSampleImporter.recognizes(head)
         case .folded: return FoldedImporter.recognizes(head)
+        case .speedscope: return SpeedscopeImporter.recognizes(head)
         }
     }
 
@@ -113,10 +121,13 @@ public enum Folder {
         }
         if let found = detectable.first(where: { recognizes($0, head) }) { return found }
         let tried = detectable.map(\.rawValue).joined(separator: ", ")
+        if let binary = BinaryInput.name(head) {
+            throw AnalysisError.badData(path: stream.name, position: "byte 0", reason: "binary data: \(binary); not a profile stallprof reads (tried \(tried))")
+        }
         if let nul = head.firstIndex(of: 0) {
             throw AnalysisError.badData(
                 path: stream.name, position: "byte \(nul - head.startIndex)",
-                reason: "binary data (a NUL byte), not a text profile (tried \(tried))")
+                reason: "binary data (\(BinaryInput.describe(head))), not a profile stallprof reads (tried \(tried))")
         }
         let lines = head.split(separator: 10, omittingEmptySubsequences: false)
         guard let index = lines.firstIndex(where: { line in

@@ -41,8 +41,8 @@ public struct StackProfile: Sendable, Equatable {
     }
 }
 
-/// An output format drawn from a ``StackProfile``: the SVG flame graph today; speedscope, pprof or Perfetto
-/// exporters sit beside it, each in its own file with an `Options` struct whose fields document their defaults.
+/// An output format drawn from a ``StackProfile``: the SVG flame graph. Formats that need episodes, times and
+/// per-sample stacks (speedscope, Chrome trace, pprof) are ``ProfileExporter``s over a ``Timeline`` instead.
 public protocol StackRenderer {
     /// The format's options.
     associatedtype Options: Sendable

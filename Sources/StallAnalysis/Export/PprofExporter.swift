@@ -1,0 +1,163 @@
+/// Writes pprof's `perftools.profiles.Profile` (profile.proto), gzipped, for `go tool pprof` and the tools that
+/// read it: sample types `samples/count` then `wall/nanoseconds`, one location per frame address (functions already
+/// resolved: mappings say `has_functions`), the main binary's mapping first with its build-id, and labels `stall`
+/// (number), `kind` and `state` on every sample. See docs/EXPORT.md.
+public struct PprofExporter: ProfileExporter {
+    /// Options for pprof output. Every field documents its default.
+    public struct Options: Sendable {
+        /// Gzip the output, as pprof files usually are. Default: true.
+        public var gzip = true
+
+        /// Creates the default options.
+        public init() {}
+    }
+
+    /// The options in use.
+    public let options: Options
+
+    /// Creates an exporter.
+    public init(options: Options) { self.options = options }
+
+    /// The profile of `timeline` (gzipped unless ``Options/gzip`` is off). The `samples` values add up to the
+    /// number of samples exported (untimed input: its counts, rounded to whole samples with a warning when any
+    /// is fractional).
+    public func export(_ timeline: Timeline, diagnostics: inout Diagnostics) throws -> [UInt8] {
+        var table = Tables()
+        let sampleType = [(table.string("samples"), table.string("count")),
+                          (table.string("wall"), table.string("nanoseconds"))]
+        var mappingIDs: [String: UInt64] = [:]
+        for image in timeline.images where mappingIDs[image.path] == nil {
+            mappingIDs[image.path] = UInt64(mappingIDs.count + 1)
+        }
+        // Samples with the same stack in the same episode are one pprof sample with summed values.
+        var samples: [SampleKey: (count: Int64, wall: Int64)] = [:]
+        var order: [SampleKey] = []
+        var fractional = 0
+        for (episodeIndex, episode) in timeline.episodes.enumerated() {
+            for sample in episode.samples where sample.count > 0 && !sample.frames.isEmpty {
+                let locations = sample.frames.reversed().map { frame in
+                    table.location(frame, mapping: frame.image.flatMap { mappingIDs[$0] } ?? 0)
+                }
+                let count = Int64(min(sample.count.rounded(), 9e18))
+                if count != Int64(exactly: sample.count) { fractional += 1 }
+                guard count > 0 else { continue }
+                let key = SampleKey(episode: episodeIndex, locations: locations)
+                if samples[key] == nil { order.append(key) }
+                samples[key, default: (0, 0)].count += count
+                samples[key, default: (0, 0)].wall &+= Int64(clamping: sample.wallNs ?? 0)
+            }
+        }
+        if fractional > 0 {
+            diagnostics.warn("\(timeline.name): \(fractional) fractional count\(fractional == 1 ? "" : "s") rounded to "
+                + "whole samples (pprof counts are integers)")
+        }
+        let labels = timeline.episodes.map { episode -> [(key: Int64, str: Int64, num: Int64)] in
+            guard let kind = episode.kind else { return [] }
+            var result = [(table.string("stall"), Int64(0), Int64(episode.id)),
+                          (table.string("kind"), table.string(kind.description), Int64(0))]
+            if let state = episode.state { result.append((table.string("state"), table.string(state.description), 0)) }
+            return result
+        }
+        var out = ProtobufWriter()
+        for (type, unit) in sampleType {
+            out.message(1) { $0.int(1, type); $0.int(2, unit) }
+        }
+        for key in order {
+            let values = samples[key]!
+            out.message(2) { message in
+                message.packed(1, key.locations)
+                message.packed(2, [UInt64(bitPattern: values.count), UInt64(bitPattern: values.wall)])
+                for label in labels[key.episode] {
+                    message.message(3) { $0.int(1, label.key); $0.int(2, label.str); $0.int(3, label.num) }
+                }
+            }
+        }
+        for image in timeline.images where mappingIDs[image.path] != nil {
+            let id = mappingIDs.removeValue(forKey: image.path)!
+            let filename = table.string(image.path), buildID = table.string(image.buildIDHex)
+            out.message(3) { message in
+                message.uint(1, id)
+                message.uint(2, image.start)
+                message.uint(3, image.end)
+                // file_offset stays 0: an image record starts at its first loaded segment, which maps the file
+                // from its start in every ELF file the linkers write.
+                message.int(5, filename)
+                message.int(6, buildID)
+                message.bool(7, true)
+            }
+        }
+        table.writeLocationsAndFunctions(into: &out)
+        let period = (table.string("wall"), table.string("nanoseconds"))
+        let comment = table.string("exported by stallprof from \(timeline.name)")
+        let defaultType = table.string(timeline.isTimed ? "wall" : "samples")
+        for string in table.strings { out.string(6, string) }
+        out.int(9, Int64(clamping: timeline.startWallNs ?? 0))
+        out.int(10, Int64(clamping: timeline.durationNs ?? 0))
+        out.message(11) { $0.int(1, period.0); $0.int(2, period.1) }
+        out.int(12, Int64(clamping: timeline.sampleIntervalNs ?? 0))
+        out.packed(13, [UInt64(comment)])
+        out.int(14, defaultType)
+        return options.gzip ? Gzip.wrap(out.bytes) : out.bytes
+    }
+
+    /// One pprof sample: an episode and its location ids, leaf first.
+    private struct SampleKey: Hashable {
+        var episode: Int
+        var locations: [UInt64]
+    }
+
+    /// The string table, functions and locations, each deduplicated, ids from 1 (strings from 0, entry 0 empty).
+    private struct Tables {
+        private(set) var strings: [String] = [""]
+        private var stringIndex: [String: Int64] = ["": 0]
+        private var functions: [String: UInt64] = [:]
+        private var functionNames: [Int64] = []
+        private var locations: [LocationKey: UInt64] = [:]
+        private var locationList: [LocationKey] = []
+
+        private struct LocationKey: Hashable {
+            var mapping: UInt64
+            var address: UInt64
+            var function: UInt64
+            var line: Int
+        }
+
+        /// The index of `value` in the string table.
+        mutating func string(_ value: String) -> Int64 {
+            if let known = stringIndex[value] { return known }
+            strings.append(value)
+            stringIndex[value] = Int64(strings.count - 1)
+            return Int64(strings.count - 1)
+        }
+
+        /// The location id of `frame` in mapping `mapping` (0: none).
+        mutating func location(_ frame: TimelineFrame, mapping: UInt64) -> UInt64 {
+            var function = functions[frame.name] ?? 0
+            if function == 0 {
+                functionNames.append(string(frame.name))
+                function = UInt64(functionNames.count)
+                functions[frame.name] = function
+            }
+            let key = LocationKey(mapping: mapping, address: frame.address ?? 0, function: function, line: frame.line ?? 0)
+            if let known = locations[key] { return known }
+            locationList.append(key)
+            locations[key] = UInt64(locationList.count)
+            return UInt64(locationList.count)
+        }
+
+        /// The `location` and `function` fields.
+        func writeLocationsAndFunctions(into out: inout ProtobufWriter) {
+            for (index, key) in locationList.enumerated() {
+                out.message(4) { message in
+                    message.uint(1, UInt64(index + 1))
+                    message.uint(2, key.mapping)
+                    message.uint(3, key.address)
+                    message.message(4) { $0.uint(1, key.function); $0.int(2, Int64(key.line)) }
+                }
+            }
+            for (index, name) in functionNames.enumerated() {
+                out.message(5) { $0.uint(1, UInt64(index + 1)); $0.int(2, name); $0.int(3, name) }
+            }
+        }
+    }
+}

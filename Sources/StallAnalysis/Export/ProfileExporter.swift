@@ -1,0 +1,114 @@
+/// An output format written from a ``Timeline`` (episodes with times, per-sample stacks, markers, images): what
+/// `stallprof export` writes. Each format lives in its own file with an `Options` struct whose fields document
+/// their defaults. The output is bytes: some formats are binary (pprof is gzipped protobuf).
+public protocol ProfileExporter {
+    /// The format's options.
+    associatedtype Options: Sendable
+
+    /// The options this exporter was made with.
+    var options: Options { get }
+
+    /// Creates an exporter.
+    init(options: Options)
+
+    /// The whole output for `timeline`. Tolerated problems go to `diagnostics`; a timeline the format cannot
+    /// represent throws ``AnalysisError``.
+    func export(_ timeline: Timeline, diagnostics: inout Diagnostics) throws -> [UInt8]
+}
+
+/// The formats `stallprof export` writes.
+public enum ExportFormat: String, Sendable, CaseIterable {
+    /// speedscope's JSON file format: one sampled profile per episode.
+    case speedscope
+    /// Chrome's trace-event JSON (Perfetto, chrome://tracing): episodes and markers as slices, samples with stacks.
+    case chromeTrace = "chrome-trace"
+    /// pprof's gzipped `perftools.profiles.Profile` protobuf (`go tool pprof`).
+    case pprof
+}
+
+/// Options of an export: the format, each format's options and how inputs are read.
+public struct ExportOptions: Sendable {
+    /// The output format. Default: `.speedscope`.
+    public var format: ExportFormat = .speedscope
+    /// How inputs are read (format, capture selection, names). Default: ``FoldOptions/init()``.
+    public var input = FoldOptions()
+    /// speedscope options. Default: ``SpeedscopeExporter/Options/init()``.
+    public var speedscope = SpeedscopeExporter.Options()
+    /// Chrome trace options. Default: ``ChromeTraceExporter/Options/init()``.
+    public var chromeTrace = ChromeTraceExporter.Options()
+    /// pprof options. Default: ``PprofExporter/Options/init()``.
+    public var pprof = PprofExporter.Options()
+
+    /// Creates the default options.
+    public init() {}
+}
+
+/// Reads inputs into one ``Timeline`` and writes it in the requested format.
+public enum Exporter {
+    /// The exported bytes of `inputs`, and the tolerated problems.
+    public static func export(_ inputs: [InputSource], options: ExportOptions) throws -> ([UInt8], Diagnostics) {
+        let (timeline, loaded) = try load(inputs, options: options.input)
+        var diagnostics = loaded
+        let bytes = try write(timeline, options: options, diagnostics: &diagnostics)
+        return (bytes, diagnostics)
+    }
+
+    /// `timeline` in `options.format`.
+    public static func write(_ timeline: Timeline, options: ExportOptions, diagnostics: inout Diagnostics) throws
+        -> [UInt8]
+    {
+        switch options.format {
+        case .speedscope: return try SpeedscopeExporter(options: options.speedscope).export(timeline, diagnostics: &diagnostics)
+        case .chromeTrace:
+            return try ChromeTraceExporter(options: options.chromeTrace).export(timeline, diagnostics: &diagnostics)
+        case .pprof: return try PprofExporter(options: options.pprof).export(timeline, diagnostics: &diagnostics)
+        }
+    }
+
+    /// One timeline from every input. Captures keep their episodes, samples and times (each capture's times count
+    /// from its own start; several captures' episodes follow each other in input order). Every other input `fold`
+    /// reads is folded, all together, into one untimed episode. Captures and untimed inputs cannot be mixed in one
+    /// export (a usage error): their samples would not mean the same thing.
+    public static func load(_ inputs: [InputSource], options: FoldOptions) throws -> (Timeline, Diagnostics) {
+        var diagnostics = Diagnostics()
+        var timeline: Timeline?
+        var folded = FoldedStacks()
+        var untimed: [String] = []
+        for input in inputs {
+            let stream = try input.open()
+            if try Folder.isEmptyInput(stream) {
+                diagnostics.emptyInput(stream.name)
+                continue
+            }
+            let head = try stream.peek(Folder.detectionBytes)
+            let isCapture = options.format == .stallprof
+                || (options.format == .auto && StallCaptureImporter.recognizes(head))
+            guard isCapture else {
+                try Folder.fold(stream, options: options, into: &folded, diagnostics: &diagnostics)
+                untimed.append(stream.name)
+                continue
+            }
+            let capture = try StallCaptureImporter.read(stream)
+            let next = TimelineBuilder.build(capture, options: options.capture, diagnostics: &diagnostics)
+            guard var merged = timeline else {
+                timeline = next
+                continue
+            }
+            merged.name += ", " + next.name
+            merged.episodes += next.episodes
+            merged.markers += next.markers
+            merged.images += next.images.filter { !merged.images.contains($0) }
+            merged.durationNs = max(merged.durationNs ?? 0, next.durationNs ?? 0)
+            timeline = merged
+        }
+        if let timeline {
+            guard untimed.isEmpty else {
+                throw AnalysisError.usage("cannot export captures (\(timeline.name)) together with untimed stacks ("
+                    + untimed.joined(separator: ", ") + "); export them separately")
+            }
+            return (timeline, diagnostics)
+        }
+        let name = inputs.map(\.description).joined(separator: ", ")
+        return (TimelineBuilder.build(folded: options.transforms.apply(to: folded), name: name), diagnostics)
+    }
+}

@@ -1,0 +1,167 @@
+import StallFormat
+
+/// What every exporter reads: episodes with their times and per-sample stacks, markers, and the images the
+/// addresses came from. Built from a capture (``TimelineBuilder/build(_:options:diagnostics:)``) or from folded
+/// stacks (``TimelineBuilder/build(folded:name:)``: one episode without times). All times are nanoseconds from
+/// ``startNs`` (the capture's start), so exporters never see the capture's monotonic clock.
+public struct Timeline: Sendable {
+    /// What the timeline is called (the capture's source, or the inputs' names).
+    public var name: String
+    /// Wall-clock time of ``startNs`` (nanoseconds since the Unix epoch); nil when unknown.
+    public var startWallNs: UInt64?
+    /// The span the timeline covers, nanoseconds from its start (the close record, or the last episode's end);
+    /// nil when the input has no times.
+    public var durationNs: UInt64?
+    /// The sampling interval, nanoseconds; nil when unknown.
+    public var sampleIntervalNs: UInt64?
+    /// Path of the main executable (its image is the main binary); nil when unknown.
+    public var executable: String?
+    /// Episodes in the order they began.
+    public var episodes: [TimelineEpisode]
+    /// Markers in time order (empty for captures until markers are read from them, and for folded input).
+    public var markers: [TimelineMarker]
+    /// Images the frames' addresses fall in, the main binary first when known.
+    public var images: [ImageRecord]
+
+    /// Creates a timeline.
+    public init(name: String, isTimed: Bool, startWallNs: UInt64? = nil, durationNs: UInt64? = nil,
+                sampleIntervalNs: UInt64? = nil, executable: String? = nil, episodes: [TimelineEpisode] = [],
+                markers: [TimelineMarker] = [], images: [ImageRecord] = []) {
+        self.name = name
+        self.isTimed = isTimed
+        self.startWallNs = startWallNs
+        self.durationNs = durationNs
+        self.sampleIntervalNs = sampleIntervalNs
+        self.executable = executable
+        self.episodes = episodes
+        self.markers = markers
+        self.images = images
+    }
+
+    /// True when the timeline comes from captures (episodes carry times); false for untimed input.
+    public var isTimed: Bool
+
+    /// Number of samples in all episodes.
+    public var sampleCount: Int { episodes.reduce(0) { $0 + $1.samples.count } }
+}
+
+/// One episode: a stall or a saturated period of a capture, or all the stacks of an untimed input.
+public struct TimelineEpisode: Sendable {
+    /// The episode number within its capture; 0 for untimed input.
+    public var id: UInt32
+    /// A stall or a saturated episode; nil for untimed input.
+    public var kind: EpisodeKind?
+    /// Busy or blocked; nil when unknown.
+    public var state: StallState?
+    /// Start, nanoseconds from the timeline's start; nil for untimed input.
+    public var startNs: UInt64?
+    /// Duration in nanoseconds; nil for untimed input.
+    public var durationNs: UInt64?
+    /// Process id of the captured process; nil when unknown.
+    public var pid: Int32?
+    /// Kernel thread id of the sampled thread; nil when unknown.
+    public var tid: Int32?
+    /// Thread CPU time over wall time, in [0, 1]; nil when not measured.
+    public var cpuRatio: Double?
+    /// One sentence on what a blocked episode waited for; nil when not known.
+    public var blockedOn: String?
+    /// Samples in time order (untimed input: one entry per distinct stack, in byte order).
+    public var samples: [TimelineSample]
+
+    /// Creates an episode.
+    public init(id: UInt32, kind: EpisodeKind? = nil, state: StallState? = nil, startNs: UInt64? = nil,
+                durationNs: UInt64? = nil, pid: Int32? = nil, tid: Int32? = nil, cpuRatio: Double? = nil, blockedOn: String? = nil,
+                samples: [TimelineSample] = []) {
+        self.id = id
+        self.kind = kind
+        self.state = state
+        self.startNs = startNs
+        self.durationNs = durationNs
+        self.pid = pid
+        self.tid = tid
+        self.cpuRatio = cpuRatio
+        self.blockedOn = blockedOn
+        self.samples = samples
+    }
+
+    /// How viewers name the episode: `busy stall`, `blocked stall`, `saturated`, or `stall` when its state is
+    /// unknown; `profile` for untimed input.
+    public var title: String {
+        switch kind {
+        case nil: return "profile"
+        case .saturated?: return "saturated"
+        case .stall?: return state.map { "\($0) stall" } ?? "stall"
+        }
+    }
+}
+
+/// One sample (or, for untimed input, one distinct stack with its count).
+public struct TimelineSample: Sendable {
+    /// When it was taken, nanoseconds from the timeline's start; nil for untimed input.
+    public var timestampNs: UInt64?
+    /// Wall time the sample stands for, nanoseconds (the gap to the next sample of its episode); nil when untimed.
+    public var wallNs: UInt64?
+    /// How many samples this entry counts (1 for a capture's sample; the folded count otherwise).
+    public var count: Double
+    /// The frames, root first.
+    public var frames: [TimelineFrame]
+
+    /// Creates a sample.
+    public init(timestampNs: UInt64? = nil, wallNs: UInt64? = nil, count: Double = 1, frames: [TimelineFrame]) {
+        self.timestampNs = timestampNs
+        self.wallNs = wallNs
+        self.count = count
+        self.frames = frames
+    }
+}
+
+/// One frame of a sample.
+public struct TimelineFrame: Sendable, Hashable {
+    /// The symbolized name (as `stallprof fold` prints it).
+    public var name: String
+    /// Path of the image the address falls in; nil when unknown.
+    public var image: String?
+    /// The instruction address looked up (for return addresses, the byte before); nil when unknown.
+    public var address: UInt64?
+    /// Source line; nil when unknown (captures carry no line tables today).
+    public var line: Int?
+
+    /// Creates a frame.
+    public init(name: String, image: String? = nil, address: UInt64? = nil, line: Int? = nil) {
+        self.name = name
+        self.image = image
+        self.address = address
+        self.line = line
+    }
+}
+
+/// A point or a span in time that the app marked.
+public struct TimelineMarker: Sendable {
+    /// An instant or an interval.
+    public enum Extent: Sendable, Equatable {
+        /// A point in time.
+        case instant
+        /// A span lasting this many nanoseconds.
+        case interval(durationNs: UInt64)
+    }
+
+    /// The marker's name.
+    public var name: String
+    /// Instant or interval.
+    public var extent: Extent
+    /// Start, nanoseconds from the timeline's start.
+    public var startNs: UInt64
+    /// Process id of the process that set it; nil when unknown.
+    public var pid: Int32?
+    /// Kernel thread id of the thread that set it; nil when unknown.
+    public var tid: Int32?
+
+    /// Creates a marker.
+    public init(name: String, extent: Extent, startNs: UInt64, pid: Int32? = nil, tid: Int32? = nil) {
+        self.name = name
+        self.extent = extent
+        self.startNs = startNs
+        self.pid = pid
+        self.tid = tid
+    }
+}

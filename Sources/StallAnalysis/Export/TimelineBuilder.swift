@@ -1,0 +1,86 @@
+import StallFormat
+
+/// Builds a ``Timeline`` from a capture (its episodes, samples and images, names resolved by the same
+/// ``Symbolizer`` `fold` uses) or from folded stacks (one untimed episode).
+public enum TimelineBuilder {
+    /// The timeline of `capture`'s episodes that pass `options` (kind, state, number, window), with names
+    /// resolved by `options.symbolizer`. Unfinished episodes are kept with a warning, as `fold` keeps them.
+    public static func build(_ capture: Capture, options: StallCaptureImporter.Options = .init(),
+                             diagnostics: inout Diagnostics) -> Timeline {
+        capture.warnings.forEach { diagnostics.warn($0) }
+        let origin = capture.process?.startMonotonicNs ?? capture.stalls.map(\.begin.startNs).min() ?? 0
+        let relative = { (ns: UInt64) in ns &- min(ns, origin) }
+        let symbolizer = Symbolizer(images: capture.images, options: options.symbolizer)
+        let architecture = SyscallNames.architecture(ofExecutable: capture.process?.executable)
+        let rule = AppCodeRule(images: capture.images, executable: capture.process?.executable)
+        let interval = capture.process?.sampleIntervalNs
+        var episodes: [TimelineEpisode] = []
+        var end: UInt64 = capture.closedAtNs.map(relative) ?? 0
+        for stall in capture.stalls where options.accepts(stall) {
+            if !stall.isFinished {
+                let what = stall.kind == .saturated ? "saturated episode" : "stall"
+                diagnostics.warn("\(capture.source): \(what) \(stall.id) is unfinished (the file ends during it); "
+                    + "its \(stall.samples.count) samples are kept")
+            }
+            let kept = stall.samples.filter { !$0.frames.isEmpty && options.accepts($0, of: stall) }
+            let episodeEnd = stall.begin.startNs &+ stall.durationNs &+ stall.pausedNs
+            var samples: [TimelineSample] = []
+            samples.reserveCapacity(kept.count)
+            for (index, sample) in kept.enumerated() {
+                // The sample stands for the time to the next one (the last: to the episode's end, at most one
+                // sampling interval).
+                let next = index + 1 < kept.count ? kept[index + 1].timestampNs : episodeEnd
+                var wall = next &- min(next, sample.timestampNs)
+                if index + 1 == kept.count, let interval, interval > 0 { wall = min(wall, interval) }
+                if wall == 0 { wall = interval ?? 0 }
+                samples.append(TimelineSample(
+                    timestampNs: relative(sample.timestampNs), wallNs: wall, count: 1,
+                    frames: frames(of: sample, symbolizer: symbolizer)))
+            }
+            let blocked = stall.blockedOn.map {
+                BlockedOnSummary($0, symbolizer: symbolizer, rule: rule, architecture: architecture).sentence
+            }
+            let start = relative(stall.begin.startNs)
+            end = max(end, start &+ stall.durationNs &+ stall.pausedNs)
+            episodes.append(TimelineEpisode(
+                id: stall.id, kind: stall.kind, state: stall.state, startNs: start, durationNs: stall.durationNs,
+                pid: capture.process?.pid, tid: stall.begin.threadID, cpuRatio: stall.cpuRatio, blockedOn: blocked, samples: samples))
+        }
+        symbolizer.warnings.forEach { diagnostics.warn("\(capture.source): \($0)") }
+        // The main binary first: pprof treats the first mapping as the program.
+        let executable = capture.process?.executable
+        let images = capture.images.filter { $0.path == executable } + capture.images.filter { $0.path != executable }
+        return Timeline(
+            name: capture.source, isTimed: true, startWallNs: capture.process?.startWallNs,
+            durationNs: end, sampleIntervalNs: interval, executable: executable, episodes: episodes, markers: [],
+            images: images)
+    }
+
+    /// One sample's frames, root first: names as `fold` prints them (with `[truncated]` in front of a stack cut at
+    /// the frame limit), each with its image and the address looked up.
+    static func frames(of sample: Sample, symbolizer: Symbolizer) -> [TimelineFrame] {
+        let names = symbolizer.rootFirstNames(leafFirst: sample.frames)
+        var frames: [TimelineFrame] = []
+        frames.reserveCapacity(names.count + 1)
+        if sample.flags.contains(.truncated) { frames.append(TimelineFrame(name: TruncatedStack.rootFrame)) }
+        for (depth, name) in names.enumerated() {
+            let index = sample.frames.count - 1 - depth
+            let raw = sample.frames[index]
+            let address = index > 0 && raw > 0 ? raw - 1 : raw
+            frames.append(TimelineFrame(name: name, image: symbolizer.image(containing: raw)?.path, address: address))
+        }
+        return frames
+    }
+
+    /// An untimed timeline of folded stacks: one episode whose samples are the distinct stacks in byte order,
+    /// each with its count. Frames are the `;`-separated names; they carry no image nor address.
+    public static func build(folded stacks: FoldedStacks, name: String) -> Timeline {
+        let samples = stacks.sorted.compactMap { entry -> TimelineSample? in
+            guard entry.count > 0, !entry.stack.isEmpty else { return nil }
+            let frames = entry.stack.split(separator: ";", omittingEmptySubsequences: false)
+                .map { TimelineFrame(name: String($0)) }
+            return TimelineSample(count: entry.count, frames: frames)
+        }
+        return Timeline(name: name, isTimed: false, episodes: [TimelineEpisode(id: 0, samples: samples)])
+    }
+}

@@ -1,0 +1,184 @@
+#!/usr/bin/env python3
+"""Validates `stallprof export` outputs with real readers. Usage:
+
+  export_validate.py speedscope FILE          speedscope's JSON schema (jsonschema, draft-07), plus: every stack
+                                              index in range, weights as many as samples, no null anywhere
+  export_validate.py chrome-trace FILE        trace-event structure Perfetto and chrome://tracing read: events with
+                                              ph/name/pid/tid/ts (X: dur >= 0; i: s), stall and marker categories,
+                                              stackFrames parents that exist without cycles, samples whose sf exists
+                                              and (timed traces) that fall inside an episode of their thread
+  export_validate.py pprof FILE SAMPLES       gunzips, `protoc --decode perftools.profiles.Profile`, checks string
+                                              table entry 0 is "", sample types samples/count then wall/nanoseconds,
+                                              the samples values add up to SAMPLES, every location_id exists; then
+                                              `go tool pprof -top` when go is installed
+
+FORMATS (default ../shared/formats beside the repository) holds file-format-schema.json and profile.proto.
+Prints one line per check; exits 1 on the first failure.
+"""
+import gzip
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+FORMATS = os.environ.get("FORMATS", os.path.join(os.path.dirname(REPO), "shared", "formats"))
+
+
+def fail(message):
+    print(f"FAIL {message}")
+    sys.exit(1)
+
+
+def no_nulls(value, path="$"):
+    if value is None:
+        fail(f"null at {path} (optional fields must be left out)")
+    if isinstance(value, dict):
+        for key, item in value.items():
+            no_nulls(item, f"{path}.{key}")
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            no_nulls(item, f"{path}[{index}]")
+
+
+def speedscope(path):
+    import jsonschema
+
+    with open(os.path.join(FORMATS, "file-format-schema.json")) as f:
+        schema = json.load(f)
+    with open(path) as f:
+        document = json.load(f)
+    try:
+        jsonschema.validate(document, schema)
+    except jsonschema.ValidationError as error:
+        fail(f"{path}: schema: {error.message} at {list(error.absolute_path)}")
+    no_nulls(document)
+    frames = len(document["shared"]["frames"])
+    samples = 0
+    for profile in document["profiles"]:
+        if len(profile["samples"]) != len(profile["weights"]):
+            fail(f"{path}: {profile['name']}: {len(profile['weights'])} weights for {len(profile['samples'])} samples")
+        for stack in profile["samples"]:
+            if not stack or any(index < 0 or index >= frames for index in stack):
+                fail(f"{path}: {profile['name']}: a stack that is empty or indexes outside the {frames} frames")
+        if profile["endValue"] < profile["startValue"]:
+            fail(f"{path}: {profile['name']}: endValue before startValue")
+        samples += len(profile["samples"])
+    print(f"ok   speedscope {path}: schema valid, {len(document['profiles'])} profiles, {samples} samples, {frames} frames")
+
+
+def chrome_trace(path):
+    with open(path) as f:
+        document = json.load(f)
+    events = document.get("traceEvents")
+    if not isinstance(events, list):
+        fail(f"{path}: no traceEvents array")
+    slices = {}
+    counts = {"X": 0, "i": 0, "M": 0}
+    for index, event in enumerate(events):
+        where = f"{path}: traceEvents[{index}]"
+        for key, kind in (("ph", str), ("name", str), ("pid", int), ("tid", int)):
+            if not isinstance(event.get(key), kind):
+                fail(f"{where}: {key} missing or not {kind.__name__}")
+        ph = event["ph"]
+        if ph not in counts:
+            fail(f"{where}: unexpected ph {ph!r}")
+        counts[ph] += 1
+        if ph == "M":
+            if event["name"] not in ("process_name", "thread_name") or not isinstance(event.get("args", {}).get("name"), str):
+                fail(f"{where}: a metadata event without args.name")
+            continue
+        if not isinstance(event.get("ts"), (int, float)) or event["ts"] < 0:
+            fail(f"{where}: ts missing or negative")
+        if event.get("cat") not in ("stall", "marker", "profile"):
+            fail(f"{where}: category {event.get('cat')!r}")
+        if ph == "X":
+            if not isinstance(event.get("dur"), (int, float)) or event["dur"] < 0:
+                fail(f"{where}: X without a dur >= 0")
+            if event["cat"] == "stall" and event["name"] not in ("busy stall", "blocked stall", "saturated", "stall"):
+                fail(f"{where}: episode name {event['name']!r}")
+            if event["cat"] != "marker":
+                slices.setdefault((event["pid"], event["tid"]), []).append((event["ts"], event["ts"] + event["dur"]))
+        if ph == "i" and event.get("s") not in ("t", "p", "g"):
+            fail(f"{where}: instant without scope s")
+    frames = document.get("stackFrames", {})
+    for key, frame in frames.items():
+        if not isinstance(frame.get("name"), str):
+            fail(f"{path}: stackFrames[{key}] without a name")
+        seen, node = set(), key
+        while node is not None:
+            if node in seen:
+                fail(f"{path}: stackFrames cycle through {node}")
+            seen.add(node)
+            parent = frames[node].get("parent")
+            node = None if parent is None else str(parent)
+            if node is not None and node not in frames:
+                fail(f"{path}: stackFrames[{key}] has a missing parent {parent}")
+    samples = document.get("samples", [])
+    timed = "timeAxis" not in document.get("otherData", {})
+    for index, sample in enumerate(samples):
+        if str(sample.get("sf")) not in frames:
+            fail(f"{path}: samples[{index}].sf {sample.get('sf')} is not a stack frame")
+        spans = slices.get((sample.get("pid"), sample.get("tid")), [])
+        if timed and not any(start - 0.001 <= sample["ts"] <= end + 0.001 for start, end in spans):
+            fail(f"{path}: samples[{index}] at {sample['ts']} us lies in no episode of its thread")
+    print(f"ok   chrome-trace {path}: {counts['X']} slices, {counts['i']} instants, {len(samples)} samples, "
+          f"{len(frames)} stack frames")
+
+
+def pprof(path, expected):
+    with open(path, "rb") as f:
+        raw = gzip.decompress(f.read())
+    decoded = subprocess.run(
+        ["protoc", f"--proto_path={FORMATS}", "--decode", "perftools.profiles.Profile", "profile.proto"],
+        input=raw, capture_output=True, check=False)
+    if decoded.returncode != 0:
+        fail(f"{path}: protoc --decode: {decoded.stderr.decode().strip()}")
+    text = decoded.stdout.decode()
+    strings = re.findall(r'^string_table: "((?:[^"\\]|\\.)*)"', text, re.M)
+    if not strings or strings[0] != "":
+        fail(f"{path}: string_table[0] is not the empty string")
+    types = re.findall(r"^sample_type \{\n  type: (\d+)\n  unit: (\d+)\n\}", text, re.M)
+    names = [(strings[int(a)], strings[int(b)]) for a, b in types]
+    if names != [("samples", "count"), ("wall", "nanoseconds")]:
+        fail(f"{path}: sample types {names}")
+    total = 0
+    for block in re.findall(r"^sample \{\n(.*?)^\}", text, re.M | re.S):
+        values = re.findall(r"^  value: (-?\d+)", block, re.M)
+        if len(values) != 2:
+            fail(f"{path}: a sample with {len(values)} values")
+        total += int(values[0])
+    if total != int(expected):
+        fail(f"{path}: samples add up to {total}, expected {expected}")
+    locations = set(re.findall(r"^location \{\n  id: (\d+)", text, re.M))
+    used = set(re.findall(r"^  location_id: (\d+)", text, re.M))
+    if not used <= locations:
+        fail(f"{path}: location ids {sorted(used - locations)[:5]} are not defined")
+    print(f"ok   pprof {path}: protoc decodes it, {total} samples, {len(locations)} locations")
+    if shutil.which("go"):
+        top = subprocess.run(["go", "tool", "pprof", "-top", path], capture_output=True, check=False)
+        if top.returncode != 0:
+            fail(f"{path}: go tool pprof -top: {top.stderr.decode().strip()}")
+        lines = top.stdout.decode().splitlines()
+        print(f"ok   pprof {path}: go tool pprof -top reads it ({len(lines)} lines; "
+              f"{next((l.strip() for l in lines if 'Total' in l or 'Showing' in l), '')})")
+    else:
+        print(f"skip pprof {path}: go not installed (go tool pprof)")
+
+
+if __name__ == "__main__":
+    if len(sys.argv) < 3:
+        print(__doc__)
+        sys.exit(2)
+    kind, target = sys.argv[1], sys.argv[2]
+    if kind == "speedscope":
+        speedscope(target)
+    elif kind == "chrome-trace":
+        chrome_trace(target)
+    elif kind == "pprof" and len(sys.argv) == 4:
+        pprof(target, sys.argv[3])
+    else:
+        print(__doc__)
+        sys.exit(2)
