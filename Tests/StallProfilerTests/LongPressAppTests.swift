@@ -50,5 +50,24 @@ import Testing
             rows.firstIndex { $0.hasPrefix("    ") && $0.contains(name) } ?? -1
         }
         #expect(order.allSatisfy { $0 >= 0 } && order == order.sorted(), "\(text)")
+
+        // The Chrome trace (Perfetto) has the same events on the main thread, in the same order.
+        var diagnostics = Diagnostics()
+        let timeline = TimelineBuilder.build(capture, diagnostics: &diagnostics)
+        let trace = try ChromeTraceExporter(options: .init()).export(timeline, diagnostics: &diagnostics)
+        let traceRoot = try #require(try JSONSerialization.jsonObject(with: Data(trace)) as? [String: Any])
+        let events = try #require(traceRoot["traceEvents"] as? [[String: Any]]).filter {
+            ["marker", "stall"].contains($0["cat"] as? String)
+        }
+        let byName = { (name: String) in events.first { $0["name"] as? String == name } }
+        let down = try #require(byName("touchDown")), press = try #require(byName("longPress"))
+        let busy = try #require(byName("busy stall")), up = try #require(byName("touchUp"))
+        #expect(down["ph"] as? String == "i" && press["ph"] as? String == "X" && up["ph"] as? String == "i")
+        #expect([down, press, busy, up].allSatisfy { number($0["tid"]) == number(busy["tid"]) }, "one thread")
+        let ts = { (event: [String: Any]) in number(event["ts"]) ?? -1 }
+        let pressEndUs = ts(press) + (number(press["dur"]) ?? 0)
+        let busyMiddle = ts(busy) + (number(busy["dur"]) ?? 0) / 2
+        #expect(ts(down) < ts(press) && ts(press) < busyMiddle && busyMiddle < pressEndUs && pressEndUs <= ts(up))
+        #expect(abs(ts(press) - pressStart * 1000) < 1000, "the trace and the report share the clock and origin")
     }
 }

@@ -18,7 +18,7 @@ public struct Timeline: Sendable {
     public var executable: String?
     /// Episodes in the order they began.
     public var episodes: [TimelineEpisode]
-    /// Markers in time order (empty for captures until markers are read from them, and for folded input).
+    /// Markers in time order (a capture's, all of them; none for folded input).
     public var markers: [TimelineMarker]
     /// Images the frames' addresses fall in, the main binary first when known.
     public var images: [ImageRecord]

@@ -47,12 +47,22 @@ public enum TimelineBuilder {
                 pid: capture.process?.pid, tid: stall.begin.threadID, cpuRatio: stall.cpuRatio, blockedOn: blocked, samples: samples))
         }
         symbolizer.warnings.forEach { diagnostics.warn("\(capture.source): \($0)") }
+        end = capture.markers.reduce(end) { max($0, relative($1.endNs)) }
+        // Every marker of the capture, whichever episodes are selected: they are the app's own timeline. An
+        // interval whose end is not in the file lasts to the end of the timeline.
+        let markers = capture.markers.map { marker in
+            let start = relative(marker.startNs)
+            let extent: TimelineMarker.Extent = marker.kind == .instant
+                ? .instant : .interval(durationNs: marker.durationNs ?? end &- min(end, start))
+            return TimelineMarker(
+                name: marker.name, extent: extent, startNs: start, pid: capture.process?.pid, tid: marker.tid)
+        }
         // The main binary first: pprof treats the first mapping as the program.
         let executable = capture.process?.executable
         let images = capture.images.filter { $0.path == executable } + capture.images.filter { $0.path != executable }
         return Timeline(
             name: capture.source, isTimed: true, startWallNs: capture.process?.startWallNs,
-            durationNs: end, sampleIntervalNs: interval, executable: executable, episodes: episodes, markers: [],
+            durationNs: end, sampleIntervalNs: interval, executable: executable, episodes: episodes, markers: markers,
             images: images)
     }
 
