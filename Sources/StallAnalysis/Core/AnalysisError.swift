@@ -36,6 +36,12 @@ public struct Diagnostics: Sendable {
     /// Adds a warning.
     public mutating func warn(_ message: String) { warnings.append(message) }
 
+    /// Appends `other`'s warnings and empty inputs after these.
+    public mutating func merge(_ other: Diagnostics) {
+        warnings += other.warnings
+        emptyInputs += other.emptyInputs
+    }
+
     /// Records that input `name` is empty, with the warning every command prints for it.
     public mutating func emptyInput(_ name: String) {
         emptyInputs.append(name)

@@ -44,11 +44,29 @@ public enum Folder {
     static let detectable: [InputFormat] = [.stallprof, .speedscope, .sample, .perf, .folded]
 
     /// Folds every input together, then applies `options.transforms`. Returns the stacks and the tolerated problems.
+    /// Inputs are parsed in parallel (a fleet's or a CI matrix's captures use every core) and their counts summed
+    /// in input order; the first input that fails, in input order, is the error thrown.
     public static func fold(_ inputs: [InputSource], options: FoldOptions) throws -> (FoldedStacks, Diagnostics) {
+        let parts = Parallel.map(inputs) { input in
+            var stacks = FoldedStacks()
+            var diagnostics = Diagnostics()
+            try fold(input.open(), options: options, into: &stacks, diagnostics: &diagnostics)
+            return (stacks, diagnostics)
+        }
         var stacks = FoldedStacks()
         var diagnostics = Diagnostics()
-        for input in inputs {
-            try fold(input.open(), options: options, into: &stacks, diagnostics: &diagnostics)
+        for (input, part) in zip(inputs, parts) {
+            let (partStacks, partDiagnostics) = try part.get()
+            diagnostics.merge(partDiagnostics)
+            guard stacks.count > 0 else {
+                stacks = partStacks
+                continue
+            }
+            for stack in stacks.merge(partStacks) {
+                let shown = stack.count > 120 ? stack.prefix(120) + "..." : Substring(stack)
+                diagnostics.warn("\(input): dropped this input's count of '\(shown)': the sum over the inputs "
+                    + "would exceed 2^64-1")
+            }
         }
         return (options.transforms.apply(to: stacks), diagnostics)
     }

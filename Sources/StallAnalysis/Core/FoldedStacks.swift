@@ -131,16 +131,20 @@ public struct FoldedStacks: Sendable, Equatable {
         return text.withUTF8 { count(of: UnsafeRawBufferPointer($0)) }
     }
 
-    /// Adds every stack of `other`.
-    public mutating func merge(_ other: FoldedStacks) {
+    /// Adds every stack of `other`, exactly. Returns the stacks (folded text) whose integral count would have
+    /// exceeded 2^64-1: those are left as they were here (the caller reports them), never a wrong number.
+    @discardableResult
+    public mutating func merge(_ other: FoldedStacks) -> [String] {
+        var overflowed: [String] = []
         other.arena.withUnsafeBytes { raw in
             for entry in other.entries {
                 let bytes = UnsafeRawBufferPointer(rebasing: raw[entry.offset..<entry.offset + entry.length])
                 if !add(bytes: bytes, whole: entry.whole, fraction: entry.fraction) {
-                    _ = add(bytes: bytes, whole: 0, fraction: Double(entry.whole) + entry.fraction)
+                    overflowed.append(String(decoding: bytes, as: UTF8.self))
                 }
             }
         }
+        return overflowed
     }
 
     /// Calls `body` with each distinct stack's bytes and count, in first-seen order.
