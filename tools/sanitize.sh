@@ -39,7 +39,9 @@ export TSAN_OPTIONS="${TSAN_OPTIONS:-halt_on_error=1}"
 #   TSan the instrumented code between the two makes that window much wider, and this test, 25 sleeps entered
 #   right after work that is sampled every 5 ms, lands in it.
 # aForkedChildStartsItsOwnWatchdog: TSan kills a child of a multi-threaded fork that starts a thread ("starting new
-#   threads after multi-threaded fork is not supported"), and starting one is the test.
+#   threads after multi-threaded fork is not supported"), and starting one is the test. (It can hang before that:
+#   forked while the slow watchdog thread still held a Swift runtime once-lock of its start-up, the child waits on
+#   that lock for ever.)
 # anAppUnderATinyFileSizeLimitSurvivesAStall: TSan maps the shadow of read-only data from a 512 KiB file it writes
 #   to /tmp at start-up; under the test's 4 KiB `ulimit -f` that file is cut short and the app dies of SIGBUS in
 #   the runtime before stallprof writes a byte.

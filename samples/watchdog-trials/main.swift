@@ -4,9 +4,8 @@
 //       The main queue's work recurses until only ~8 KiB of the main thread's stack is left (run it with a small
 //       `ulimit -s`), then spins there for 600 ms while the watchdog samples it.
 //   STALLPROF_OUTPUT=a.stalls watchdog-trials fork CHILD-OUTPUT
-//       Forks while the watchdog runs (once it has seen the main queue answer); the child starts a watchdog of its
-//       own writing CHILD-OUTPUT, stalls for 600 ms on its main queue, stops and exits 0. The parent exits with the
-//       child's status.
+//       Forks while the watchdog runs; the child starts a watchdog of its own writing CHILD-OUTPUT, stalls for
+//       600 ms on its main queue, stops and exits 0. The parent exits with the child's status.
 // Exit 0 when all went well; 2 for a usage error, 3 when the child could not start its watchdog.
 import Dispatch
 import Foundation
@@ -61,13 +60,6 @@ case "small-stack":
         DispatchQueue.main.asyncAfter(deadline: .now() + .milliseconds(300)) { finish(watchdog, status: 0) }
     }
 case "fork" where arguments.count == 2:
-    // Fork once the watchdog runs steadily: it has seen the main queue answer a ping, and a few quiet ping periods
-    // later it spends its time asleep. A fork while its thread is still in the Swift runtime's one-time set-ups
-    // (generic metadata, under a lock) leaves the child that lock, held by a thread the child does not have, and
-    // the child hangs in its first use of the same metadata. Under TSan that start-up window lasts long enough to
-    // hit; it exists in every build, for every thread of a Swift app that forks.
-    while !(watchdog?.statistics.mainQueueAnswered ?? true) { _ = RunLoop.main.run(mode: .default, before: Date() + 0.01) }
-    _ = RunLoop.main.run(mode: .default, before: Date() + 0.2)
     let child = fork()
     if child == 0 {
         // The child: only this thread exists. It must be able to start a watchdog of its own.
