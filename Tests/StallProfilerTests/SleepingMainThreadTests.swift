@@ -26,7 +26,12 @@ import Testing
         let names = Symbolizer(images: capture.images).rootFirstNames(leafFirst: stall.samples[0].frames)
         #expect(names.contains { $0.contains("SleepWork.sleep") }, "\(names)")
         #expect(names.last?.contains("nanosleep") == true, "\(names)")
-        if loop == "runloop" { #expect(names.first == "_start", "the same root as libunwind gives: \(names)") }
+        // Not under TSan: its libdispatch interceptor runs each main-queue block from a runtime frame without a
+        // frame record (invoke_and_release_block), and the scan from stack memory cannot climb past it to _start.
+        let underThreadSanitizer = dlsym(nil, "__tsan_init") != nil
+        if loop == "runloop" && !underThreadSanitizer {
+            #expect(names.first == "_start", "the same root as libunwind gives: \(names)")
+        }
         #expect(stall.blockedOn?.waitKind == .syscall)
     }
 }

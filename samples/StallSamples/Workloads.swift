@@ -1,4 +1,5 @@
 import CStallCapture
+import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -40,7 +41,9 @@ public enum BusyWork {
     /// How deep the recursion goes before it spins.
     public static let depth = 30
 
-    nonisolated(unsafe) private static var sink: UInt64 = 0
+    /// Where ``mix(_:_:)`` leaves its result, so the recursion cannot be optimized away. Atomic: tests spin on
+    /// several threads at once (a plain variable was a data race under TSan).
+    private static let sink = Atomic<UInt64>(0)
 
     /// Spins for `milliseconds` at the bottom of a `depth`-deep recursion of ``descend(_:until:)``.
     @inline(never)
@@ -67,8 +70,7 @@ public enum BusyWork {
 
     @inline(never)
     static func mix(_ value: UInt64, _ level: Int) -> UInt64 {
-        sink = sink &+ value &+ UInt64(level)
-        return sink
+        sink.wrappingAdd(value &+ UInt64(level), ordering: .relaxed).newValue
     }
 }
 
