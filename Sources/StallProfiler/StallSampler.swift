@@ -82,6 +82,20 @@ final class StallSampler {
     }
 
     /// Takes one sample; nil when it was missed.
+    /// A sample read from the thread's stack memory when it sleeps in a system call; nil when it does not.
+    private func sampleFromMemory(now: UInt64, reading: Reading?) -> SampleRecord? {
+        guard let (count, truncated) = MemoryStack.readIfInSystemCall(threadID, into: &buffer) else { return nil }
+        lastRealSampleNs = now
+        consecutiveMisses = 0
+        haveStack = true
+        sampleCount += 1
+        lastSampleCPU = reading?.cpuNs
+        return SampleRecord(
+            stallID: stallID, timestampNs: now, threadCPUNs: reading?.cpuNs ?? 0, runQueueNs: reading?.waitNs ?? 0,
+            flags: truncated ? [.fromStackMemory, .truncated] : .fromStackMemory,
+            frames: buffer[0..<count].map { UInt64($0) })
+    }
+
     func sample() -> SampleRecord? {
         let reading = read()
         let now = reading?.timeNs ?? stallcap_monotonic_ns()
@@ -100,17 +114,7 @@ final class StallSampler {
         }
         // A thread in a system call is never signalled (a signal would cut a sleep short, or make the call fail
         // with EINTR): its stack is read from its memory instead.
-        if let (count, truncated) = MemoryStack.readIfInSystemCall(threadID, into: &buffer) {
-            lastRealSampleNs = now
-            consecutiveMisses = 0
-            haveStack = true
-            sampleCount += 1
-            lastSampleCPU = reading?.cpuNs
-            return SampleRecord(
-                stallID: stallID, timestampNs: now, threadCPUNs: reading?.cpuNs ?? 0, runQueueNs: reading?.waitNs ?? 0,
-                flags: truncated ? [.fromStackMemory, .truncated] : .fromStackMemory,
-                frames: buffer[0..<count].map { UInt64($0) })
-        }
+        if let record = sampleFromMemory(now: now, reading: reading) { return record }
         if (presampling || signalsOnlyRunnable) && !MainQueueThreads.isRunnable(threadID) {
             // It sleeps outside a system call: no signal before the stall is declared or during a saturated
             // episode, also after CPU progress (the thread ran, then went to sleep since the last sample). Not a
@@ -121,6 +125,10 @@ final class StallSampler {
         var info = stallcap_sample_info()
         let status = buffer.withUnsafeMutableBufferPointer {
             stallcap_sample(threadID, timeoutNs, $0.baseAddress, UInt32(maxFrames), &info)
+        }
+        if status == STALLCAP_IN_SYSCALL {
+            // It entered a system call since the check above; stallcap_sample saw it and sent nothing.
+            return sampleFromMemory(now: now, reading: reading)
         }
         guard status == STALLCAP_OK else {
             if status == STALLCAP_NOT_INSTALLED { handlerLost = true }

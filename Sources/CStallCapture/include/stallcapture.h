@@ -38,6 +38,9 @@ typedef enum {
     STALLCAP_NOT_INSTALLED = 4,
     /// Sending the signal failed for another reason (errno is kept).
     STALLCAP_ERROR = 5,
+    /// Checked just before the signal would have been sent, the thread was in a system call: no signal was sent
+    /// (it would cut a sleep short or fail the call with EINTR). Read its stack from memory instead.
+    STALLCAP_IN_SYSCALL = 6,
 } stallcap_status;
 
 /// Per-sample facts measured inside the handler, on the sampled thread.
