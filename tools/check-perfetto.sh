@@ -43,7 +43,8 @@ except Exception as error:  # the shell binary could not be had (offline) or did
 try:
     bad = [(r.name, r.value) for r in tp.query(
         "select name, value from stats where value > 0 and (severity in ('error', 'data_loss') "
-        "or name like '%overlapping%' or name like 'misplaced%' or name like 'json%')")]
+        "or name like '%overlapping%' or name like 'misplaced%' or name in ('json_parser_failure', "
+        "'json_tokenizer_failure'))")]  # not json_display_time_unit: info, displayTimeUnit is only a UI hint
     rows = list(tp.query(
         "select s.ts, s.dur, s.name, s.depth, t.tid from slice s join thread_track tt on s.track_id = tt.id "
         "join thread t using (utid) order by s.ts, s.depth"))
