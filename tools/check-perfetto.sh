@@ -48,7 +48,10 @@ try:
     rows = list(tp.query(
         "select s.ts, s.dur, s.name, s.depth, t.tid from slice s join thread_track tt on s.track_id = tt.id "
         "join thread t using (utid) order by s.ts, s.depth"))
-    samples = next(iter(tp.query("select count(*) as n from cpu_profile_stack_sample"))).n
+    try:  # JSON stack samples, where this trace processor imports them (reported, not required)
+        samples = next(iter(tp.query("select count(*) as n from cpu_profile_stack_sample"))).n
+    except Exception as error:
+        samples = f"unknown ({str(error).splitlines()[0][:80]})"
 finally:
     tp.close()
 for row in rows:
