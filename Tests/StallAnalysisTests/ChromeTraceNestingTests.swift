@@ -94,3 +94,20 @@ import Testing
         Self.expectNested(events)
     }
 }
+
+/// Untimed stacks laid end to end: counts so large that their sum passes the axis's end stop there, never wrap.
+@Suite struct ChromeTraceUntimedAxisTests {
+    @Test func hugeCountsSaturateTheAxisInsteadOfWrapping() throws {
+        var stacks = FoldedStacks()
+        for index in 0..<20 { stacks.add(folded: "main;f\(index)", count: 1e15) }  // 1e15 ms each
+        let timeline = TimelineBuilder.build(folded: stacks, name: "huge")
+        var diagnostics = Diagnostics()
+        let bytes = try ChromeTraceExporter(options: .init()).export(timeline, diagnostics: &diagnostics)
+        let root = try ExportTests.json(bytes)
+        let times = try #require(root["samples"] as? [[String: Any]]).compactMap { ChromeTraceNestingTests.number($0["ts"]) }
+        #expect(times.count == 20 && times == times.sorted(), "the axis only moves forward")
+        let slice = try #require((root["traceEvents"] as? [[String: Any]])?.first { $0["ph"] as? String == "X" })
+        let end = (ChromeTraceNestingTests.number(slice["ts"]) ?? 0) + (ChromeTraceNestingTests.number(slice["dur"]) ?? 0)
+        #expect(end >= times.last ?? .infinity, "the profile slice holds every stack")
+    }
+}

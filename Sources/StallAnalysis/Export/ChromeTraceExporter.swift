@@ -41,7 +41,7 @@ public struct ChromeTraceExporter: ProfileExporter {
             var clock = episode.startNs ?? 0
             for sample in episode.samples where sample.count > 0 {
                 let at = timed ? sample.timestampNs ?? clock : clock
-                clock = at &+ (timed ? 0 : UInt64(min(sample.count * Double(options.untimedCountNs), 1e18)))
+                clock = Self.end(at, timed ? 0 : UInt64(min(sample.count * Double(options.untimedCountNs), 1e18)))
                 guard options.samples, let leaf = frames.leaf(of: sample.frames) else { continue }
                 samples.append(.object([
                     ("pid", .int(Int(pid))), ("tid", .int(Int(tid))), ("ts", Self.micro(at)),
@@ -134,7 +134,8 @@ public struct ChromeTraceExporter: ProfileExporter {
                  ("args", .object([("name", .string(value))]))])
     }
 
-    /// `start + duration`, at most `UInt64.max`.
+    /// `start + duration`, at most `UInt64.max` (untimed stacks laid end to end stop at the end of the axis
+    /// rather than wrap to its start).
     static func end(_ start: UInt64, _ duration: UInt64) -> UInt64 {
         let (sum, overflow) = start.addingReportingOverflow(duration)
         return overflow ? .max : sum
