@@ -134,11 +134,15 @@ public struct ChromeTraceExporter: ProfileExporter {
                  ("args", .object([("name", .string(value))]))])
     }
 
-    /// `start + duration`, at most `UInt64.max` (untimed stacks laid end to end stop at the end of the axis
-    /// rather than wrap to its start).
+    /// The end of the time axis, 9e18 ns: viewers keep nanoseconds in signed 64 bits (and read microseconds
+    /// through a Double, so the bound is a round number below `Int64.max`).
+    static let axisEndNs: UInt64 = 9_000_000_000_000_000_000
+
+    /// `start + duration`, at most ``axisEndNs``: untimed stacks laid end to end stop at the end of the axis
+    /// rather than wrap to its start.
     static func end(_ start: UInt64, _ duration: UInt64) -> UInt64 {
         let (sum, overflow) = start.addingReportingOverflow(duration)
-        return overflow ? .max : sum
+        return overflow ? axisEndNs : min(sum, axisEndNs)
     }
 
     /// Nanoseconds as the format's microseconds.
