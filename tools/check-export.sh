@@ -93,4 +93,6 @@ for input in "${fixtures[@]}"; do
         || { echo "FAIL round trip: fold of the speedscope export of $input differs from fold of it"; exit 1; }
     echo "ok   round trip $name: export | fold == fold"
 done
+# Perfetto's own trace processor on the long-press trace, when it can be had (prints "skipped: ..." otherwise).
+STALLPROF_BIN="$bin" tools/check-perfetto.sh
 echo "check-export: all outputs valid (files in $out)"

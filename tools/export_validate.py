@@ -6,7 +6,9 @@
   export_validate.py chrome-trace FILE        trace-event structure Perfetto and chrome://tracing read: events with
                                               ph/name/pid/tid/ts (X: dur >= 0; i: s), stall and marker categories,
                                               stackFrames parents that exist without cycles, samples whose sf exists
-                                              and (timed traces) that fall inside an episode of their thread
+                                              and (timed traces) that fall inside an episode of their thread; the
+                                              X slices of each thread nest or are disjoint (Perfetto drops a
+                                              crossing one)
   export_validate.py pprof FILE SAMPLES       gunzips, `protoc --decode perftools.profiles.Profile`, checks string
                                               table entry 0 is "", sample types samples/count then wall/nanoseconds,
                                               the samples values add up to SAMPLES, every location_id exists; then
@@ -75,7 +77,7 @@ def chrome_trace(path):
     events = document.get("traceEvents")
     if not isinstance(events, list):
         fail(f"{path}: no traceEvents array")
-    slices = {}
+    slices, nested = {}, {}
     counts = {"X": 0, "i": 0, "M": 0}
     for index, event in enumerate(events):
         where = f"{path}: traceEvents[{index}]"
@@ -99,10 +101,27 @@ def chrome_trace(path):
                 fail(f"{where}: X without a dur >= 0")
             if event["cat"] == "stall" and event["name"] not in ("busy stall", "blocked stall", "saturated", "stall"):
                 fail(f"{where}: episode name {event['name']!r}")
+            nested.setdefault((event["pid"], event["tid"]), []).append((event["ts"], event["dur"], event["name"]))
             if event["cat"] != "marker":
-                slices.setdefault((event["pid"], event["tid"]), []).append((event["ts"], event["ts"] + event["dur"]))
+                # A slice clipped to nest (args.clippedUs) still holds the samples of its recorded extent.
+                recorded = event.get("args", {}).get("recordedDurUs", event["dur"])
+                slices.setdefault((event["pid"], event["tid"]), []).append((event["ts"], event["ts"] + recorded))
         if ph == "i" and event.get("s") not in ("t", "p", "g"):
             fail(f"{where}: instant without scope s")
+    # Perfetto keeps one stack of slices per thread and drops a complete slice that crosses an open one
+    # (slice_drop_overlapping_complete_event): the X slices of a thread, in nanoseconds as Perfetto reads them
+    # (llround(us * 1000)), must nest or be disjoint.
+    for track, spans in nested.items():
+        spans = sorted((round(ts * 1000), round(ts * 1000) + round(dur * 1000), name) for ts, dur, name in spans)
+        spans.sort(key=lambda span: (span[0], -span[1]))
+        stack = []
+        for start, end, name in spans:
+            while stack and stack[-1][1] <= start:
+                stack.pop()
+            if stack and end > stack[-1][1]:
+                fail(f"{path}: {name!r} at {start / 1000} us crosses {stack[-1][2]!r} on pid/tid {track}; "
+                     "Perfetto would drop it")
+            stack.append((start, end, name))
     frames = document.get("stackFrames", {})
     for key, frame in frames.items():
         if not isinstance(frame.get("name"), str):

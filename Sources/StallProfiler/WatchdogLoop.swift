@@ -64,9 +64,12 @@ final class WatchdogLoop {
     }
 
     private func run() {
-        let start = stallcap_monotonic_ns()
+        // The capture starts where markers start counting (`StallWatchdog.start`, before this thread ran), so no
+        // marker the app makes right after `start()` returns lies before the capture's origin.
+        let now = stallcap_monotonic_ns(), wall = stallcap_realtime_ns()
+        let start = min(now, MarkerRing.shared.startedAtNs == 0 ? now : MarkerRing.shared.startedAtNs)
         writer.append(.process(ProcessRecord(
-            pid: getpid(), startMonotonicNs: start, startWallNs: stallcap_realtime_ns(),
+            pid: getpid(), startMonotonicNs: start, startWallNs: wall &- min(wall, now - start),
             thresholdNs: UInt64(configuration.threshold.nanoseconds),
             sampleIntervalNs: UInt64(configuration.sampleInterval.nanoseconds),
             executable: (try? String(contentsOfSymlink: "/proc/self/exe")) ?? CommandLine.arguments.first ?? "")))

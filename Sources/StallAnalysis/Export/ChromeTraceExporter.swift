@@ -29,7 +29,8 @@ public struct ChromeTraceExporter: ProfileExporter {
 
     /// The trace-event JSON of `timeline`.
     public func export(_ timeline: Timeline, diagnostics: inout Diagnostics) throws -> [UInt8] {
-        var events: [JSONValue] = []
+        var events: [TraceEvent] = []
+        var slices: [SliceNesting.Slice] = []
         var samples: [JSONValue] = []
         var frames = FrameTree()
         var threads: [Int32: Set<Int32>] = [:]
@@ -40,7 +41,7 @@ public struct ChromeTraceExporter: ProfileExporter {
             var clock = episode.startNs ?? 0
             for sample in episode.samples where sample.count > 0 {
                 let at = timed ? sample.timestampNs ?? clock : clock
-                clock = at &+ (timed ? 0 : UInt64(min(sample.count * Double(options.untimedCountNs), 1e18)))
+                clock = Self.end(at, timed ? 0 : UInt64(min(sample.count * Double(options.untimedCountNs), 1e18)))
                 guard options.samples, let leaf = frames.leaf(of: sample.frames) else { continue }
                 samples.append(.object([
                     ("pid", .int(Int(pid))), ("tid", .int(Int(tid))), ("ts", Self.micro(at)),
@@ -56,11 +57,12 @@ public struct ChromeTraceExporter: ProfileExporter {
             if let blocked = episode.blockedOn { args.append(("blockedOn", .string(blocked))) }
             let start = episode.startNs ?? 0
             let duration = timed ? episode.durationNs ?? 0 : clock - start
-            events.append(.object([
+            slices.append(.init(pid: pid, tid: tid, start: start, end: Self.end(start, duration)))
+            events.append(TraceEvent(members: [
                 ("ph", .string("X")), ("cat", .string(episode.kind == nil ? "profile" : "stall")),
                 ("name", .string(episode.title)), ("ts", Self.micro(start)), ("dur", Self.micro(duration)),
-                ("pid", .int(Int(pid))), ("tid", .int(Int(tid))), ("args", .object(args)),
-            ]))
+                ("pid", .int(Int(pid))), ("tid", .int(Int(tid))),
+            ], args: args, start: start, slice: slices.count - 1))
         }
         for marker in timeline.markers {
             let pid = marker.pid ?? timeline.episodes.first?.pid ?? Self.untimedID
@@ -68,11 +70,16 @@ public struct ChromeTraceExporter: ProfileExporter {
             threads[pid, default: []].insert(tid)
             var members: [(String, JSONValue)] = [("cat", .string("marker")), ("name", .string(marker.name)),
                                                   ("ts", Self.micro(marker.startNs))]
+            var slice: Int? = nil
             switch marker.extent {
             case .instant: members = [("ph", .string("i"))] + members + [("s", .string("t"))]
-            case .interval(let duration): members = [("ph", .string("X"))] + members + [("dur", Self.micro(duration))]
+            case .interval(let duration):
+                members = [("ph", .string("X"))] + members + [("dur", Self.micro(duration))]
+                slices.append(.init(pid: pid, tid: tid, start: marker.startNs, end: Self.end(marker.startNs, duration)))
+                slice = slices.count - 1
             }
-            events.append(.object(members + [("pid", .int(Int(pid))), ("tid", .int(Int(tid)))]))
+            events.append(TraceEvent(members: members + [("pid", .int(Int(pid))), ("tid", .int(Int(tid)))],
+                                     args: nil, start: marker.startNs, slice: slice))
         }
         let process = timeline.executable.map { $0.split(separator: "/").last.map(String.init) ?? $0 } ?? timeline.name
         var metadata: [JSONValue] = []
@@ -87,15 +94,55 @@ public struct ChromeTraceExporter: ProfileExporter {
         if let wall = timeline.startWallNs { other.append(("startWallNs", .string(String(wall)))) }
         if !timed { other.append(("timeAxis", .string("untimed input: stacks end to end, one count = "
             + "\(CountFormat.plain(Double(options.untimedCountNs) / 1e6)) ms"))) }
-        var top: [(String, JSONValue)] = [("traceEvents", .array(metadata + events)), ("displayTimeUnit", .string("ms"))]
+        let ends = SliceNesting.ends(of: slices)
+        let ordered = events.enumerated().sorted { a, b in
+            let (x, y) = (a.element, b.element)
+            if x.start != y.start { return x.start < y.start }
+            let (xEnd, yEnd) = (x.slice.map { ends[$0] } ?? x.start, y.slice.map { ends[$0] } ?? y.start)
+            return xEnd != yEnd ? xEnd > yEnd : a.offset < b.offset
+        }.map { $0.element.json(slices: slices, ends: ends) }
+        var top: [(String, JSONValue)] = [("traceEvents", .array(metadata + ordered)), ("displayTimeUnit", .string("ms"))]
         if options.samples { top += [("stackFrames", frames.json), ("samples", .array(samples))] }
         return JSONValue.object(top + [("otherData", .object(other))]).compactBytes
+    }
+
+    /// A timed event before output: its members, `args` (nil: none), its start and its complete slice (an index
+    /// into the slices given to ``SliceNesting``; nil for an instant).
+    struct TraceEvent {
+        var members: [(String, JSONValue)]
+        var args: [(String, JSONValue)]?
+        var start: UInt64
+        var slice: Int?
+
+        /// The event, its `dur` clipped to `ends[slice]` where the slices must nest for Perfetto; a clipped event's
+        /// `args` say so: `clippedUs` (how much was cut) and `recordedDurUs` (the duration recorded).
+        func json(slices: [SliceNesting.Slice], ends: [UInt64]) -> JSONValue {
+            var members = members, args = args
+            if let slice, ends[slice] != slices[slice].end {
+                let recorded = slices[slice].end - slices[slice].start
+                members = members.map { $0.0 == "dur" ? ("dur", ChromeTraceExporter.micro(ends[slice] - start)) : $0 }
+                args = (args ?? []) + [("clippedUs", ChromeTraceExporter.micro(slices[slice].end - ends[slice])),
+                                       ("recordedDurUs", ChromeTraceExporter.micro(recorded))]
+            }
+            return .object(members + (args.map { [("args", JSONValue.object($0))] } ?? []))
+        }
     }
 
     /// A metadata (`M`) event naming a process or thread.
     static func metadata(_ name: String, pid: Int32, tid: Int32, value: String) -> JSONValue {
         .object([("ph", .string("M")), ("name", .string(name)), ("pid", .int(Int(pid))), ("tid", .int(Int(tid))),
                  ("args", .object([("name", .string(value))]))])
+    }
+
+    /// The end of the time axis, 9e18 ns: viewers keep nanoseconds in signed 64 bits (and read microseconds
+    /// through a Double, so the bound is a round number below `Int64.max`).
+    static let axisEndNs: UInt64 = 9_000_000_000_000_000_000
+
+    /// `start + duration`, at most ``axisEndNs``: untimed stacks laid end to end stop at the end of the axis
+    /// rather than wrap to its start.
+    static func end(_ start: UInt64, _ duration: UInt64) -> UInt64 {
+        let (sum, overflow) = start.addingReportingOverflow(duration)
+        return overflow ? axisEndNs : min(sum, axisEndNs)
     }
 
     /// Nanoseconds as the format's microseconds.

@@ -2,7 +2,9 @@
 /// `stallprof export` both). A stack is its frames' `name`s, root first; every profile of the file is merged
 /// without an extra root frame (``Options/profileRoot`` adds the profile's name as one); the count is the weight
 /// in the file's own unit: a sampled profile's sample weights, or for an evented profile the time between
-/// consecutive events, given to the frames open then. Empty stacks and zero weights add nothing. `null` where the
+/// consecutive events, given to the frames open then (profiles in different units are merged with a warning).
+/// Empty stacks and zero weights add nothing; weights that add up past a finite number are bad data. A `;` in a
+/// frame name becomes `:` (it separates frames in folded stacks), a line break a space. `null` where the
 /// schema has an optional field (py-spy's `col`, pyinstrument's `file` and `line`, `activeProfileIndex`) is read.
 ///
 /// Detection looks at the whole document: JSON that is not speedscope (a Chrome trace, a `.cpuprofile`, JSON
@@ -68,12 +70,14 @@ public struct SpeedscopeImporter: StackImporter {
             guard let text = name?.string else {
                 throw shape.error(at: "shared.frames[\(index)].name", "a frame without a string name")
             }
-            return String(text.map { $0.isNewline ? " " : $0 })
+            return String(text.map { $0.isNewline ? " " : $0 == ";" ? ":" : $0 })
         }
         let profiles = try shape.array(document["profiles"], at: "profiles")
+        var units: [String] = []
         for (index, raw) in profiles.enumerated() {
             let at = "profiles[\(index)]"
             let profile = try shape.object(raw, at: at)
+            if let unit = profile["unit"]?.string, !units.contains(unit) { units.append(unit) }
             var fold = SpeedscopeFold(names: names, shape: shape, at: at, budget: budget)
             if options.profileRoot { fold.root = profile["name"]?.string.map { [$0] } ?? [] }
             switch profile["type"]?.string {
@@ -81,6 +85,10 @@ public struct SpeedscopeImporter: StackImporter {
             case "evented": try fold.evented(profile, into: &stacks, diagnostics: &diagnostics)
             default: throw shape.error(at: "\(at).type", "a profile type other than \"sampled\" or \"evented\"")
             }
+        }
+        if units.count > 1 {
+            diagnostics.warn("\(stream.name): profiles in different units (\(units.joined(separator: ", "))) merged; "
+                + "each count is in its own profile's unit")
         }
     }
 }
@@ -109,9 +117,10 @@ struct SpeedscopeFold {
     /// What stacks may cost in all: 64 bytes of folded stacks per input byte, plus 1 GiB.
     static func budget(forInputBytes count: Int) -> Budget { Budget(left: (1 << 30) + 64 * count) }
 
-    /// The remaining folded bytes, shared by every profile of a document.
+    /// The remaining folded bytes, and the sum of the weights so far, shared by every profile of a document.
     final class Budget {
         var left: Int
+        var total = 0.0
         init(left: Int) { self.left = left }
     }
 
@@ -127,6 +136,10 @@ struct SpeedscopeFold {
         guard budget.left >= 0 else {
             throw shape.error(at: location(), "the stacks expand to far more than the file's size (more than 64 "
                 + "bytes of folded stacks per byte); not folded")
+        }
+        budget.total += count
+        guard budget.total.isFinite else {
+            throw shape.error(at: location(), "the weights add up to more than a finite number; not folded")
         }
         stacks.add(frames: frames, count: count)
     }
@@ -213,9 +226,10 @@ struct SpeedscopeFold {
             }
         }
         if depth > 0 {
-            if let end = profile["endValue"]?.number, end.isFinite { attribute(until: end) }
+            let end = profile["endValue"]?.number.flatMap { $0.isFinite ? $0 : nil }
+            if let end { attribute(until: end) }
             diagnostics.warn("\(shape.path): \(at): \(depth) frame\(depth == 1 ? "" : "s") never closed; "
-                + "closed at the profile's endValue")
+                + (end == nil ? "no endValue, so the time after the last event is left out" : "closed at the profile's endValue"))
         }
         for node in nodes.indices.dropFirst() where nodes[node].time > 0 {
             var frames: [String] = []
