@@ -35,13 +35,10 @@ enum ReportCommand {
         guard !args.positionals.isEmpty else { throw UsageError(message: "no capture files") }
         var captures: [Capture] = []
         for path in args.positionals {
-            let stream = try InputSource(path: path).open()
-            if try Folder.isEmptyInput(stream) {  // the same for every command: a warning, no data
-                var diagnostics = Diagnostics()
-                diagnostics.emptyInput(stream.name)
-                diagnostics.warnings.forEach { Output.error("warning: \($0)") }
-                continue
-            }
+            var diagnostics = Diagnostics()  // an empty input: the same warning as every command, no data
+            let opened = try Folder.openForDetection(InputSource(path: path), diagnostics: &diagnostics)
+            diagnostics.warnings.forEach { Output.error("warning: \($0)") }
+            guard let stream = opened?.stream else { continue }
             let capture = try StallCaptureImporter.read(stream)
             capture.warnings.forEach { Output.error("warning: \($0)") }
             captures.append(capture)

@@ -108,6 +108,19 @@ public enum Folder {
         }
     }
 
+    /// Opens `input` for a command that detects its format: its stream and first bytes (``detectionBytes``), or nil
+    /// with the empty-input warning every command gives (``Diagnostics/emptyInput(_:)``) when it holds no data.
+    public static func openForDetection(_ input: InputSource, diagnostics: inout Diagnostics) throws
+        -> (stream: ByteStream, head: ArraySlice<UInt8>)?
+    {
+        let stream = try input.open()
+        if try isEmptyInput(stream) {
+            diagnostics.emptyInput(stream.name)
+            return nil
+        }
+        return (stream, try stream.peek(detectionBytes))
+    }
+
     /// True when `stream` holds no data: no bytes, or only white space. Every command treats such an input the
     /// same way: a warning naming it (``Diagnostics/emptyInput(_:)``), no stacks, exit 0.
     public static func isEmptyInput(_ stream: ByteStream) throws -> Bool {

@@ -75,12 +75,7 @@ public enum Exporter {
         var folded = FoldedStacks()
         var untimed: [String] = []
         for input in inputs {
-            let stream = try input.open()
-            if try Folder.isEmptyInput(stream) {
-                diagnostics.emptyInput(stream.name)
-                continue
-            }
-            let head = try stream.peek(Folder.detectionBytes)
+            guard let (stream, head) = try Folder.openForDetection(input, diagnostics: &diagnostics) else { continue }
             let isCapture = options.format == .stallprof
                 || (options.format == .auto && StallCaptureImporter.recognizes(head))
             guard isCapture else {

@@ -19,12 +19,7 @@ public enum ProfileLoader {
         var diagnostics = Diagnostics()
         var placed: [(stacksEnd: Int, markers: [ChartMarker])] = []
         for input in inputs {
-            let stream = try input.open()
-            if try Folder.isEmptyInput(stream) {
-                diagnostics.emptyInput(stream.name)
-                continue
-            }
-            let head = try stream.peek(Folder.detectionBytes)
+            guard let (stream, head) = try Folder.openForDetection(input, diagnostics: &diagnostics) else { continue }
             // A first line longer than the detection window (a very deep stack) is detected further on.
             if options.format == .auto, !StallCaptureImporter.recognizes(head),
                 FoldedTextReader.recognizes(head) || (try? Folder.resolve(.auto, stream: stream)) == .folded
