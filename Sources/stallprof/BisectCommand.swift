@@ -1,7 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
-import StallAnalysis
+import StallBisect
 
 /// `stallprof bisect`: which flags, when disabled, end a main-thread freeze.
 enum BisectCommand {
@@ -97,7 +97,7 @@ enum BisectCommand {
     private static func appendSummary(_ text: String, to path: String) throws {
         let fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o644)
         guard fd >= 0, Output.writeAll(fd, Array(text.utf8)[...]) else {
-            throw AnalysisError.output(path: path, reason: String(cString: strerror(errno)))
+            throw BisectError.output(path: path, reason: String(cString: strerror(errno)))
         }
         close(fd)
     }

@@ -1,7 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
-import StallAnalysis
+import StallBisect
 
 /// `stallprof check`: one run, classified; exit codes for `git bisect run`.
 enum CheckCommand {
@@ -42,7 +42,7 @@ enum CheckCommand {
         let observation: BisectObservation
         do {
             observation = try ProcessRunner.run([launch], options: options)[0]
-        } catch AnalysisError.input(let program, let reason) {
+        } catch BisectError.input(let program, let reason) {
             // A commit whose program is missing or cannot run says nothing about the freeze: git bisect's "skip".
             throw CheckVerdictError(verdict: .inconclusive, description: "check: \(program): \(reason)")
         }
@@ -68,7 +68,7 @@ enum CheckCommand {
         options.sustainedSeconds = try number("--sustain") ?? options.sustainedSeconds
         options.intervalSeconds = min(options.intervalSeconds, options.sustainedSeconds / 5)
         options.measure = try args.choice("--measure", as: RunClassifierOptions.Measure.self) ?? .cpu
-        do { try options.validate() } catch let error as AnalysisError { throw UsageError(message: error.description) }
+        do { try options.validate() } catch let error as BisectError { throw UsageError(message: error.description) }
         return options
     }
 

@@ -1,5 +1,5 @@
 import FoundationEssentials
-import StallAnalysis
+import StallBisect
 import StallFormat
 import Testing
 #if canImport(Glibc)
