@@ -35,10 +35,11 @@ public final class BisectCommandRunner {
             counter += 1
             let report = "\(scratch)/flags-\(counter)"
             reports.append(report)
-            var environment = ["STALLPROF_DISABLE": disabled.joined(separator: ","), "STALLPROF_FLAGS_REPORT": report]
+            var environment = [EnvironmentName.disable: disabled.joined(separator: ","), EnvironmentName.flagsReport: report]
             if classifier.measure == .watchdog {
-                environment["STALLPROF_OUTPUT"] = "\(scratch)/run-\(counter).stalls"
-                captures.append(environment["STALLPROF_OUTPUT"]!)
+                let capture = "\(scratch)/run-\(counter).stalls"
+                environment[EnvironmentName.output] = capture
+                captures.append(capture)
             }
             return ProcessRunner.Launch(arguments: command, environment: environment)
         }

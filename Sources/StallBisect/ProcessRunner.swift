@@ -102,7 +102,7 @@ private final class Child {
 
     init(_ launch: ProcessRunner.Launch, options: RunClassifierOptions) throws {
         classifier = RunClassifier(options: options)
-        capturePath = options.measure == .watchdog ? launch.environment["STALLPROF_OUTPUT"] : nil
+        capturePath = options.measure == .watchdog ? launch.environment[EnvironmentName.output] : nil
         var launch = launch
         launch.environment[ProcessReaper.variable] = runID
         pid = try spawn(launch)

@@ -1,15 +1,16 @@
 import Foundation
+import StallFormat
 
 extension StallWatchdog {
     /// Environment variable naming the capture path; when unset, ``startFromEnvironment(_:)`` starts nothing.
-    public static let outputVariable = "STALLPROF_OUTPUT"
+    public static let outputVariable = EnvironmentName.output
     /// Environment variable with the stall threshold in milliseconds (default 250).
-    public static let thresholdVariable = "STALLPROF_THRESHOLD_MS"
+    public static let thresholdVariable = EnvironmentName.threshold
     /// Environment variable with the sampling interval in milliseconds (default 10; fractions allowed).
-    public static let intervalVariable = "STALLPROF_INTERVAL_MS"
+    public static let intervalVariable = EnvironmentName.interval
     /// Environment variable with the saturation period in milliseconds (default 1000; 0 turns saturation
     /// detection off). See ``Configuration/saturationPeriod``.
-    public static let saturationVariable = "STALLPROF_SATURATION_MS"
+    public static let saturationVariable = EnvironmentName.saturation
 
     /// The configuration the environment describes: nil when `STALLPROF_OUTPUT` is unset or empty.
     /// Throws ``StallWatchdogError/invalidConfiguration(_:)`` naming the variable when a value is malformed.

@@ -1,3 +1,4 @@
+import StallFormat
 import Synchronization
 #if canImport(Glibc)
 import Glibc
@@ -17,9 +18,9 @@ import Glibc
 /// that file with a single `write(2)` (opened `O_APPEND`), so the line survives a kill that follows.
 public enum StallFlags {
     /// Environment variable listing the disabled flags, comma-separated.
-    public static let disableVariable = "STALLPROF_DISABLE"
+    public static let disableVariable = EnvironmentName.disable
     /// Environment variable naming the file that receives each consulted flag name, one per line.
-    public static let reportVariable = "STALLPROF_FLAGS_REPORT"
+    public static let reportVariable = EnvironmentName.flagsReport
 
     /// False when `name` is listed in `STALLPROF_DISABLE`, true otherwise. Safe from any thread; cheap enough
     /// for a hot loop (one uncontended lock).

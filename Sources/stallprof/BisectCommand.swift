@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import StallBisect
+import StallFormat
 
 /// `stallprof bisect`: which flags, when disabled, end a main-thread freeze.
 enum BisectCommand {
@@ -9,7 +10,7 @@ enum BisectCommand {
         USAGE: stallprof bisect --flags A,B,C [--window SECONDS] [--repeat N] [-j N] [--max-runs N] \\
                                 [--json PATH] [--junit PATH] [--journal PATH [--resume]] -- COMMAND [ARGS...]
 
-        Runs COMMAND (directly, no shell, each run in its own process group) with STALLPROF_DISABLE listing the
+        Runs COMMAND (directly, no shell, each run in its own process group) with \(EnvironmentName.disable) listing the
         flags disabled in that run, and finds every cause: a minimal set of flags that must all be enabled for
         the main thread to freeze. Exit codes: 0 causes found and verified, 1 none found or inconsistent,
         3 not reproducible, 4 not attributable, 5 too flaky, 64 usage. See docs/BISECT.md.

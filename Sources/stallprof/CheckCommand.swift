@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import StallBisect
+import StallFormat
 
 /// `stallprof check`: one run, classified; exit codes for `git bisect run`.
 enum CheckCommand {
@@ -24,7 +25,7 @@ enum CheckCommand {
           --idle FRACTION     main-thread CPU below which it counts as idle (default: 0.1)
           --sustain SECONDS   busy this long = frozen; the run is killed then (default: 1)
           --measure MEASURE   cpu: the first thread's CPU from /proc (default); watchdog: the stall file of
-                              the app's own StallWatchdog (STALLPROF_OUTPUT is set for each run)
+                              the app's own StallWatchdog (\(EnvironmentName.output) is set for each run)
         """
 
     /// The names of the options shared with `stallprof bisect`.
@@ -37,8 +38,8 @@ enum CheckCommand {
         ProcessRunner.installInterruptHandlers()
         var launch = ProcessRunner.Launch(arguments: command, inheritOutput: true)
         let scratch = options.measure == .watchdog ? try ScratchDirectory(prefix: "stallprof-check") : nil
-        if let scratch { launch.environment["STALLPROF_OUTPUT"] = scratch.path + "/run.stalls" }
-        defer { launch.environment["STALLPROF_OUTPUT"].map { _ = unlink($0) } }
+        if let scratch { launch.environment[EnvironmentName.output] = scratch.path + "/run.stalls" }
+        defer { launch.environment[EnvironmentName.output].map { _ = unlink($0) } }
         let observation: BisectObservation
         do {
             observation = try ProcessRunner.run([launch], options: options)[0]
