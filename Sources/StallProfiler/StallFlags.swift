@@ -27,17 +27,14 @@ public enum StallFlags {
     public static func isEnabled(_ name: String) -> Bool {
         registry.withLock { state in
             if state == nil {
-                state = FlagRegistry(disabledList: environment(disableVariable), reportPath: environment(reportVariable))
+                state = FlagRegistry(
+                    disabledList: environmentValue(disableVariable), reportPath: environmentValue(reportVariable))
             }
             return state!.isEnabled(name)
         }
     }
 
     private static let registry = Mutex<FlagRegistry?>(nil)
-
-    private static func environment(_ name: String) -> String? {
-        getenv(name).map { String(cString: $0) }
-    }
 }
 
 /// The parsed flag configuration and the report of consulted names.
@@ -49,7 +46,7 @@ struct FlagRegistry: ~Copyable {
     /// Parses `disabledList` (comma-separated) and opens `reportPath` for appending when given.
     init(disabledList: String?, reportPath: String?) {
         disabled = Set(
-            (disabledList ?? "").split(separator: ",").map { $0.trimmingSpaces() }.filter { !$0.isEmpty })
+            (disabledList ?? "").split(separator: ",").map { $0.trimmingBlanks() }.filter { !$0.isEmpty })
         if let reportPath, !reportPath.isEmpty {
             reportDescriptor = open(reportPath, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0o644)
         } else {
@@ -67,10 +64,4 @@ struct FlagRegistry: ~Copyable {
     }
 
     deinit { if reportDescriptor >= 0 { close(reportDescriptor) } }
-}
-
-extension Substring {
-    fileprivate func trimmingSpaces() -> String {
-        String(drop { $0 == " " || $0 == "\t" }.reversed().drop { $0 == " " || $0 == "\t" }.reversed())
-    }
 }

@@ -1,5 +1,8 @@
 import StallFormat
 import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
 
 @testable import StallProfiler
 
@@ -37,6 +40,26 @@ import Testing
         #expect(configuration.outputPath == "/tmp/x.stalls")
         #expect(configuration.threshold == .milliseconds(500))
         #expect(configuration.sampleInterval == .microseconds(2500))
+    }
+
+    @Test func environmentValuesMayHaveBlanksAround() throws {
+        let configuration = try #require(try StallWatchdog.configuration(fromEnvironment: [
+            EnvironmentName.output: "/tmp/x.stalls", EnvironmentName.threshold: " 400\t", EnvironmentName.interval: "\t5 ",
+        ]))
+        #expect(configuration.threshold == .milliseconds(400))
+        #expect(configuration.sampleInterval == .milliseconds(5))
+        #expect(throws: StallWatchdogError.self) {
+            try StallWatchdog.configuration(fromEnvironment: [EnvironmentName.output: "x", EnvironmentName.threshold: "4 00"])
+        }
+    }
+
+    @Test func theProcessEnvironmentHoldsOnlyTheWatchdogVariables() {
+        let names: Set = [EnvironmentName.output, EnvironmentName.threshold, EnvironmentName.interval, EnvironmentName.saturation]
+        let environment = StallWatchdog.processEnvironment()
+        #expect(Set(environment.keys).isSubset(of: names))
+        for name in names {
+            #expect(environment[name] == getenv(name).map { String(cString: $0) }, "\(name)")
+        }
     }
 
     @Test(arguments: [
