@@ -3,9 +3,10 @@ import PackageDescription
 
 // Dependency arrows point one way:
 //   CLibunwind <- CStallCapture <- StallProfiler <- samples
-//   StallFormat <- StallProfiler, StallAnalysis
-//   StallAnalysis <- stallprof (CLI)
-// StallAnalysis never imports capture code.
+//   StallFormat <- StallProfiler, StallAnalysis, StallBisect
+//   CStallProcess <- StallBisect
+//   StallAnalysis, StallBisect <- stallprof (CLI)
+// StallAnalysis never imports capture code and runs no process; StallBisect (bisect, check) runs them.
 let package = Package(
     name: "stallprof",
     products: [
@@ -32,10 +33,11 @@ let package = Package(
         .target(name: "CStallCapture", dependencies: ["CLibunwind"]),
         .target(name: "StallFormat"),
         .target(name: "StallProfiler", dependencies: ["CStallCapture", "StallFormat"]),
+        .target(name: "StallAnalysis", dependencies: ["StallFormat"]),
         // Child subreaper for bisect's process runner (not capture code).
         .target(name: "CStallProcess"),
-        .target(name: "StallAnalysis", dependencies: ["StallFormat", "CStallProcess"]),
-        .executableTarget(name: "stallprof", dependencies: ["StallAnalysis", "StallFormat"]),
+        .target(name: "StallBisect", dependencies: ["StallFormat", "CStallProcess"]),
+        .executableTarget(name: "stallprof", dependencies: ["StallAnalysis", "StallBisect", "StallFormat"]),
 
         // Example stalling apps (samples/): used by the tests, the demo and the docs.
         .target(name: "StallSamples", dependencies: ["StallProfiler"], path: "samples/StallSamples"),
@@ -68,7 +70,7 @@ let package = Package(
             name: "stallprof-bench-markers", dependencies: ["StallProfiler", "StallFormat"], path: "tools/bench-markers",
             exclude: ["count-allocations.c"]),
         // Bisect (issue 3): run counts of the search on simulated repros.
-        .executableTarget(name: "stallprof-bench-bisect", dependencies: ["StallAnalysis"], path: "tools/bench-bisect"),
+        .executableTarget(name: "stallprof-bench-bisect", dependencies: ["StallBisect"], path: "tools/bench-bisect"),
 
         .testTarget(name: "StallFormatTests", dependencies: ["StallFormat"]),
         .testTarget(
@@ -78,5 +80,6 @@ let package = Package(
         .testTarget(
             name: "StallAnalysisTests", dependencies: ["StallAnalysis", "StallFormat"],
             resources: [.copy("Fixtures")]),
+        .testTarget(name: "StallBisectTests", dependencies: ["StallBisect", "StallFormat"]),
     ]
 )

@@ -17,19 +17,12 @@ quiet() { grep -v -e 'ld.gold: warning: Cannot export local symbol' || true; }
 echo "fuzz: building the targets in $out"
 swiftc "${flags[@]}" -module-name StallFormat -emit-library -static -emit-module \
     -emit-module-path "$out/lib/StallFormat.swiftmodule" -o "$out/lib/libStallFormat.a" Sources/StallFormat/*.swift 2>&1 | quiet
-# StallAnalysis's one C dependency (the process shim bisect uses): a module map and a static library.
-mkdir -p "$out/cmod/CStallProcess"
-printf 'module CStallProcess {\n    header "%s"\n    export *\n}\n' "$root/Sources/CStallProcess/include/stallproc.h" \
-    > "$out/cmod/CStallProcess/module.modulemap"
-clang -c -fsanitize=address -g -I Sources/CStallProcess/include Sources/CStallProcess/stallproc.c -o "$out/lib/stallproc.o"
-ar rcs "$out/lib/libCStallProcess.a" "$out/lib/stallproc.o"
-swiftc "${flags[@]}" -I "$out/lib" -I "$out/cmod/CStallProcess" -module-name StallAnalysis -emit-library -static -emit-module \
+swiftc "${flags[@]}" -I "$out/lib" -module-name StallAnalysis -emit-library -static -emit-module \
     -emit-module-path "$out/lib/StallAnalysis.swiftmodule" -o "$out/lib/libStallAnalysis.a" \
     $(find Sources/StallAnalysis -name '*.swift' | sort) 2>&1 | quiet
 link() {  # NAME SOURCE [DEFINES...]
     local name="$1" source="$2"; shift 2
-    swiftc "${flags[@]}" "$@" -I "$out/lib" -I "$out/cmod/CStallProcess" -L "$out/lib" -lStallAnalysis -lStallFormat \
-        -lCStallProcess \
+    swiftc "${flags[@]}" "$@" -I "$out/lib" -L "$out/lib" -lStallAnalysis -lStallFormat \
         -module-name "fuzz_$name" "$source" -o "$out/bin/$name" 2>&1 | quiet
     [ -x "$out/bin/$name" ] || { echo "fuzz: could not build $name" >&2; exit 2; }
 }

@@ -1,15 +1,18 @@
-import Foundation
+import StallFormat
+#if canImport(Glibc)
+import Glibc
+#endif
 
 extension StallWatchdog {
     /// Environment variable naming the capture path; when unset, ``startFromEnvironment(_:)`` starts nothing.
-    public static let outputVariable = "STALLPROF_OUTPUT"
+    public static let outputVariable = EnvironmentName.output
     /// Environment variable with the stall threshold in milliseconds (default 250).
-    public static let thresholdVariable = "STALLPROF_THRESHOLD_MS"
+    public static let thresholdVariable = EnvironmentName.threshold
     /// Environment variable with the sampling interval in milliseconds (default 10; fractions allowed).
-    public static let intervalVariable = "STALLPROF_INTERVAL_MS"
+    public static let intervalVariable = EnvironmentName.interval
     /// Environment variable with the saturation period in milliseconds (default 1000; 0 turns saturation
     /// detection off). See ``Configuration/saturationPeriod``.
-    public static let saturationVariable = "STALLPROF_SATURATION_MS"
+    public static let saturationVariable = EnvironmentName.saturation
 
     /// The configuration the environment describes: nil when `STALLPROF_OUTPUT` is unset or empty.
     /// Throws ``StallWatchdogError/invalidConfiguration(_:)`` naming the variable when a value is malformed.
@@ -18,8 +21,7 @@ extension StallWatchdog {
         var configuration = Configuration(outputPath: path)
         func milliseconds(_ name: String) throws -> Duration? {
             guard let raw = environment[name] else { return nil }
-            let trimmed = raw.trimmingCharacters(in: .whitespaces)
-            guard let value = Double(trimmed), value.isFinite, value > 0, value <= 3_600_000 else {
+            guard let value = Double(raw.trimmingBlanks()), value.isFinite, value > 0, value <= 3_600_000 else {
                 throw StallWatchdogError.invalidConfiguration(
                     "\(name)=\(raw) is not a number of milliseconds between 0 and 3600000")
             }
@@ -28,7 +30,7 @@ extension StallWatchdog {
         if let threshold = try milliseconds(thresholdVariable) { configuration.threshold = threshold }
         if let interval = try milliseconds(intervalVariable) { configuration.sampleInterval = interval }
         if let raw = environment[saturationVariable] {
-            if Double(raw.trimmingCharacters(in: .whitespaces)) == 0 {
+            if Double(raw.trimmingBlanks()) == 0 {
                 configuration.saturationPeriod = nil
             } else {
                 configuration.saturationPeriod = try milliseconds(saturationVariable)
@@ -38,13 +40,36 @@ extension StallWatchdog {
         return configuration
     }
 
+    /// The watchdog's variables (`STALLPROF_OUTPUT`, `_THRESHOLD_MS`, `_INTERVAL_MS`, `_SATURATION_MS`) that are
+    /// set in this process's environment, read with `getenv`.
+    public static func processEnvironment() -> [String: String] {
+        var values: [String: String] = [:]
+        for name in [outputVariable, thresholdVariable, intervalVariable, saturationVariable] {
+            values[name] = environmentValue(name)
+        }
+        return values
+    }
+
     /// Starts a watchdog configured by `STALLPROF_OUTPUT`, `STALLPROF_THRESHOLD_MS`, `STALLPROF_INTERVAL_MS` and
-    /// `STALLPROF_SATURATION_MS`;
+    /// `STALLPROF_SATURATION_MS` (default: this process's, ``processEnvironment()``);
     /// returns nil (and starts nothing) when `STALLPROF_OUTPUT` is unset.
     public static func startFromEnvironment(
-        _ environment: [String: String] = ProcessInfo.processInfo.environment
+        _ environment: [String: String] = processEnvironment()
     ) throws -> StallWatchdog? {
         guard let configuration = try configuration(fromEnvironment: environment) else { return nil }
         return try start(configuration)
+    }
+}
+
+/// The value of environment variable `name` in this process, or nil when it is unset.
+func environmentValue(_ name: String) -> String? {
+    getenv(name).map { String(cString: $0) }
+}
+
+extension StringProtocol {
+    /// The text without the spaces and tabs around it.
+    func trimmingBlanks() -> String {
+        func blank(_ character: Character) -> Bool { character == " " || character == "\t" }
+        return String(drop(while: blank).reversed().drop(while: blank).reversed())
     }
 }

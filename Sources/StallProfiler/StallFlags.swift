@@ -1,3 +1,4 @@
+import StallFormat
 import Synchronization
 #if canImport(Glibc)
 import Glibc
@@ -17,26 +18,23 @@ import Glibc
 /// that file with a single `write(2)` (opened `O_APPEND`), so the line survives a kill that follows.
 public enum StallFlags {
     /// Environment variable listing the disabled flags, comma-separated.
-    public static let disableVariable = "STALLPROF_DISABLE"
+    public static let disableVariable = EnvironmentName.disable
     /// Environment variable naming the file that receives each consulted flag name, one per line.
-    public static let reportVariable = "STALLPROF_FLAGS_REPORT"
+    public static let reportVariable = EnvironmentName.flagsReport
 
     /// False when `name` is listed in `STALLPROF_DISABLE`, true otherwise. Safe from any thread; cheap enough
     /// for a hot loop (one uncontended lock).
     public static func isEnabled(_ name: String) -> Bool {
         registry.withLock { state in
             if state == nil {
-                state = FlagRegistry(disabledList: environment(disableVariable), reportPath: environment(reportVariable))
+                state = FlagRegistry(
+                    disabledList: environmentValue(disableVariable), reportPath: environmentValue(reportVariable))
             }
             return state!.isEnabled(name)
         }
     }
 
     private static let registry = Mutex<FlagRegistry?>(nil)
-
-    private static func environment(_ name: String) -> String? {
-        getenv(name).map { String(cString: $0) }
-    }
 }
 
 /// The parsed flag configuration and the report of consulted names.
@@ -48,7 +46,7 @@ struct FlagRegistry: ~Copyable {
     /// Parses `disabledList` (comma-separated) and opens `reportPath` for appending when given.
     init(disabledList: String?, reportPath: String?) {
         disabled = Set(
-            (disabledList ?? "").split(separator: ",").map { $0.trimmingSpaces() }.filter { !$0.isEmpty })
+            (disabledList ?? "").split(separator: ",").map { $0.trimmingBlanks() }.filter { !$0.isEmpty })
         if let reportPath, !reportPath.isEmpty {
             reportDescriptor = open(reportPath, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0o644)
         } else {
@@ -66,10 +64,4 @@ struct FlagRegistry: ~Copyable {
     }
 
     deinit { if reportDescriptor >= 0 { close(reportDescriptor) } }
-}
-
-extension Substring {
-    fileprivate func trimmingSpaces() -> String {
-        String(drop { $0 == " " || $0 == "\t" }.reversed().drop { $0 == " " || $0 == "\t" }.reversed())
-    }
 }

@@ -1,7 +1,8 @@
 #if canImport(Glibc)
 import Glibc
 #endif
-import StallAnalysis
+import StallBisect
+import StallFormat
 
 /// `stallprof bisect`: which flags, when disabled, end a main-thread freeze.
 enum BisectCommand {
@@ -9,7 +10,7 @@ enum BisectCommand {
         USAGE: stallprof bisect --flags A,B,C [--window SECONDS] [--repeat N] [-j N] [--max-runs N] \\
                                 [--json PATH] [--junit PATH] [--journal PATH [--resume]] -- COMMAND [ARGS...]
 
-        Runs COMMAND (directly, no shell, each run in its own process group) with STALLPROF_DISABLE listing the
+        Runs COMMAND (directly, no shell, each run in its own process group) with \(EnvironmentName.disable) listing the
         flags disabled in that run, and finds every cause: a minimal set of flags that must all be enabled for
         the main thread to freeze. Exit codes: 0 causes found and verified, 1 none found or inconsistent,
         3 not reproducible, 4 not attributable, 5 too flaky, 64 usage. See docs/BISECT.md.
@@ -97,7 +98,7 @@ enum BisectCommand {
     private static func appendSummary(_ text: String, to path: String) throws {
         let fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o644)
         guard fd >= 0, Output.writeAll(fd, Array(text.utf8)[...]) else {
-            throw AnalysisError.output(path: path, reason: String(cString: strerror(errno)))
+            throw BisectError.output(path: path, reason: String(cString: strerror(errno)))
         }
         close(fd)
     }

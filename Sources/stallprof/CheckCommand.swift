@@ -1,7 +1,8 @@
 #if canImport(Glibc)
 import Glibc
 #endif
-import StallAnalysis
+import StallBisect
+import StallFormat
 
 /// `stallprof check`: one run, classified; exit codes for `git bisect run`.
 enum CheckCommand {
@@ -24,7 +25,7 @@ enum CheckCommand {
           --idle FRACTION     main-thread CPU below which it counts as idle (default: 0.1)
           --sustain SECONDS   busy this long = frozen; the run is killed then (default: 1)
           --measure MEASURE   cpu: the first thread's CPU from /proc (default); watchdog: the stall file of
-                              the app's own StallWatchdog (STALLPROF_OUTPUT is set for each run)
+                              the app's own StallWatchdog (\(EnvironmentName.output) is set for each run)
         """
 
     /// The names of the options shared with `stallprof bisect`.
@@ -37,12 +38,12 @@ enum CheckCommand {
         ProcessRunner.installInterruptHandlers()
         var launch = ProcessRunner.Launch(arguments: command, inheritOutput: true)
         let scratch = options.measure == .watchdog ? try ScratchDirectory(prefix: "stallprof-check") : nil
-        if let scratch { launch.environment["STALLPROF_OUTPUT"] = scratch.path + "/run.stalls" }
-        defer { launch.environment["STALLPROF_OUTPUT"].map { _ = unlink($0) } }
+        if let scratch { launch.environment[EnvironmentName.output] = scratch.path + "/run.stalls" }
+        defer { launch.environment[EnvironmentName.output].map { _ = unlink($0) } }
         let observation: BisectObservation
         do {
             observation = try ProcessRunner.run([launch], options: options)[0]
-        } catch AnalysisError.input(let program, let reason) {
+        } catch BisectError.input(let program, let reason) {
             // A commit whose program is missing or cannot run says nothing about the freeze: git bisect's "skip".
             throw CheckVerdictError(verdict: .inconclusive, description: "check: \(program): \(reason)")
         }
@@ -68,7 +69,7 @@ enum CheckCommand {
         options.sustainedSeconds = try number("--sustain") ?? options.sustainedSeconds
         options.intervalSeconds = min(options.intervalSeconds, options.sustainedSeconds / 5)
         options.measure = try args.choice("--measure", as: RunClassifierOptions.Measure.self) ?? .cpu
-        do { try options.validate() } catch let error as AnalysisError { throw UsageError(message: error.description) }
+        do { try options.validate() } catch let error as BisectError { throw UsageError(message: error.description) }
         return options
     }
 

@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import StallAnalysis
+import StallBisect
 
 /// stallprof: the analyzer. A tiny root command; each subcommand lives in its own file.
 /// Exit codes: 0 ok, 1 failure, 64 usage, 65 bad data (sysexits.h); bisect's own: 3, 4, 5; check's 125.
@@ -78,6 +79,13 @@ let subcommands: [String: (usage: String, run: ([String]) throws -> Void)] = [
         Output.error("error: \(error)")
         switch error {
         case .badData, .input: return ExitCode.dataError  // an input that is missing or unreadable is bad data too
+        case .usage: return ExitCode.usage
+        case .output: return ExitCode.failure
+        }
+    } catch let error as BisectError {
+        Output.error("error: \(error)")
+        switch error {
+        case .badData, .input: return ExitCode.dataError  // a command that cannot run is a bad input, as above
         case .usage: return ExitCode.usage
         case .output: return ExitCode.failure
         }

@@ -13,7 +13,7 @@ import Testing
         let tableEnd = min(original.count, sectionTable + 64 * 40)
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("elf-mutation-\(getpid())").path
         defer { unlink(path) }
-        var random = SplitMix64(state: 9)  // deterministic, so a failure reproduces
+        var random = XorShift(state: 9)  // deterministic, so a failure reproduces
         var parsed = 0
         for round in 0..<400 {
             var bytes = original
@@ -37,5 +37,17 @@ import Testing
             _ = elf.symbol(containing: .max)
         }
         #expect(parsed > 0)  // the mutations do not only produce files rejected outright
+    }
+}
+
+/// xorshift64*: the test's own seeded generator (the bisect simulations' SplitMix64 lives in StallBisect).
+private struct XorShift {
+    var state: UInt64
+
+    mutating func next() -> UInt64 {
+        state ^= state >> 12
+        state ^= state << 25
+        state ^= state >> 27
+        return state &* 0x2545_F491_4F6C_DD1D
     }
 }

@@ -13,7 +13,7 @@ struct ReportEndToEndTests {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: Self.chatFreeze)
         process.arguments = ["--chunk-ms", "3"]
-        process.environment = ["STALLPROF_OUTPUT": path, "STALLPROF_THRESHOLD_MS": "200", "STALLPROF_INTERVAL_MS": "10"]
+        process.environment = [EnvironmentName.output: path, EnvironmentName.threshold: "200", EnvironmentName.interval: "10"]
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
         try process.run()

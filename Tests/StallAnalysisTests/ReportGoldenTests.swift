@@ -26,12 +26,12 @@ import Testing
 
     func check(_ actual: String, _ name: String) throws {
         let url = Self.directory.appendingPathComponent(name)
-        if ProcessInfo.processInfo.environment["STALLPROF_BLESS"] == "1" {
+        if ProcessInfo.processInfo.environment[EnvironmentName.bless] == "1" {
             try FileManager.default.createDirectory(at: Self.directory, withIntermediateDirectories: true)
             try actual.write(to: url, atomically: true, encoding: .utf8)
         }
         let expected = try String(contentsOf: url, encoding: .utf8)
-        #expect(actual == expected, "differs from Fixtures/report/\(name) (STALLPROF_BLESS=1 rewrites it)")
+        #expect(actual == expected, "differs from Fixtures/report/\(name) (\(EnvironmentName.bless)=1 rewrites it)")
     }
 
     @Test func textMatchesTheExpectedFile() throws { try check(try report().text(), "mixed.txt") }

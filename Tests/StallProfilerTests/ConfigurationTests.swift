@@ -1,4 +1,8 @@
+import StallFormat
 import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
 
 @testable import StallProfiler
 
@@ -26,26 +30,46 @@ import Testing
 
     @Test func environmentUnsetStartsNothing() throws {
         #expect(try StallWatchdog.configuration(fromEnvironment: [:]) == nil)
-        #expect(try StallWatchdog.startFromEnvironment(["STALLPROF_THRESHOLD_MS": "100"]) == nil)
+        #expect(try StallWatchdog.startFromEnvironment([EnvironmentName.threshold: "100"]) == nil)
     }
 
     @Test func environmentValuesAreRead() throws {
         let configuration = try #require(try StallWatchdog.configuration(fromEnvironment: [
-            "STALLPROF_OUTPUT": "/tmp/x.stalls", "STALLPROF_THRESHOLD_MS": "500", "STALLPROF_INTERVAL_MS": "2.5",
+            EnvironmentName.output: "/tmp/x.stalls", EnvironmentName.threshold: "500", EnvironmentName.interval: "2.5",
         ]))
         #expect(configuration.outputPath == "/tmp/x.stalls")
         #expect(configuration.threshold == .milliseconds(500))
         #expect(configuration.sampleInterval == .microseconds(2500))
     }
 
+    @Test func environmentValuesMayHaveBlanksAround() throws {
+        let configuration = try #require(try StallWatchdog.configuration(fromEnvironment: [
+            EnvironmentName.output: "/tmp/x.stalls", EnvironmentName.threshold: " 400\t", EnvironmentName.interval: "\t5 ",
+        ]))
+        #expect(configuration.threshold == .milliseconds(400))
+        #expect(configuration.sampleInterval == .milliseconds(5))
+        #expect(throws: StallWatchdogError.self) {
+            try StallWatchdog.configuration(fromEnvironment: [EnvironmentName.output: "x", EnvironmentName.threshold: "4 00"])
+        }
+    }
+
+    @Test func theProcessEnvironmentHoldsOnlyTheWatchdogVariables() {
+        let names: Set = [EnvironmentName.output, EnvironmentName.threshold, EnvironmentName.interval, EnvironmentName.saturation]
+        let environment = StallWatchdog.processEnvironment()
+        #expect(Set(environment.keys).isSubset(of: names))
+        for name in names {
+            #expect(environment[name] == getenv(name).map { String(cString: $0) }, "\(name)")
+        }
+    }
+
     @Test(arguments: [
-        ("STALLPROF_THRESHOLD_MS", "abc"), ("STALLPROF_THRESHOLD_MS", "-5"), ("STALLPROF_THRESHOLD_MS", "0"),
-        ("STALLPROF_INTERVAL_MS", "nan"), ("STALLPROF_INTERVAL_MS", "1000"), ("STALLPROF_THRESHOLD_MS", "1"),
-        ("STALLPROF_THRESHOLD_MS", "1e13"), ("STALLPROF_INTERVAL_MS", "inf"),
+        (EnvironmentName.threshold, "abc"), (EnvironmentName.threshold, "-5"), (EnvironmentName.threshold, "0"),
+        (EnvironmentName.interval, "nan"), (EnvironmentName.interval, "1000"), (EnvironmentName.threshold, "1"),
+        (EnvironmentName.threshold, "1e13"), (EnvironmentName.interval, "inf"),
     ])
     func invalidEnvironmentValuesAreClearErrors(name: String, value: String) {
         do {
-            _ = try StallWatchdog.configuration(fromEnvironment: ["STALLPROF_OUTPUT": "x", name: value])
+            _ = try StallWatchdog.configuration(fromEnvironment: [EnvironmentName.output: "x", name: value])
             Issue.record("\(name)=\(value) was accepted")
         } catch let error as StallWatchdogError {
             guard case .invalidConfiguration(let message) = error else {
@@ -72,16 +96,16 @@ import Testing
     }
 
     @Test func theEnvironmentSetsOrTurnsOffSaturation() throws {
-        let base = ["STALLPROF_OUTPUT": "/tmp/x.stalls"]
-        let off = try #require(try StallWatchdog.configuration(fromEnvironment: base.merging(["STALLPROF_SATURATION_MS": "0"]) { $1 }))
+        let base = [EnvironmentName.output: "/tmp/x.stalls"]
+        let off = try #require(try StallWatchdog.configuration(fromEnvironment: base.merging([EnvironmentName.saturation: "0"]) { $1 }))
         #expect(off.saturationPeriod == nil)
-        let set = try #require(try StallWatchdog.configuration(fromEnvironment: base.merging(["STALLPROF_SATURATION_MS": "400"]) { $1 }))
+        let set = try #require(try StallWatchdog.configuration(fromEnvironment: base.merging([EnvironmentName.saturation: "400"]) { $1 }))
         #expect(set.saturationPeriod == .milliseconds(400))
         #expect(throws: StallWatchdogError.self) {
-            try StallWatchdog.configuration(fromEnvironment: base.merging(["STALLPROF_SATURATION_MS": "soon"]) { $1 })
+            try StallWatchdog.configuration(fromEnvironment: base.merging([EnvironmentName.saturation: "soon"]) { $1 })
         }
         #expect(throws: StallWatchdogError.self) {
-            try StallWatchdog.configuration(fromEnvironment: base.merging(["STALLPROF_SATURATION_MS": "20"]) { $1 })
+            try StallWatchdog.configuration(fromEnvironment: base.merging([EnvironmentName.saturation: "20"]) { $1 })
         }
     }
 

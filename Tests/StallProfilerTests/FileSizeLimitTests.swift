@@ -12,7 +12,7 @@ import Testing
         let result = try TestSupport.run(
             URL(fileURLWithPath: "/bin/sh"),
             ["-c", "ulimit -f 8 && exec \"$0\" \"$@\"", demo, "--stall", "busy", "--stall-ms", "600"],
-            environment: ["STALLPROF_OUTPUT": path, "STALLPROF_THRESHOLD_MS": "150", "STALLPROF_INTERVAL_MS": "5"])
+            environment: [EnvironmentName.output: path, EnvironmentName.threshold: "150", EnvironmentName.interval: "5"])
         #expect(result.status == 0, "\(result.stderr)")
         #expect(result.stderr.contains("write failed"))
         var info = stat()

@@ -25,7 +25,7 @@ import Testing
     /// One capture holding a busy and a blocked stall? The demo makes one stall per run, so fold two captures.
     func captures() throws -> (busy: String, blocked: String) {
         let busy = TestSupport.temporaryPath("fold-busy.stalls"), blocked = TestSupport.temporaryPath("fold-blocked.stalls")
-        let env = ["STALLPROF_THRESHOLD_MS": "100", "STALLPROF_INTERVAL_MS": "5"]
+        let env = [EnvironmentName.threshold: "100", EnvironmentName.interval: "5"]
         try TestSupport.run(Self.demo, ["--stall", "busy", "--stall-ms", "400", "--output", busy], environment: env)
         try TestSupport.run(Self.demo, ["--stall", "blocked", "--stall-ms", "400", "--output", blocked], environment: env)
         return (busy, blocked)

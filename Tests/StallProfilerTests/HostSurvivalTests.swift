@@ -7,7 +7,7 @@ import Testing
 /// with little stack left, fork. Each runs `watchdog-trials` as a separate process.
 @Suite struct HostSurvivalTests {
     static var trials: String { TestSupport.productsDirectory.appendingPathComponent("watchdog-trials").path }
-    static let environment = ["STALLPROF_THRESHOLD_MS": "150", "STALLPROF_INTERVAL_MS": "5"]
+    static let environment = [EnvironmentName.threshold: "150", EnvironmentName.interval: "5"]
 
     @Test func aMainThreadWithEightKiBOfStackLeftIsSampledWithoutCrashing() throws {
         let path = TestSupport.temporaryPath("small-stack.stalls")
@@ -16,7 +16,7 @@ import Testing
         // libunwind need more than that: on the thread's own stack they would overflow it (SIGSEGV, exit 139).
         let result = try TestSupport.run(
             URL(fileURLWithPath: "/bin/sh"), ["-c", "ulimit -s 256 && exec \"$0\" small-stack", Self.trials],
-            environment: Self.environment.merging(["STALLPROF_OUTPUT": path]) { $1 })
+            environment: Self.environment.merging([EnvironmentName.output: path]) { $1 })
         #expect(result.status == 0, "\(result.stderr)")
         let capture = try CaptureReader.read(path: path)
         let stall = try #require(capture.stalls.first)
@@ -37,7 +37,7 @@ import Testing
         // Before: the child's start() threw alreadyRunning (exit 3), the parent's watchdog being "running" there.
         let result = try TestSupport.run(
             URL(fileURLWithPath: Self.trials), ["fork", childPath],
-            environment: Self.environment.merging(["STALLPROF_OUTPUT": parentPath]) { $1 })
+            environment: Self.environment.merging([EnvironmentName.output: parentPath]) { $1 })
         #expect(result.status == 0, "\(result.stderr)")
         let parent = try CaptureReader.read(path: parentPath), child = try CaptureReader.read(path: childPath)
         #expect(parent.closedCleanly && child.closedCleanly)

@@ -19,7 +19,7 @@ import Testing
         let result = try TestSupport.run(
             TestSupport.productsDirectory.appendingPathComponent("stall-demo"),
             ["--stall", "blocked", "--holder", holder.rawValue, "--stall-ms", String(milliseconds)],
-            environment: ["STALLPROF_OUTPUT": path, "STALLPROF_THRESHOLD_MS": "150", "STALLPROF_INTERVAL_MS": "5"])
+            environment: [EnvironmentName.output: path, EnvironmentName.threshold: "150", EnvironmentName.interval: "5"])
         #expect(result.status == 0, "\(holder): \(result.stderr)")
         let records = try CaptureReader.records(CaptureReader.readWholeFile(path), source: path).records
         return Run(capture: try CaptureReader.read(path: path), records: records, stderr: result.stderr)

@@ -13,7 +13,7 @@ import Testing
         defer { unlink(path) }
         let result = try TestSupport.run(
             TestSupport.productsDirectory.appendingPathComponent("long-press"), [],
-            environment: ["STALLPROF_OUTPUT": path])
+            environment: [EnvironmentName.output: path])
         #expect(result.status == 0, "\(result.stderr)")
         let capture = try CaptureReader.read(path: path)
         #expect(capture.closedCleanly)

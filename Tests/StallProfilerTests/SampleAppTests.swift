@@ -20,7 +20,7 @@ import Testing
         defer { unlink(path) }
         let result = try TestSupport.run(
             launcher.executable, launcher.arguments + ["--stall", kind.rawValue, "--stall-ms", "600"],
-            environment: ["STALLPROF_OUTPUT": path, "STALLPROF_THRESHOLD_MS": "150", "STALLPROF_INTERVAL_MS": "5"])
+            environment: [EnvironmentName.output: path, EnvironmentName.threshold: "150", EnvironmentName.interval: "5"])
         #expect(result.status == 0, "\(launcher) \(kind): \(result.stderr)")
         return try CaptureReader.read(path: path)
     }
@@ -52,7 +52,7 @@ import Testing
         let process = Process()
         process.executableURL = Launcher.runloop.executable
         process.arguments = ["--stall", "busy", "--stall-ms", "60000"]
-        process.environment = ["STALLPROF_OUTPUT": path, "STALLPROF_THRESHOLD_MS": "100", "STALLPROF_INTERVAL_MS": "5"]
+        process.environment = [EnvironmentName.output: path, EnvironmentName.threshold: "100", EnvironmentName.interval: "5"]
         try process.run()
         // Wait until at least 20 samples are on disk, then kill without warning.
         var seen = 0

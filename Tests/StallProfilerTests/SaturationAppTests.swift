@@ -10,7 +10,7 @@ import Testing
         defer { unlink(path) }
         let result = try TestSupport.run(
             TestSupport.productsDirectory.appendingPathComponent(name), arguments,
-            environment: ["STALLPROF_OUTPUT": path].merging(environment) { $1 })
+            environment: [EnvironmentName.output: path].merging(environment) { $1 })
         #expect(result.status == 0, "\(name): \(result.stderr)")
         return try CaptureReader.read(path: path)
     }
@@ -52,20 +52,20 @@ import Testing
     }
 
     @Test func aLayoutThatSettlesIsNeverSaturated() throws {
-        let capture = try run("cell-height", ["--seconds", "2"], environment: ["STALLPROF_DISABLE": "self-sizing"])
+        let capture = try run("cell-height", ["--seconds", "2"], environment: [EnvironmentName.disable: "self-sizing"])
         #expect(capture.closedCleanly)
         #expect(capture.stalls.isEmpty)
     }
 
     @Test func aHealthyAnimationIsNeverSaturated() throws {
         // 60 % work in every 10 ms frame: busy, but the run loop sleeps between frames.
-        let capture = try run("cell-height", ["--seconds", "3", "--animate", "60"], environment: ["STALLPROF_DISABLE": "self-sizing"])
+        let capture = try run("cell-height", ["--seconds", "3", "--animate", "60"], environment: [EnvironmentName.disable: "self-sizing"])
         #expect(capture.closedCleanly)
         #expect(!capture.stalls.contains { $0.kind == .saturated })
     }
 
     @Test func saturationCanBeTurnedOff() throws {
-        let capture = try run("cell-height", ["--seconds", "2"], environment: ["STALLPROF_SATURATION_MS": "0"])
+        let capture = try run("cell-height", ["--seconds", "2"], environment: [EnvironmentName.saturation: "0"])
         #expect(capture.closedCleanly)
         #expect(!capture.stalls.contains { $0.kind == .saturated })
     }

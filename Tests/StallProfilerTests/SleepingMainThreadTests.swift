@@ -12,7 +12,7 @@ import Testing
         defer { unlink(path) }
         let result = try TestSupport.run(
             TestSupport.productsDirectory.appendingPathComponent("stall-demo"),
-            ["--stall", "sleep", "--stall-ms", "1500", "--loop", loop], environment: ["STALLPROF_OUTPUT": path])
+            ["--stall", "sleep", "--stall-ms", "1500", "--loop", loop], environment: [EnvironmentName.output: path])
         // stall-demo exits 70 when its usleep failed with EINTR or returned before the time asked.
         #expect(result.status == 0, "\(result.stderr)")
         #expect(result.stderr.contains("slept") && !result.stderr.contains("cut short"))

@@ -14,7 +14,7 @@ import Testing
         process.executableURL = TestSupport.productsDirectory.appendingPathComponent("stall-demo")
         // The spin ends 4 s (wall clock) after it started: paused 3 s of it, it runs about 1 s.
         process.arguments = ["--stall", "busy", "--stall-ms", "4000"]
-        process.environment = ["STALLPROF_OUTPUT": path, "STALLPROF_THRESHOLD_MS": "100", "STALLPROF_INTERVAL_MS": "5"]
+        process.environment = [EnvironmentName.output: path, EnvironmentName.threshold: "100", EnvironmentName.interval: "5"]
         process.standardError = FileHandle.nullDevice
         try process.run()
         var started = false

@@ -12,7 +12,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
-import StallAnalysis
+import StallBisect
 
 var seeds = 1000
 var options = BisectSearchOptions()

@@ -1,5 +1,5 @@
 // CStallProcess: the few system calls the bisect process runner needs that Swift cannot make directly.
-// Used only by StallAnalysis's process-running code; no capture code here.
+// Used only by StallBisect's process runner and reaper; no capture code here.
 #ifndef STALLPROC_H
 #define STALLPROC_H
 

@@ -41,32 +41,3 @@ public struct BisectProgress {
         _ = bytes.withUnsafeBytes { Glibc.write(2, $0.baseAddress, $0.count) }
     }
 }
-
-/// A bisection ended with a verdict other than `found`; the CLI maps it to an exit code.
-public struct BisectVerdictError: Error, CustomStringConvertible {
-    /// The verdict.
-    public var verdict: BisectVerdict
-    /// Why.
-    public var message: String
-    /// One line for standard error.
-    public var description: String { "bisect: \(verdict.rawValue): \(message)" }
-
-    /// Creates the error.
-    public init(verdict: BisectVerdict, message: String) {
-        self.verdict = verdict
-        self.message = message
-    }
-}
-
-/// `stallprof check` found the run frozen or inconclusive; the CLI maps it to exit 1 or 125.
-public struct CheckVerdictError: Error, CustomStringConvertible {
-    /// The run's verdict (never `.good`).
-    public var verdict: RunVerdict
-    /// One line for standard error.
-    public var description: String
-    /// Creates the error.
-    public init(verdict: RunVerdict, description: String) {
-        self.verdict = verdict
-        self.description = description
-    }
-}

@@ -1,5 +1,5 @@
 import FoundationEssentials
-import StallAnalysis
+import StallBisect
 import StallFormat
 import Testing
 #if canImport(Glibc)
@@ -103,9 +103,9 @@ import Glibc
     @Test func checkExitCodesDriveGitBisect() throws {
         let frozen = ["check"] + Self.fast + ["--"] + repro("a", ["--freeze-when", "a"])
         #expect(try run(stallprof(frozen)) == 1)
-        #expect(try run(stallprof(frozen), environment: ["STALLPROF_DISABLE": "a"]) == 0)
+        #expect(try run(stallprof(frozen), environment: [EnvironmentName.disable: "a"]) == 0)
         let crash = ["check"] + Self.fast + ["--"] + repro("a,z", ["--freeze-when", "a", "--crash-when-disabled", "z"])
-        #expect(try run(stallprof(crash), environment: ["STALLPROF_DISABLE": "z"]) == 125)
+        #expect(try run(stallprof(crash), environment: [EnvironmentName.disable: "z"]) == 125)
         // A commit whose program is missing or cannot run is skipped, not called bad.
         #expect(try run(stallprof(["check"] + Self.fast + ["--", "/nonexistent/program"])) == 125)
     }
@@ -114,7 +114,7 @@ import Glibc
         let chat = ["\(Self.products)/chat-freeze", "--chunk-ms", "3"]
         let check = ["check", "--measure", "watchdog", "--window", "5", "--"] + chat
         #expect(try run(stallprof(check)) == 1)
-        #expect(try run(stallprof(check), environment: ["STALLPROF_DISABLE": "lazy-stack"]) == 0)
+        #expect(try run(stallprof(check), environment: [EnvironmentName.disable: "lazy-stack"]) == 0)
         let noWatchdog = ["check", "--measure", "watchdog", "--window", "1", "--sustain", "0.3", "--"]
             + repro("a", ["--freeze-when", "a"])
         #expect(try run(stallprof(noWatchdog)) == 125, "an app without a watchdog gives no verdict")
@@ -184,7 +184,7 @@ import Glibc
         #expect(!result.minimalFix.contains("height-cache"))
         let check = ["check", "--measure", "watchdog", "--window", "5", "--", "\(Self.products)/cell-height"]
         #expect(try run(stallprof(check)) == 1)
-        #expect(try run(stallprof(check), environment: ["STALLPROF_DISABLE": "self-sizing"]) == 0)
+        #expect(try run(stallprof(check), environment: [EnvironmentName.disable: "self-sizing"]) == 0)
     }
 
     @Test func interruptionLeavesNoProcessBehind() throws {

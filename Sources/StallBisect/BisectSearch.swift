@@ -58,7 +58,7 @@ public final class BisectSearch {
     }
 
     /// Adds runs from an earlier, interrupted search (a journal) as if they had just been made.
-    /// Throws ``AnalysisError/usage(_:)`` when a trial names a flag not in ``flags``.
+    /// Throws ``BisectError/usage(_:)`` when a trial names a flag not in ``flags``.
     public func replay(_ earlier: [BisectTrial]) throws {
         for trial in earlier {
             try record(disabled: indices(of: trial.disabled), trial: trial)
@@ -100,7 +100,7 @@ public final class BisectSearch {
     private func indices(of names: [String]) throws -> Set<Int> {
         Set(try names.map { name in
             guard let index = flags.firstIndex(of: name) else {
-                throw AnalysisError.usage("the journal names flag '\(name)', which is not in --flags")
+                throw BisectError.usage("the journal names flag '\(name)', which is not in --flags")
             }
             return index
         })

@@ -21,7 +21,7 @@ public final class BisectCommandRunner {
 
     /// Creates a runner; makes a scratch directory for the flag reports.
     public init(command: [String], classifier: RunClassifierOptions) throws {
-        guard !command.isEmpty else { throw AnalysisError.usage("no command after --") }
+        guard !command.isEmpty else { throw BisectError.usage("no command after --") }
         self.command = command
         self.classifier = classifier
         scratchDirectory = try ScratchDirectory(prefix: "stallprof-bisect")
@@ -35,10 +35,11 @@ public final class BisectCommandRunner {
             counter += 1
             let report = "\(scratch)/flags-\(counter)"
             reports.append(report)
-            var environment = ["STALLPROF_DISABLE": disabled.joined(separator: ","), "STALLPROF_FLAGS_REPORT": report]
+            var environment = [EnvironmentName.disable: disabled.joined(separator: ","), EnvironmentName.flagsReport: report]
             if classifier.measure == .watchdog {
-                environment["STALLPROF_OUTPUT"] = "\(scratch)/run-\(counter).stalls"
-                captures.append(environment["STALLPROF_OUTPUT"]!)
+                let capture = "\(scratch)/run-\(counter).stalls"
+                environment[EnvironmentName.output] = capture
+                captures.append(capture)
             }
             return ProcessRunner.Launch(arguments: command, environment: environment)
         }
@@ -68,7 +69,7 @@ public final class ScratchDirectory {
         let base = getenv("TMPDIR").map { String(cString: $0) } ?? "/tmp"
         var template = Array("\(base)/\(prefix)-XXXXXX".utf8CString)
         guard template.withUnsafeMutableBufferPointer({ mkdtemp($0.baseAddress!) }) != nil else {
-            throw AnalysisError.output(path: base, reason: "cannot create a scratch directory")
+            throw BisectError.output(path: base, reason: "cannot create a scratch directory")
         }
         path = String(decoding: template.dropLast().map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }

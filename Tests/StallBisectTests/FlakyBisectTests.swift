@@ -1,4 +1,4 @@
-@testable import StallAnalysis
+@testable import StallBisect
 import Testing
 
 /// The search on flaky simulated repros: how often it is right, and within how many runs. Every repro is seeded,

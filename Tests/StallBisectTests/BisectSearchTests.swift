@@ -1,4 +1,4 @@
-import StallAnalysis
+import StallBisect
 import Testing
 
 /// The search as a pure function of simulated predicates: correctness and run counts against the budgets of

@@ -13,7 +13,7 @@ import Glibc
 /// found.
 enum ProcessReaper {
     /// The environment variable that names the run a process belongs to.
-    static let variable = "STALLPROF_RUN_ID"
+    static let variable = EnvironmentName.runID
 
     private static let runs = Atomic<Int>(0)
     private static let subreaper = Atomic<Bool>(false)

@@ -1,4 +1,4 @@
-import StallAnalysis
+import StallBisect
 import StallFormat
 import Testing
 
