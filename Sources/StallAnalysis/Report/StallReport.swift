@@ -31,58 +31,33 @@ public struct StallReport: Sendable {
     /// Problems resolving names (a missing or rebuilt file), `capture: problem`, once per image.
     public private(set) var warnings: [String] = []
 
-    /// Builds the report, resolving names from each capture's image map.
+    /// Builds the report, resolving names from each capture's image map. Captures are analyzed in parallel (names
+    /// resolved, samples collected: the costly part); episodes are then grouped in capture order.
     public init(captures input: [Capture], options: StallReportOptions = StallReportOptions()) {
         self.options = options
+        let analyzed = Parallel.map(Array(input.enumerated())) { index, capture in
+            CaptureAnalysis(capture, index: index, options: options)
+        }.map { try! $0.get() }  // the analysis throws nothing
         typealias Accumulator = (
             key: String, builder: ProfileBuilder, episodes: [Int], kind: EpisodeKind, state: StallState?
         )
         var builders: [Accumulator] = []
         var groupIndex: [String: Int] = [:]
-        for (index, capture) in input.enumerated() {
-            captures.append(CaptureSummary(
-                path: capture.source, process: capture.process, closedCleanly: capture.closedCleanly,
-                recordedNs: Self.recordedNs(capture)))
-            let symbolizer = Symbolizer(images: capture.images, options: options.capture.symbolizer)
-            let rule = AppCodeRule(images: capture.images, executable: capture.process?.executable)
-            let architecture = SyscallNames.architecture(ofExecutable: capture.process?.executable)
-            let captureMarkers = MarkerIndex(Self.markers(of: capture, index: index))
-            markers += captureMarkers.markers
-            for stall in capture.stalls where options.capture.accepts(stall) {
-                var builder = ProfileBuilder()
-                var collected: [(names: [String], app: [Bool])] = []
-                for sample in stall.samples where !sample.frames.isEmpty && options.capture.accepts(sample, of: stall) {
-                    let frames = sample.frames
-                    var app = (0..<frames.count).reversed().map { rule.isApp(frames[$0], isReturnAddress: $0 > 0) }
-                    let names = TruncatedStack.names(symbolizer.rootFirstNames(leafFirst: frames), of: sample)
-                    if names.count > app.count { app.insert(false, at: 0) }  // `[truncated]` is no app code
-                    collected.append((names, app))
-                    builder.add(names: collected[collected.count - 1].names, app: app)
-                }
-                // What a busy episode's thread waited for in passing is not what froze it.
-                let blockedOn = stall.blockedOn.flatMap { stall.state == .busy ? nil : $0 }.map {
-                    BlockedOnSummary($0, symbolizer: symbolizer, rule: rule, architecture: architecture)
-                }
-                var key = "\(stall.kind) \(stall.state?.description ?? "unclassified"): \(builder.fingerprint)"
-                if let blockedOn {
-                    let owner = blockedOn.ownerFrame.map { "held in \($0)" }
-                    key += "; waiting: "
-                        + [blockedOn.kind, blockedOn.syscall, owner].compactMap { $0 }.joined(separator: " ")
-                }
-                let group = groupIndex[key] ?? builders.count
+        for capture in analyzed {
+            captures.append(capture.summary)
+            markers += capture.markers
+            for var episode in capture.episodes {
+                let group = groupIndex[episode.key] ?? builders.count
                 if group == builders.count {
-                    groupIndex[key] = group
-                    builders.append((key, ProfileBuilder(), [], stall.kind, stall.state))
+                    groupIndex[episode.key] = group
+                    builders.append((episode.key, ProfileBuilder(), [], episode.summary.kind, episode.summary.state))
                 }
-                for sample in collected { builders[group].builder.add(names: sample.names, app: sample.app) }
+                for sample in episode.samples { builders[group].builder.add(names: sample.names, app: sample.app) }
                 builders[group].episodes.append(episodes.count)
-                episodes.append(Self.episode(
-                    stall, capture: capture, index: index,
-                    profile: builder.profile(kind: stall.kind, state: stall.state),
-                    blockedOn: blockedOn, group: group))
-                episodes[episodes.count - 1].markers = Self.markers(captureMarkers, around: episodes[episodes.count - 1])
+                episode.summary.group = group
+                episodes.append(episode.summary)
             }
-            warnings += symbolizer.warnings.map { "\(capture.source): \($0)" }
+            warnings += capture.warnings
         }
         let order = builders.indices.sorted { (builders[$0].episodes.count, $1) > (builders[$1].episodes.count, $0) }
         var renumber = [Int](repeating: 0, count: builders.count)
@@ -94,6 +69,60 @@ public struct StallReport: Sendable {
         }
         for index in episodes.indices { episodes[index].group = renumber[episodes[index].group] }
         summary = Self.summarize(episodes, recordedNs: captures.reduce(0) { $0 + $1.recordedNs })
+    }
+
+    /// What one capture contributes, computed on its own (in parallel with the others).
+    struct CaptureAnalysis: Sendable {
+        /// One selected episode: its summary (group not yet known), grouping key and collected samples.
+        struct Episode: Sendable {
+            var summary: EpisodeSummary
+            var key: String
+            var samples: [(names: [String], app: [Bool])]
+        }
+
+        var summary: CaptureSummary
+        var markers: [MarkerSummary]
+        var episodes: [Episode] = []
+        var warnings: [String]
+
+        init(_ capture: Capture, index: Int, options: StallReportOptions) {
+            summary = CaptureSummary(
+                path: capture.source, process: capture.process, closedCleanly: capture.closedCleanly,
+                recordedNs: StallReport.recordedNs(capture))
+            let symbolizer = Symbolizer(images: capture.images, options: options.capture.symbolizer)
+            let rule = AppCodeRule(images: capture.images, executable: capture.process?.executable)
+            let architecture = SyscallNames.architecture(ofExecutable: capture.process?.executable)
+            let captureMarkers = MarkerIndex(StallReport.markers(of: capture, index: index))
+            markers = captureMarkers.markers
+            for stall in capture.stalls where options.capture.accepts(stall) {
+                var builder = ProfileBuilder()
+                var collected: [(names: [String], app: [Bool])] = []
+                for sample in stall.samples where !sample.frames.isEmpty && options.capture.accepts(sample, of: stall) {
+                    let frames = sample.frames
+                    var app = (0..<frames.count).reversed().map { rule.isApp(frames[$0], isReturnAddress: $0 > 0) }
+                    let names = TruncatedStack.names(symbolizer.rootFirstNames(leafFirst: frames), of: sample)
+                    if names.count > app.count { app.insert(false, at: 0) }  // `[truncated]` is no app code
+                    collected.append((names, app))
+                    builder.add(names: names, app: app)
+                }
+                // What a busy episode's thread waited for in passing is not what froze it.
+                let blockedOn = stall.blockedOn.flatMap { stall.state == .busy ? nil : $0 }.map {
+                    BlockedOnSummary($0, symbolizer: symbolizer, rule: rule, architecture: architecture)
+                }
+                var key = "\(stall.kind) \(stall.state?.description ?? "unclassified"): \(builder.fingerprint)"
+                if let blockedOn {
+                    let owner = blockedOn.ownerFrame.map { "held in \($0)" }
+                    key += "; waiting: "
+                        + [blockedOn.kind, blockedOn.syscall, owner].compactMap { $0 }.joined(separator: " ")
+                }
+                var episode = StallReport.episode(
+                    stall, capture: capture, index: index,
+                    profile: builder.profile(kind: stall.kind, state: stall.state), blockedOn: blockedOn, group: 0)
+                episode.markers = StallReport.markers(captureMarkers, around: episode)
+                episodes.append(Episode(summary: episode, key: key, samples: collected))
+            }
+            warnings = symbolizer.warnings.map { "\(capture.source): \($0)" }
+        }
     }
 
     /// Recorded time: process start to the close record, or to the last time the file mentions.
@@ -109,7 +138,7 @@ public struct StallReport: Sendable {
         return last > start ? last - start : 0
     }
 
-    private static func episode(
+    fileprivate static func episode(
         _ stall: Stall, capture: Capture, index: Int, profile: SampleProfile, blockedOn: BlockedOnSummary?, group: Int
     ) -> EpisodeSummary {
         let origin = capture.process?.startMonotonicNs ?? capture.stalls.first?.begin.startNs ?? 0
