@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# How `stallprof fold` scales over many inputs (a CI matrix's or a fleet's captures): it parses them in parallel
+# How `stallprof fold` and `report` scale over many inputs (a CI matrix's or a fleet's captures): it parses them in parallel
 # and sums their counts. Prints, for N captures and for N perf script files, the wall time on one core
 # (`taskset -c 0`) and on every core, best of 3 each, and the speed-up; the outputs must be identical.
 # Inputs (under ${TMPDIR:-/tmp}, never committed): one busy capture of samples/stall-demo (release build,
@@ -40,13 +40,14 @@ best_of() {  # best_of N command...: the shortest wall time in seconds, output k
     done
     echo "$best"
 }
-echo "stallprof fold over $files inputs, $(nproc) cores"
-for kind in captures perf; do
+echo "stallprof over $files inputs, $(nproc) cores"
+for job in "fold captures" "fold perf" "report captures"; do
+    read -r command kind <<<"$job"
     inputs=("$work/$kind"/*)
-    one="$(best_of 3 taskset -c 0 "$bin/stallprof" fold "${inputs[@]}")"
+    one="$(best_of 3 taskset -c 0 "$bin/stallprof" "$command" "${inputs[@]}")"
     cp "$work/out" "$work/one-core.txt"
-    all="$(best_of 3 "$bin/stallprof" fold "${inputs[@]}")"
-    cmp -s "$work/out" "$work/one-core.txt" || { echo "bench-fold-many: outputs differ on $kind" >&2; exit 1; }
-    printf "  %-9s one core %6.2f s   every core %6.2f s   speed-up %.2fx\n" "$kind" "$one" "$all" \
+    all="$(best_of 3 "$bin/stallprof" "$command" "${inputs[@]}")"
+    cmp -s "$work/out" "$work/one-core.txt" || { echo "bench-fold-many: $job: outputs differ" >&2; exit 1; }
+    printf "  %-16s one core %6.2f s   every core %6.2f s   speed-up %.2fx\n" "$job" "$one" "$all" \
         "$(awk -v a="$one" -v b="$all" 'BEGIN { print (b > 0 ? a / b : 0) }')"
 done
