@@ -30,23 +30,20 @@ struct SVGBytes {
 
     /// Appends `value` in decimal, left-padded with zeros to at least `width` digits.
     mutating func append(unsigned value: UInt64, width: Int = 1) {
-        var digits = 1
-        var rest = value
-        while rest >= 10 {
-            rest /= 10
-            digits += 1
-        }
-        let total = max(digits, width)
-        let start = bytes.count
-        bytes.append(contentsOf: repeatElement(UInt8(ascii: "0"), count: total))
-        bytes.withUnsafeMutableBufferPointer { buffer in
+        if value < 10 && width <= 1 { return bytes.append(UInt8(ascii: "0") + UInt8(value)) }
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 24) { digits in
             var rest = value
-            var index = start + total - 1
+            var index = digits.count
             repeat {
-                buffer[index] = UInt8(ascii: "0") + UInt8(rest % 10)
-                rest /= 10
                 index -= 1
+                digits[index] = UInt8(ascii: "0") + UInt8(rest % 10)
+                rest /= 10
             } while rest > 0
+            while digits.count - index < width && index > 0 {
+                index -= 1
+                digits[index] = UInt8(ascii: "0")
+            }
+            bytes.append(contentsOf: UnsafeBufferPointer(rebasing: digits[index...]))
         }
     }
 
