@@ -82,7 +82,7 @@ enum FlameGraphCommand {
             timeOrder: options.flameChart)
         diagnostics.warnings.forEach { Output.error("warning: \($0)") }
         var renderDiagnostics = Diagnostics()
-        let svg = try SVGFlameGraph(options: options, markers: markers).render(
+        let svg = try SVGFlameGraph(options: options, markers: markers).renderBytes(
             profile, input: inputs.joined(separator: ", "), diagnostics: &renderDiagnostics)
         try Output.write(svg, to: args.value("--output"))
         // Empty inputs only: warned about, an empty graph, exit 0 (as fold, diff and report). Inputs with data

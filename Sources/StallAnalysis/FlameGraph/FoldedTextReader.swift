@@ -26,7 +26,7 @@ struct FoldedTextReader {
     /// Parses one trimmed line of bytes: the last number is the count (``FoldedImporter``'s rule); a number
     /// before it makes the line a two-count `stack before after` line.
     static func parse(_ line: ArraySlice<UInt8>) -> ProfileStack? {
-        Array(line).withUnsafeBufferPointer { bytes -> ProfileStack? in
+        line.withUnsafeBufferPointer { bytes -> ProfileStack? in
             guard let (length, count) = FoldedImporter.parse(bytes) else { return nil }
             var stackLength = length
             var before: Double? = nil
@@ -34,9 +34,13 @@ struct FoldedTextReader {
                 before = first
                 stackLength = shorter
             }
-            let stack = trimmed(ArraySlice(bytes[0..<stackLength]))
-            guard !stack.isEmpty else { return nil }
-            return ProfileStack(stack: String(decoding: stack, as: UTF8.self), count: count, before: before)
+            var start = 0
+            var end = stackLength
+            while start < end, isBlank(bytes[start]) { start += 1 }
+            while end > start, isBlank(bytes[end - 1]) { end -= 1 }
+            guard start < end else { return nil }
+            return ProfileStack(stack: String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<end]), as: UTF8.self),
+                                count: count, before: before)
         }
     }
 

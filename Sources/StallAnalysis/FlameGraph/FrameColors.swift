@@ -21,6 +21,22 @@ struct FrameColors {
         return Self.color(of: Self.resolve(palette, name), v1, v2, v3)
     }
 
+    /// The colour of a frame named by the UTF-8 `name`, when it depends only on its bytes (a plain hash under a
+    /// palette that does not look at the name); nil when ``color(for:)`` must look at the name.
+    func color(forBytes name: UnsafeBufferPointer<UInt8>) -> RGB? {
+        switch palette {
+        case .java, .js, .perl: return nil
+        default: break
+        }
+        guard !weightedHash else { return nil }
+        if name.count == 1, name[0] == UInt8(ascii: "-") { return RGB(r: 200, g: 200, b: 200) }
+        if name.count == 2, name[0] == UInt8(ascii: "-"), name[1] == UInt8(ascii: "-") {
+            return RGB(r: 160, g: 160, b: 160)
+        }
+        let (v1, v2, v3) = Self.plainHashes(name)
+        return Self.color(of: palette, v1, v2, v3)
+    }
+
     /// The colour of a differential frame: red when it grew (`delta > 0`), blue when it shrank, white-ish when equal.
     static func differential(delta: Double, maxDelta: Double) -> RGB {
         if delta == 0 { return RGB(r: 250, g: 250, b: 250) }
@@ -79,7 +95,7 @@ struct FrameColors {
 
     /// The letter of a trailing `_[x]` annotation (perf's kernel, JIT, inline marks), if any.
     static func annotation(_ name: Substring) -> Character? {
-        guard name.hasSuffix("]"), name.count >= 4 else { return nil }
+        guard name.utf8.last == UInt8(ascii: "]"), name.hasSuffix("]"), name.count >= 4 else { return nil }
         let tail = name.suffix(4)
         guard tail.hasPrefix("_[") else { return nil }
         return tail[tail.index(tail.startIndex, offsetBy: 2)]
@@ -110,9 +126,12 @@ struct FrameColors {
     }
 
     /// Three numbers from a 64-bit FNV-1a hash of the whole name.
-    static func plainHashes(_ name: Substring) -> (Double, Double, Double) {
+    static func plainHashes(_ name: Substring) -> (Double, Double, Double) { plainHashes(name.utf8) }
+
+    /// Three numbers from a 64-bit FNV-1a hash of the name's UTF-8 bytes.
+    static func plainHashes<Bytes: Sequence<UInt8>>(_ name: Bytes) -> (Double, Double, Double) {
         var hash: UInt64 = 0xcbf2_9ce4_8422_2325
-        for byte in name.utf8 {
+        for byte in name {
             hash ^= UInt64(byte)
             hash = hash &* 0x100_0000_01b3
         }

@@ -45,6 +45,7 @@ struct FrameLayout {
         minimum = options.minWidth.counts(total: total, framesWidth: framesWidth)
         var spans: [Range<Int>] = []
         spans.reserveCapacity(stacks.count)
+        arena.reserveCapacity(stacks.reduce(0) { $0 + $1.stack.utf8.count })
         for entry in stacks {
             let start = arena.count
             if options.reverse {
@@ -69,8 +70,23 @@ struct FrameLayout {
         arena.withUnsafeBufferPointer { bytes in
             flow(bytes, order.map { (spans[$0], stacks[$0]) })
         }
-        frames.sort { ($0.depth, $0.start) < ($1.depth, $1.start) }
         maxDepth = frames.reduce(0) { max($0, $1.depth) }
+        sortByDepth()
+    }
+
+    /// Orders the frames by depth, then start: a stable counting sort by depth, as frames of one depth close, and
+    /// so are appended, left to right.
+    private mutating func sortByDepth() {
+        guard let first = frames.first else { return }
+        var next = [Int](repeating: 0, count: maxDepth + 2)
+        for frame in frames { next[frame.depth + 1] += 1 }
+        for depth in 1..<next.count { next[depth] += next[depth - 1] }
+        var sorted = [LaidOutFrame](repeating: first, count: frames.count)
+        for frame in frames {
+            sorted[next[frame.depth]] = frame
+            next[frame.depth] += 1
+        }
+        frames = sorted
     }
 
     /// The name of `frame`.

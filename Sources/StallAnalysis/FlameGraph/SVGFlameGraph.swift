@@ -25,7 +25,8 @@ public struct SVGFlameGraph: StackRenderer {
     /// The SVG for `profile`. An empty profile gives a small SVG saying so (and a warning).
     public func render(_ profile: StackProfile, diagnostics: inout Diagnostics) -> String {
         let framesWidth = Double(options.width) - 2 * Self.xpad
-        return render(FrameLayout(profile, options: options, framesWidth: framesWidth), diagnostics: &diagnostics)
+        let layout = FrameLayout(profile, options: options, framesWidth: framesWidth)
+        return String(decoding: render(layout, diagnostics: &diagnostics), as: UTF8.self)
     }
 
     /// The most frames ``render(_:maxFrames:input:diagnostics:)`` draws by default: about 150 to 400 MB of SVG.
@@ -35,6 +36,15 @@ public struct SVGFlameGraph: StackRenderer {
     /// memory and size grow with the frames drawn; a real profile at the default minimum width draws far fewer).
     public func render(_ profile: StackProfile, maxFrames: Int = SVGFlameGraph.maxFrames, input: String,
                        diagnostics: inout Diagnostics) throws -> String
+    {
+        String(decoding: try renderBytes(profile, maxFrames: maxFrames, input: input, diagnostics: &diagnostics),
+               as: UTF8.self)
+    }
+
+    /// The SVG for `profile` as UTF-8 bytes, as ``render(_:maxFrames:input:diagnostics:)`` (for writing out
+    /// without another copy).
+    public func renderBytes(_ profile: StackProfile, maxFrames: Int = SVGFlameGraph.maxFrames, input: String,
+                            diagnostics: inout Diagnostics) throws -> [UInt8]
     {
         let framesWidth = Double(options.width) - 2 * Self.xpad
         let layout = FrameLayout(profile, options: options, framesWidth: framesWidth)
@@ -47,8 +57,8 @@ public struct SVGFlameGraph: StackRenderer {
         return render(layout, diagnostics: &diagnostics)
     }
 
-    /// The SVG of a laid-out profile.
-    private func render(_ layout: FrameLayout, diagnostics: inout Diagnostics) -> String {
+    /// The SVG of a laid-out profile, as UTF-8.
+    private func render(_ layout: FrameLayout, diagnostics: inout Diagnostics) -> [UInt8] {
         let framesWidth = Double(options.width) - 2 * Self.xpad
         guard layout.total > 0 else {
             diagnostics.warn("no stack counts found")
@@ -56,60 +66,21 @@ public struct SVGFlameGraph: StackRenderer {
             writeHeader(&out, height: options.fontSize * 5)
             out += "<text x=\"50%\" y=\"\(fixed(options.fontSize * 2, 2))\" text-anchor=\"middle\">"
             out += "ERROR: No valid input provided to flamegraph</text>\n</svg>\n"
-            return out
+            return Array(out.utf8)
         }
         let rows = markerRows(total: layout.total, framesWidth: framesWidth)
         let geometry = Geometry(options: options, maxDepth: layout.maxDepth + (rows.isEmpty ? 0 : rows.count + 1))
-        var out = ""
-        out.reserveCapacity(400 * layout.frames.count + 16_384)
-        writeHeader(&out, height: geometry.height)
-        writePrelude(&out, geometry: geometry, total: layout.total)
-        let colors = FrameColors(palette: options.palette, weightedHash: options.hash)
-        for frame in layout.frames {
-            let x1 = frame.start / layout.total * 100
-            let widthPct = frame.width / layout.total * 100
-            let y = geometry.y(depth: frame.depth)
-            let fill: RGB
-            let rawName = layout.name(of: frame)
-            if let delta = frame.delta, rawName != "--", rawName != "-" {
-                fill = FrameColors.differential(delta: options.negate ? -delta : delta, maxDelta: layout.maxDelta)
-            } else {
-                fill = colors.color(for: rawName)
-            }
-            let name = FrameColors.deannotated(rawName)
-            out += "<g><title>"
-            out += xmlEscaped(tooltip(frame, name: name, total: layout.total))
-            out += "</title><rect x=\"\(fixed(x1, 4))%\" y=\"\(y)\" width=\"\(fixed(widthPct, 4))%\" height=\""
-            out += "\(options.frameHeight - 1)\" fill=\"\(fill.css)\" fg:x=\"\(FoldedStacks.format(frame.start))\""
-            out += " fg:w=\"\(FoldedStacks.format(frame.width))\"/>"
-            let fit = Int((widthPct / 100 * framesWidth - 3) / (options.fontSize * options.fontWidth))
-            if fit >= 3 {
-                let shown = frame.depth == 0 ? "all" : name
-                let label = shown.count < fit ? String(shown) : String(shown.prefix(fit - 2)) + ".."
-                out += "<text x=\"\(fixed(x1 + 300 / framesWidth, 4))%\" y=\""
-                out += "\(fixed(Double(y) + Double(options.frameHeight - 1) / 2 + 3, 2))\">"
-                out += xmlEscaped(label)
-                out += "</text>"
-            }
-            out += "</g>\n"
-        }
-        out += "</svg>\n"
-        writeMarkers(&out, rows: rows, geometry: geometry, total: layout.total, frameDepth: layout.maxDepth)
-        out += "</svg>\n"
-        return out
-    }
-
-    /// `name (N samples, P%)`, `all (N samples, 100%)` for the root, and `; +D%` for frames of differential stacks.
-    func tooltip(_ frame: LaidOutFrame, name: Substring, total: Double) -> String {
-        let count = "\(grouped(frame.width)) \(options.countName)"
-        if frame.depth == 0 { return "all (\(count), 100%)" }
-        var text = "\(name) (\(count), \(fixed(frame.width / total * 100, 2))%"
-        if var delta = frame.delta {
-            if options.negate { delta = -delta }
-            let pct = fixed(delta / total * 100, 2)
-            text += delta > 0 ? "; +\(pct)%" : "; \(pct)%"
-        }
-        return text + ")"
+        var head = ""
+        writeHeader(&head, height: geometry.height)
+        writePrelude(&head, geometry: geometry, total: layout.total)
+        var out = SVGBytes(capacity: 320 * layout.frames.count + head.utf8.count + 4096)
+        out.append(head)
+        writeFrames(&out, layout, geometry: geometry, framesWidth: framesWidth)
+        var tail = "</svg>\n"
+        writeMarkers(&tail, rows: rows, geometry: geometry, total: layout.total, frameDepth: layout.maxDepth)
+        tail += "</svg>\n"
+        out.append(tail)
+        return out.bytes
     }
 
     /// Vertical positions.

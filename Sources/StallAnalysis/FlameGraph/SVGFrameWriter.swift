@@ -1,0 +1,107 @@
+/// The frames of the SVG, written as bytes straight from the layout's arena: a real perf profile draws tens of
+/// thousands of frames, and a String per name, number and tooltip was most of `stallprof flamegraph`'s time.
+extension SVGFlameGraph {
+    /// Appends one `<g>` per frame of `layout` (title, rect, and a label when the name fits) to `out`.
+    func writeFrames(_ out: inout SVGBytes, _ layout: FrameLayout, geometry: Geometry, framesWidth: Double) {
+        let colors = FrameColors(palette: options.palette, weightedHash: options.hash)
+        let countName = Array((" " + xmlEscaped(options.countName)).utf8)
+        let total = layout.total
+        let charWidth = options.fontSize * options.fontWidth
+        let labelOffset = 300 / framesWidth
+        let labelDrop = Double(options.frameHeight - 1) / 2 + 3
+        layout.arena.withUnsafeBufferPointer { arena in
+            for frame in layout.frames {
+                let raw = UnsafeBufferPointer(rebasing: arena[frame.nameBytes])
+                let x1 = frame.start / total * 100
+                let widthPct = frame.width / total * 100
+                let y = geometry.y(depth: frame.depth)
+                let dashes = (raw.count == 1 || raw.count == 2) && raw.allSatisfy { $0 == UInt8(ascii: "-") }
+                let plain: RGB?
+                if let delta = frame.delta, !dashes {
+                    plain = FrameColors.differential(delta: options.negate ? -delta : delta, maxDelta: layout.maxDelta)
+                } else {
+                    plain = colors.color(forBytes: raw)
+                }
+                // The name as a String only when the colour or the annotation needs its characters.
+                let name: Substring? =
+                    raw.last == UInt8(ascii: "]") || plain == nil ? FrameColors.deannotated(layout.name(of: frame)) : nil
+                let fill = plain ?? colors.color(for: layout.name(of: frame))
+                out.append("<g><title>" as StaticString)
+                writeTooltip(&out, frame, raw: raw, name: name, total: total, countName: countName)
+                out.append("</title><rect x=\"" as StaticString)
+                out.append(fixed: x1, 4)
+                out.append("%\" y=\"" as StaticString)
+                out.append(int: y)
+                out.append("\" width=\"" as StaticString)
+                out.append(fixed: widthPct, 4)
+                out.append("%\" height=\"" as StaticString)
+                out.append(int: options.frameHeight - 1)
+                out.append("\" fill=\"" as StaticString)
+                out.append(color: fill)
+                out.append("\" fg:x=\"" as StaticString)
+                out.append(count: frame.start)
+                out.append("\" fg:w=\"" as StaticString)
+                out.append(count: frame.width)
+                out.append("\"/>" as StaticString)
+                let fit = Int((widthPct / 100 * framesWidth - 3) / charWidth)
+                if fit >= 3 {
+                    out.append("<text x=\"" as StaticString)
+                    out.append(fixed: x1 + labelOffset, 4)
+                    out.append("%\" y=\"" as StaticString)
+                    out.append(fixed: Double(y) + labelDrop, 2)
+                    out.append("\">" as StaticString)
+                    if frame.depth == 0 {
+                        writeLabel(&out, "all", fit: fit)
+                    } else if let name {
+                        writeLabel(&out, String(name), fit: fit)
+                    } else if raw.count < fit {  // never more characters than bytes
+                        out.append(escaped: raw)
+                    } else {
+                        writeLabel(&out, String(decoding: raw, as: UTF8.self), fit: fit)
+                    }
+                    out.append("</text>" as StaticString)
+                }
+                out.append("</g>\n" as StaticString)
+            }
+        }
+    }
+
+    /// `name (N samples, P%)`, `all (N samples, 100%)` for the root, and `; +D%` for frames of differential
+    /// stacks (`; -D%` when it shrank), escaped for XML.
+    private func writeTooltip(_ out: inout SVGBytes, _ frame: LaidOutFrame, raw: UnsafeBufferPointer<UInt8>,
+                              name: Substring?, total: Double, countName: [UInt8])
+    {
+        if frame.depth == 0 {
+            out.append("all (" as StaticString)
+            out.append(grouped: frame.width)
+            out.append(bytes: countName)
+            out.append(", 100%)" as StaticString)
+            return
+        }
+        if let name {
+            var copy = String(name)
+            copy.withUTF8 { out.append(escaped: $0) }
+        } else {
+            out.append(escaped: raw)
+        }
+        out.append(" (" as StaticString)
+        out.append(grouped: frame.width)
+        out.append(bytes: countName)
+        out.append(", " as StaticString)
+        out.append(fixed: frame.width / total * 100, 2)
+        out.append("%" as StaticString)
+        if var delta = frame.delta {
+            if options.negate { delta = -delta }
+            out.append(delta > 0 ? "; +" as StaticString : "; " as StaticString)
+            out.append(fixed: delta / total * 100, 2)
+            out.append("%" as StaticString)
+        }
+        out.append(")" as StaticString)
+    }
+
+    /// The label of a frame `fit` characters wide: the name, or its first `fit - 2` characters and `..`.
+    private func writeLabel(_ out: inout SVGBytes, _ shown: String, fit: Int) {
+        var label = shown.count < fit ? shown : String(shown.prefix(fit - 2)) + ".."
+        label.withUTF8 { out.append(escaped: $0) }
+    }
+}
