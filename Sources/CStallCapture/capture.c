@@ -219,8 +219,8 @@ stallcap_status stallcap_sample(pid_t tid, int64_t timeout_ns, uintptr_t *frames
     }
     uint32_t gen = WORD_GEN(word) + 1;
     // The caller checked that the thread is not in a system call; it may have entered one since. Check again
-    // here, as late as it can be (~2 us before the signal, instead of the caller's Swift code and /proc reads).
-    // What remains is the gap between this read and tgkill: a thread that enters a system call exactly then.
+    // here, as late as it can be (a few microseconds before the signal, instead of the caller's Swift code and
+    // /proc reads). What remains is the gap between this read and tgkill: a thread entering a call just then.
     stallcap_syscall_state syscall_state;
     if (stallcap_read_syscall(tid, &syscall_state) == STALLCAP_SYSCALL_IN_CALL) return STALLCAP_IN_SYSCALL;
     atomic_store_explicit(&g_state, WORD(gen, tid, ST_REQUESTED), memory_order_release);

@@ -7,15 +7,15 @@ import Glibc
 /// Halving, as the deterministic search does, asks yes-or-no questions; with a flaky repro each "no" costs the
 /// clean runs that make a configuration good (7 at a 50 % freeze rate), and an AND pair split across the halves
 /// asks that of both halves. Here every run counts as evidence instead:
-/// - The hypotheses are the subsets of the universe (the smallest configuration seen to freeze inside the
-///   enabled flags: it holds a cause) of one, two or three flags, as many sizes as stay within
+/// - The hypotheses are the subsets of the universe (the smallest configuration seen to freeze, or to crash,
+///   inside the enabled flags: it holds a cause, or is treated as holding one) of one, two or three flags, as many sizes as stay within
 ///   ``CauseHypotheses/limit``, and the universe itself for any larger cause; a prior prefers small causes
 ///   (1: 50 %, 2: 35 %, 3: 15 %, more: 5 %).
 /// - The freeze rate p is unknown, with a uniform prior. A run of a configuration that enables a hypothesis
 ///   freezes with probability p, so its clean runs weigh it by (1 - p) each; configurations enabling the whole
 ///   universe measure p for all of them. Integrating p out, a hypothesis's weight is
 ///   prior × B(F + 1, C + C_S + 1), where F and C are the freezes and clean runs of those configurations and C_S
-///   the clean runs of configurations (that never froze) enabling the hypothesis.
+///   the clean runs of configurations (that never froze or crashed) enabling the hypothesis.
 /// - A freeze inside the universe shrinks it to that configuration (only its subsets remain possible).
 /// - The next run is the configuration, among a nested sequence (flags removed from the universe least likely
 ///   first), whose outcome carries the most information about the cause.
@@ -23,12 +23,17 @@ import Glibc
 ///
 /// A cause of more flags than the hypotheses cover, once the universe holds little else, wins as the universe
 /// itself: with more than one flag beyond the hypotheses' largest size left, halving (``reduce(forced:candidates:)``) finds it inside. Halving is
-/// also what runs when no configuration inside the enabled flags froze (it reproduces by crashing).
+/// also what runs when every informative test left is a configuration that crashed, and when the posterior
+/// has not settled within 2 × ``BisectSearchOptions/maxRepeats`` × log2(flags) runs.
 extension BisectSearch {
     /// A minimal cause inside `enabled`, which reproduces, for a flaky repro.
     func locate(in enabled: Set<Int>) throws -> Set<Int> {
+        // Runs this search may spend before it hands over to halving: a posterior that cannot settle (two
+        // hypotheses that only a configuration that crashes could tell apart) must not spend the whole budget.
+        let bits = enabled.count.bitWidth - enabled.count.leadingZeroBitCount
+        let budget = trials.count + 2 * options.maxRepeats * max(2, bits)
         while true {
-            guard let universe = smallestFrozen(within: enabled),
+            guard trials.count < budget, let universe = smallestReproducing(within: enabled),
                 let hypotheses = CauseHypotheses(universe: universe.sorted())
             else { return try reduce(forced: [], candidates: enabled.sorted()) }
             let (weights, rates) = hypotheses.posterior(evidence: evidence)
@@ -42,14 +47,20 @@ extension BisectSearch {
                 }
                 return hypotheses.members(best)
             }
+            // A configuration that crashed is not run again: it would not move the posterior. Without another
+            // test, halving decides (it counts a crash as "not fixed").
             let tests = informativeTests(hypotheses, weights: weights.map { $0 / total }, rates: rates)
-            try execute(tests.prefix(max(1, options.parallelism)).map { allFlags.subtracting($0) }, phase: .search)
+                .map { allFlags.subtracting($0) }.filter { evidence[$0].inconclusive == 0 }
+            if tests.isEmpty { return try reduce(forced: [], candidates: universe.sorted()) }
+            // With -j, the most informative tests; repeated when there are fewer than the runs at once.
+            try execute((0..<max(1, options.parallelism)).map { tests[$0 % tests.count] }, phase: .search)
         }
     }
 
-    /// The smallest configuration (by enabled flags) inside `enabled` that froze; ties broken by sorted indices.
-    func smallestFrozen(within enabled: Set<Int>) -> Set<Int>? {
-        evidence.frozenConfigurations
+    /// The smallest configuration (by enabled flags) inside `enabled` that froze or crashed (a crash is "not
+    /// fixed", as everywhere in the search); ties broken by sorted indices.
+    func smallestReproducing(within enabled: Set<Int>) -> Set<Int>? {
+        evidence.byConfiguration.filter { $0.value.frozen > 0 || $0.value.inconclusive > 0 }.keys
             .map { allFlags.subtracting($0) }
             .filter { $0.isSubset(of: enabled) }
             .map { $0.sorted() }
@@ -167,10 +178,11 @@ struct CauseHypotheses {
         index == universeIndex ? [] : slots[(3 * index)..<(3 * index + 3)].prefix { $0 >= 0 }
     }
 
-    /// Clean runs, per hypothesis, of the configurations that enable it and never froze.
+    /// Clean runs, per hypothesis, of the configurations that enable it and never froze or crashed.
     private func cleanRuns(evidence: EvidenceStore) -> [Int] {
         var clean = Array(repeating: 0, count: count)
-        for (disabled, runs) in evidence.byConfiguration where runs.frozen == 0 && runs.clean > 0 {
+        for (disabled, runs) in evidence.byConfiguration
+        where runs.frozen == 0 && runs.inconclusive == 0 && runs.clean > 0 {
             let enabled = positions { !disabled.contains($0) }
             for index in 0..<count where isEnabled(index, enabled) { clean[index] += runs.clean }
         }

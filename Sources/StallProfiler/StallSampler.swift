@@ -81,8 +81,8 @@ final class StallSampler {
         return reading
     }
 
-    /// Takes one sample; nil when it was missed.
     /// A sample read from the thread's stack memory when it sleeps in a system call; nil when it does not.
+    /// Called by ``sample()``.
     private func sampleFromMemory(now: UInt64, reading: Reading?) -> SampleRecord? {
         guard let (count, truncated) = MemoryStack.readIfInSystemCall(threadID, into: &buffer) else { return nil }
         lastRealSampleNs = now
@@ -96,6 +96,7 @@ final class StallSampler {
             frames: buffer[0..<count].map { UInt64($0) })
     }
 
+    /// Takes one sample; nil when it was missed.
     func sample() -> SampleRecord? {
         let reading = read()
         let now = reading?.timeNs ?? stallcap_monotonic_ns()
@@ -127,8 +128,12 @@ final class StallSampler {
             stallcap_sample(threadID, timeoutNs, $0.baseAddress, UInt32(maxFrames), &info)
         }
         if status == STALLCAP_IN_SYSCALL {
-            // It entered a system call since the check above; stallcap_sample saw it and sent nothing.
-            return sampleFromMemory(now: now, reading: reading)
+            // It entered a system call since the check above; stallcap_sample saw it and sent nothing. If it left
+            // the call again before its memory could be read, the sample is missed (and counted).
+            if let record = sampleFromMemory(now: now, reading: reading) { return record }
+            missedCount += 1
+            consecutiveMisses += 1
+            return nil
         }
         guard status == STALLCAP_OK else {
             if status == STALLCAP_NOT_INSTALLED { handlerLost = true }

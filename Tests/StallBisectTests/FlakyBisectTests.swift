@@ -74,6 +74,21 @@ import Testing
         #expect(wrong.count <= 1, "seeds \(wrong)")
     }
 
+    /// A flag whose disabling crashes the app, in a flaky repro: the Bayesian search never re-runs a configuration
+    /// that crashed (it would learn nothing and spend the budget); the cause is still found.
+    @Test func aCrashingFlagInAFlakyRepro() throws {
+        var wrong: [Int] = []
+        for seed in 1...20 {
+            let repro = SimulatedRepro(
+                causes: [["f0", "f1"]], freezeRate: 0.7, crashWhenDisabled: ["f2"], seed: UInt64(seed))
+            let outcome = try BisectSearch(flags: ["f0", "f1", "f2", "f3"], run: repro.predicate()).search()
+            if outcome.verdict != .found || sorted(outcome.causes) != [["f0", "f1"]] || outcome.trials.count > 90 {
+                wrong.append(seed)
+            }
+        }
+        #expect(wrong.count <= 1, "seeds \(wrong)")
+    }
+
     @Test func tooFlakySaysSo() throws {
         let outcome = try search(SimulatedRepro(causes: [["f4"]], freezeRate: 0.15, seed: 7))
         #expect(outcome.verdict == .tooFlaky || outcome.verdict == .notReproducible)

@@ -47,14 +47,28 @@ public enum Folder {
     /// Inputs are parsed in parallel (a fleet's or a CI matrix's captures use every core) and their counts summed
     /// in input order; the first input that fails, in input order, is the error thrown.
     public static func fold(_ inputs: [InputSource], options: FoldOptions) throws -> (FoldedStacks, Diagnostics) {
+        var stacks = FoldedStacks()
+        var diagnostics = Diagnostics()
+        // As many inputs at once as there are cores, merged before the next ones: memory holds the sum so far and
+        // one table per core, not one per input. Standard input named twice is read in turn (the second time it
+        // is empty), never by two threads at once.
+        let width = inputs.filter(\.isStandardInput).count > 1 ? 1 : Parallel.width
+        for start in stride(from: 0, to: inputs.count, by: width) {
+            let window = Array(inputs[start..<min(start + width, inputs.count)])
+            try fold(window, options: options, into: &stacks, diagnostics: &diagnostics)
+        }
+        return (options.transforms.apply(to: stacks), diagnostics)
+    }
+
+    /// Folds `inputs` in parallel and adds them to `stacks` in input order.
+    private static func fold(_ inputs: [InputSource], options: FoldOptions, into stacks: inout FoldedStacks,
+                             diagnostics: inout Diagnostics) throws {
         let parts = Parallel.map(inputs) { input in
             var stacks = FoldedStacks()
             var diagnostics = Diagnostics()
             try fold(input.open(), options: options, into: &stacks, diagnostics: &diagnostics)
             return (stacks, diagnostics)
         }
-        var stacks = FoldedStacks()
-        var diagnostics = Diagnostics()
         for (input, part) in zip(inputs, parts) {
             let (partStacks, partDiagnostics) = try part.get()
             diagnostics.merge(partDiagnostics)
@@ -68,7 +82,6 @@ public enum Folder {
                     + "would exceed 2^64-1")
             }
         }
-        return (options.transforms.apply(to: stacks), diagnostics)
     }
 
     /// Folds one already opened input (detection included; a stream that was only peeked at is fine) into `stacks`.

@@ -1,7 +1,13 @@
 import Dispatch
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// Work spread over every core, results in input order.
 public enum Parallel {
+    /// How many items are worth running at once: the cores this process may use.
+    public static var width: Int { max(1, Int(sysconf(Int32(_SC_NPROCESSORS_ONLN)))) }
+
     /// `body` applied to each item, on as many threads as there are cores; each result (or error) at its item's
     /// position. One item runs on the calling thread.
     public static func map<Item: Sendable, Value: Sendable>(
