@@ -66,8 +66,9 @@ final class BlockedOnProbe {
     }
 
     /// Takes the owner's stack once: signalled when running, from stack memory when it sleeps in a system call.
-    /// Returns the owner's system call, described, when it was in one.
-    private func sampleOwner(_ owner: Int32, into record: inout BlockedOnRecord) -> String? {
+    /// Returns the owner's system call, described, when it was in one. An owner that entered a system call
+    /// between the check and the signal (`STALLCAP_IN_SYSCALL`: nothing was sent) is looked at once more.
+    private func sampleOwner(_ owner: Int32, into record: inout BlockedOnRecord, again: Bool = true) -> String? {
         let state = SyscallState(thread: owner)
         let runnable = state.kind == .running || (state.kind == .user && record.ownerState == UInt8(ascii: "R"))
         switch state.kind {
@@ -76,6 +77,7 @@ final class BlockedOnProbe {
             let status = buffer.withUnsafeMutableBufferPointer {
                 stallcap_sample(owner, timeoutNs, $0.baseAddress, UInt32($0.count), &info)
             }
+            if status == STALLCAP_IN_SYSCALL && again { return sampleOwner(owner, into: &record, again: false) }
             guard status == STALLCAP_OK else { return nil }
             record.ownerFlags.insert(.signalled)
             if info.flags & UInt32(STALLCAP_FLAG_TRUNCATED) != 0 { record.ownerFlags.insert(.truncated) }
