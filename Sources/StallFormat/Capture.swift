@@ -115,6 +115,10 @@ public struct Stall: Sendable {
         return activeRatio.map(StallState.classify(activeRatio:))
     }
 
+    /// When the episode ended: its end record, else its last sample, else its detection; never before its start
+    /// (start + duration + pause, for any numbers a file holds, without overflow).
+    public var endNs: UInt64 { max(begin.startNs, end?.endNs ?? samples.last?.timestampNs ?? begin.detectedNs) }
+
     /// Duration in nanoseconds: to the end record, or to the last sample of an unfinished stall; time the process
     /// was stopped during it (``pausedNs``) is not counted.
     public var durationNs: UInt64 {

@@ -35,7 +35,13 @@ struct HostileCaptureTests {
                 ownerSyscall: .max, ownerFlags: .truncated, ownerFrames: stack)))
             records.append(.stallEnd(StallEndRecord(stallID: stallID, endNs: end, cpuNs: cpu, runQueueNs: wait,
                                                     measuredNs: measured, state: id % 2 == 0 ? .busy : .blocked,
-                                                    sampleCount: .max, missedCount: .max)))
+                                                    sampleCount: .max, missedCount: .max, pausedNs: id % 2 == 1 ? max : 0)))
+        }
+        // Markers at the ends of the clock, an interval ending before it began: drawn on the flame chart and the
+        // trace beside the episodes above (an episode whose pause overflowed its end once trapped the chart).
+        for (kind, span, at) in [(MarkerRecord.Kind.instant, UInt64(0), max), (.begin, 7, max), (.end, 7, 0),
+                                 (.begin, 8, 0), (.end, 8, max), (.instant, 0, 0)] {
+            records.append(.marker(MarkerRecord(kind: kind, spanID: span, threadID: .min, timestampNs: at, name: "m")))
         }
         records.append(.close(timestampNs: 0))
         return records
@@ -44,7 +50,9 @@ struct HostileCaptureTests {
     /// Runs every reading command on `capture`; each must exit 0 or 65 within 60 s, never by a signal.
     static func expectNoTrap(_ capture: String) throws {
         for arguments in [["fold"], ["fold", "--simplify-names"], ["report"], ["report", "--json"],
-                          ["flamegraph", "--flamechart"], ["flamegraph"], ["diff", capture]] {
+                          ["flamegraph", "--flamechart"], ["flamegraph"], ["diff", capture],
+                          ["export", "--format", "chrome-trace"], ["export", "--format", "speedscope"],
+                          ["export", "--format", "pprof", "-o", "/dev/null"]] {
             let process = Process()
             process.executableURL = URL(fileURLWithPath: BuiltCLI.path!)
             process.arguments = arguments + [capture]

@@ -23,7 +23,7 @@ public enum TimelineBuilder {
                     + "its \(stall.samples.count) samples are kept")
             }
             let kept = stall.samples.filter { !$0.frames.isEmpty && options.accepts($0, of: stall) }
-            let episodeEnd = stall.begin.startNs &+ stall.durationNs &+ stall.pausedNs
+            let episodeEnd = stall.endNs
             var samples: [TimelineSample] = []
             samples.reserveCapacity(kept.count)
             for (index, sample) in kept.enumerated() {
@@ -41,7 +41,7 @@ public enum TimelineBuilder {
                 BlockedOnSummary($0, symbolizer: symbolizer, rule: rule, architecture: architecture).sentence
             }
             let start = relative(stall.begin.startNs)
-            end = max(end, start &+ stall.durationNs &+ stall.pausedNs)
+            end = max(end, relative(stall.endNs))
             episodes.append(TimelineEpisode(
                 id: stall.id, kind: stall.kind, state: stall.state, startNs: start, durationNs: stall.durationNs,
                 pid: capture.process?.pid, tid: stall.begin.threadID, cpuRatio: stall.cpuRatio, blockedOn: blocked, samples: samples))

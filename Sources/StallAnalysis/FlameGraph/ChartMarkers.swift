@@ -32,7 +32,7 @@ public struct ChartMarker: Sendable, Equatable {
         var windows: [ClosedRange<UInt64>] = []
         for (index, stall) in capture.stalls.enumerated() where options.accepts(stall) {
             let margin = StallReport.markerMarginNs
-            let end = stall.begin.startNs &+ stall.durationNs &+ stall.pausedNs
+            let end = stall.endNs
             windows.append((stall.begin.startNs &- min(margin, stall.begin.startNs))...(end &+ min(margin, .max - end)))
             for sample in stall.samples where !sample.frames.isEmpty && options.accepts(sample, of: stall) {
                 times.append(sample.timestampNs)
