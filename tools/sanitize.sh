@@ -42,6 +42,8 @@ export TSAN_OPTIONS="${TSAN_OPTIONS:-halt_on_error=1}"
 #   threads after multi-threaded fork is not supported"), and starting one is the test. (It can hang before that:
 #   forked while the slow watchdog thread still held a Swift runtime once-lock of its start-up, the child waits on
 #   that lock for ever.)
+# aSpinningOwnerIsSampledOnceWithTheSignal: its lock owner spins in pure computation, which makes no intercepted
+#   call, so TSan never delivers the one signal the probe sends it (seen failing in CI: "state R", no stack).
 # anAppUnderATinyFileSizeLimitSurvivesAStall: TSan maps the shadow of read-only data from a 512 KiB file it writes
 #   to /tmp at start-up; under the test's 4 KiB `ulimit -f` that file is cut short and the app dies of SIGBUS in
 #   the runtime before stallprof writes a byte.
@@ -50,7 +52,8 @@ if [ "$kind" = thread ]; then
     for test in chatFreeze busyStallShowsTheRecursionInOrder aOneSecondBusyStallIsSampledFromItsStart \
         aMainThreadWithEightKiBOfStackLeftIsSampledWithoutCrashing aLayoutLoopAcrossRunLoopTurnsIsASaturatedEpisode \
         aStallDuringASaturatedEpisodeEndsItAndTheyShareOneNumbering aForkedChildStartsItsOwnWatchdog \
-        anAppUnderATinyFileSizeLimitSurvivesAStall aStallThatAlternatesWorkAndSleepIsNeverCutShort; do
+        anAppUnderATinyFileSizeLimitSurvivesAStall aStallThatAlternatesWorkAndSleepIsNeverCutShort \
+        aSpinningOwnerIsSampledOnceWithTheSignal; do
         skips+=(--skip "$test")
     done
 fi
