@@ -20,6 +20,15 @@ public struct Capture: Sendable {
     public var markers: [Marker] = []
     /// Markers the watchdog lost because the app marked faster than its ring was drained. Default: 0.
     public var droppedMarkers: UInt64 = 0
+    /// The capture's time origin (monotonic nanoseconds), which every relative time in reports, flame charts and
+    /// exports counts from: the process record's start; without one (a file cut before it), the earliest stall or
+    /// marker start; 0 for a capture with neither.
+    public var originNs: UInt64 {
+        if let process { return process.startMonotonicNs }
+        let stallStart = stalls.lazy.map(\.begin.startNs).min()
+        let markerStart = markers.lazy.map(\.startNs).min()
+        return [stallStart, markerStart].compactMap { $0 }.min() ?? 0
+    }
     /// Samples dropped in all, from ``drops``.
     public var droppedSamples: UInt64 { drops.reduce(0) { $0 &+ $1.sampleCount } }
     /// Problems the reader tolerated (a record cut by a kill at the end of the file).

@@ -8,7 +8,7 @@ public enum TimelineBuilder {
     public static func build(_ capture: Capture, options: StallCaptureImporter.Options = .init(),
                              diagnostics: inout Diagnostics) -> Timeline {
         capture.warnings.forEach { diagnostics.warn($0) }
-        let origin = capture.process?.startMonotonicNs ?? capture.stalls.map(\.begin.startNs).min() ?? 0
+        let origin = capture.originNs
         let relative = { (ns: UInt64) in ns &- min(ns, origin) }
         let symbolizer = Symbolizer(images: capture.images, options: options.symbolizer)
         let architecture = SyscallNames.architecture(ofExecutable: capture.process?.executable)

@@ -65,7 +65,7 @@ public struct ChartMarker: Sendable, Equatable {
             }
             return low > 0 && reach[low - 1] >= start
         }
-        let origin = capture.process?.startMonotonicNs ?? capture.stalls.first?.begin.startNs ?? 0
+        let origin = capture.originNs
         return capture.markers.compactMap { marker in
             let end = marker.kind == .instant ? marker.startNs : marker.durationNs.map { marker.startNs &+ $0 } ?? .max
             guard nearEpisode(marker.startNs, end) else { return nil }

@@ -60,7 +60,7 @@ extension StallReport {
 
     /// Every marker of `capture`, on its episodes' clock.
     static func markers(of capture: Capture, index: Int) -> [MarkerSummary] {
-        let origin = capture.process?.startMonotonicNs ?? capture.stalls.first?.begin.startNs ?? 0
+        let origin = capture.originNs
         return capture.markers.map { marker in
             MarkerSummary(
                 capture: index, name: marker.name, kind: marker.kind,

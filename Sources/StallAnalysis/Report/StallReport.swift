@@ -141,7 +141,7 @@ public struct StallReport: Sendable {
     fileprivate static func episode(
         _ stall: Stall, capture: Capture, index: Int, profile: SampleProfile, blockedOn: BlockedOnSummary?, group: Int
     ) -> EpisodeSummary {
-        let origin = capture.process?.startMonotonicNs ?? capture.stalls.first?.begin.startNs ?? 0
+        let origin = capture.originNs
         let offset = stall.begin.startNs &- min(origin, stall.begin.startNs)
         let clamp: (Double?) -> Double? = { $0.flatMap { $0.isFinite ? min(max($0, 0), 1) : nil } }
         var episode = EpisodeSummary(
