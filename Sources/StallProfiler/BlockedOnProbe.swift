@@ -17,7 +17,7 @@ final class BlockedOnProbe {
 
     /// A probe that samples owners with `configuration`'s timeout and at most its `maxFrames` frames.
     init(configuration: StallWatchdog.Configuration) {
-        timeoutNs = configuration.effectiveSampleTimeoutNs
+        timeoutNs = configuration.ownerSampleTimeoutNs
         buffer = [UInt](repeating: 0, count: max(1, configuration.maxFrames))
         _ = stallcap_mutex_layout_ok()  // the layout check, once, at start-up
     }

@@ -85,6 +85,11 @@ extension StallWatchdog {
             if let sampleTimeout { return sampleTimeout.nanoseconds }
             return min(max(sampleInterval.nanoseconds * 2, 5_000_000), 200_000_000)
         }
+
+        /// How long the once-per-stall sample of a running lock owner may wait for its handler: the sample
+        /// timeout, but at least 50 ms, because that one stack is not taken again and, on a loaded machine, a
+        /// runnable owner can wait that long for a CPU (seen: 10 ms ran out under a load of 9 on two cores).
+        var ownerSampleTimeoutNs: Int64 { max(effectiveSampleTimeoutNs, 50_000_000) }
     }
 }
 

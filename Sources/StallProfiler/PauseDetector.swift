@@ -18,10 +18,10 @@ struct PauseDetector {
     /// The sleep the loop asked for after the last mark.
     private var sleepNs: UInt64 = 0
 
-    init(threadID: Int32, sampleTimeoutNs: Int64) {
+    init(threadID: Int32, sampleTimeoutNs: Int64, ownerSampleTimeoutNs: Int64) {
         self.threadID = threadID
         // One step can wait for two handlers: the stalled thread's and, once per stall, a running lock owner's.
-        toleranceNs = 50_000_000 + 2 * UInt64(max(0, sampleTimeoutNs))
+        toleranceNs = 50_000_000 + UInt64(max(0, sampleTimeoutNs)) + UInt64(max(0, ownerSampleTimeoutNs))
     }
 
     /// The loop is about to sleep `ns`.

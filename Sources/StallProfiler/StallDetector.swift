@@ -50,6 +50,9 @@ struct StallDetector {
     private var nextSampleNs: UInt64 = 0
     private var lastStepNs: UInt64? = nil
     private var reportedNoRunLoop = false
+    /// How long the outstanding ping waits before presampling: ``presampleDelayNs``, or a whole ping period
+    /// after ``pingIsRoutine()``.
+    private var currentPresampleDelayNs: UInt64 = 0
     /// The thread that serviced the latest answered ping: the one to sample. Nil until the first answer.
     private(set) var mainQueueThread: Int32? = nil
 
@@ -66,6 +69,14 @@ struct StallDetector {
 
     /// Most presamples worth keeping: the threshold's worth at the sample interval, and a few more.
     var presampleCapacity: Int { Int(thresholdNs / max(sampleIntervalNs, 1)) + 4 }
+
+    /// The ping just sent is routine (nothing suggested the main queue is busy: with `dispatchMain()` every check
+    /// is a ping): presampling waits a whole ping period instead of half of one, so an answered routine ping costs
+    /// the watchdog one wake per period, not two. Samples of a stall then begin at most one ping period later.
+    mutating func pingIsRoutine() {
+        guard case .waiting(_, _, false) = phase else { return }
+        currentPresampleDelayNs = pingPeriodNs
+    }
 
     /// Takes the next episode number. Stalls and saturated episodes share one sequence.
     mutating func takeEpisodeID() -> UInt32 {
@@ -108,12 +119,13 @@ struct StallDetector {
             if lastPingNs.map({ nowNs >= $0 + pingPeriodNs }) ?? true {
                 actions.append(.sendPing(id: nextPingID))
                 phase = .waiting(pingID: nextPingID, sentNs: nowNs, presampling: false)
+                currentPresampleDelayNs = presampleDelayNs
                 lastPingNs = nowNs
                 nextPingID += 1
             }
         case .waiting(let id, let sentNs, let presampling):
             if nowNs < sentNs + thresholdNs {
-                guard mainQueueThread != nil, nowNs >= sentNs + presampleDelayNs else { break }
+                guard mainQueueThread != nil, nowNs >= sentNs + currentPresampleDelayNs else { break }
                 if !presampling {
                     phase = .waiting(pingID: id, sentNs: sentNs, presampling: true)
                     nextSampleNs = nowNs
@@ -157,7 +169,7 @@ struct StallDetector {
             // Look for the answer often enough to end stalls promptly, wake at the threshold, and to presample.
             let next = min(max(nowNs, sentNs + thresholdNs), nowNs + pingPeriodNs)
             guard mainQueueThread != nil else { return next }
-            let presample = presampling ? nextSampleNs : sentNs + presampleDelayNs
+            let presample = presampling ? nextSampleNs : sentNs + currentPresampleDelayNs
             return min(next, max(nowNs, presample))
         case .stalled: return min(max(nowNs, nextSampleNs), nowNs + sampleIntervalNs)
         }

@@ -45,6 +45,7 @@ extension WatchdogLoop {
             nowNs: stallcap_monotonic_ns(), threadID: thread,
             cpu: {
                 guard let thread else { return nil }
+                if let tick = self.tickCPU, tick.thread == thread { return tick.ns }  // read at this step's start
                 let cpu = stallcap_thread_cpu_ns(thread)
                 return cpu >= 0 ? UInt64(cpu) : nil
             },

@@ -15,6 +15,13 @@ final class WatchdogLoop {
     var detector: StallDetector
     var sampler: StallSampler? = nil
     var mainQueueThreads = MainQueueThreads()
+    /// Answers due pings without waking a main thread that sleeps in its run loop (RunLoopWait.swift).
+    var runLoopWait = RunLoopWait(mainThread: getpid())
+    /// An answer found that way, for the detector's next step.
+    private var quietAnswer: StallDetector.Answer? = nil
+    /// The CPU clock of the thread servicing the main queue, read once at the start of this step (nil when it
+    /// is unknown or gone): the quiet check and the saturation check share it.
+    var tickCPU: (thread: Int32, ns: UInt64)? = nil
     /// Finds what a blocked stall's thread waits for, once per stall.
     let blockedProbe: BlockedOnProbe
     /// Samples taken before the stall was declared, and the sampler taking them.
@@ -76,21 +83,32 @@ final class WatchdogLoop {
         appendImagesIfChanged(force: true)
         flush()
         var lastSeenPing: UInt64 = 0
-        var pauses = PauseDetector(threadID: stallcap_gettid(), sampleTimeoutNs: configuration.effectiveSampleTimeoutNs)
+        var pauses = PauseDetector(
+            threadID: stallcap_gettid(), sampleTimeoutNs: configuration.effectiveSampleTimeoutNs,
+            ownerSampleTimeoutNs: configuration.ownerSampleTimeoutNs)
         while !shared.stopRequested.load(ordering: .acquiring) {
             creditPause(pauses.step(watching: sampler != nil || saturatedSampler != nil || presampler != nil))
+            tickCPU = detector.mainQueueThread.flatMap { thread in
+                let cpu = stallcap_thread_cpu_ns(thread)
+                return cpu >= 0 ? (thread, UInt64(cpu)) : nil
+            }
             let now = stallcap_monotonic_ns()
             var answer: StallDetector.Answer? = nil
             let answered = shared.answeredPing.load(ordering: .acquiring)
             if answered != lastSeenPing {
                 lastSeenPing = answered
-                mainQueueThreads.answered(
-                    by: shared.answeredThread.load(ordering: .relaxed), cpuNs: shared.answeredCPU.load(ordering: .relaxed))
-                answer = .init(
-                    pingID: answered, atNs: shared.answeredAt.load(ordering: .relaxed),
-                    threadID: shared.answeredThread.load(ordering: .relaxed))
+                let thread = shared.answeredThread.load(ordering: .relaxed)
+                mainQueueThreads.answered(by: thread, cpuNs: shared.answeredCPU.load(ordering: .relaxed))
+                runLoopWait.answered(pingID: answered, by: thread)
+                answer = .init(pingID: answered, atNs: shared.answeredAt.load(ordering: .relaxed), threadID: thread)
             }
-            for action in detector.step(nowNs: now, answer: answer) { perform(action) }
+            // A ping answered quietly is taken at once (a second step at the same time), so the loop sleeps a
+            // whole check interval, not half of one (the presampling wake of an outstanding ping).
+            repeat {
+                for action in detector.step(nowNs: now, answer: answer) { perform(action) }
+                answer = quietAnswer
+                quietAnswer = nil
+            } while answer != nil
             stepSaturation()
             drainMarkers(sinceNs: MarkerRing.shared.startedAtNs)
             flush()
@@ -111,12 +129,23 @@ final class WatchdogLoop {
     func perform(_ action: StallDetector.Action) {
         switch action {
         case .sendPing(let id):
+            let thread = detector.mainQueueThread
+            if let thread, runLoopWait.answersQuietly(
+                pingID: id, thread: thread, cpuNs: tickCPU.flatMap { $0.thread == thread ? $0.ns : nil },
+                read: { SyscallState(thread: thread) })
+            {
+                quietAnswer = .init(pingID: id, atNs: stallcap_monotonic_ns(), threadID: thread)
+                return
+            }
+            // Not the process's first thread (dispatchMain(), async @main): a ping is the only way to know.
+            if thread != runLoopWait.mainThread { detector.pingIsRoutine() }
             let shared = self.shared
             configuration.post { shared.answer(ping: id) }
         case .beginStall(let stallID, let startNs, let latestThread):
             // A saturated episode in progress ends where the stall is declared.
             endSaturatedEpisode(endNs: stallcap_monotonic_ns())
             saturation?.reset()
+            runLoopWait.stallBegan()
             shared.stalls.add(1, ordering: .relaxed)
             let kept = presampler
             let threadID = kept?.threadID ?? mainQueueThreads.threadToSample(latest: latestThread)

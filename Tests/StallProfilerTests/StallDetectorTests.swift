@@ -178,3 +178,46 @@ import Testing
         #expect(d.takeEpisodeID() == 3)
     }
 }
+
+extension StallDetectorTests {
+    @Test func aRoutinePingWakesTheLoopOncePerPeriod() {
+        var d = detector()
+        var now: UInt64 = 0
+        var wakes = 0
+        var pending: StallDetector.Answer? = nil
+        // Step only when the detector asks to be woken; every ping is routine and answered at once.
+        while now < 1000 * ms {
+            for action in d.step(nowNs: now, answer: pending) {
+                if case .sendPing(let id) = action {
+                    d.pingIsRoutine()
+                    pending = .init(pingID: id, atNs: now + 10_000, threadID: 7)
+                } else {
+                    #expect(Bool(false), "\(action)")
+                }
+            }
+            now = d.nextWakeNs(nowNs: now)
+            wakes += 1
+        }
+        #expect(wakes <= 17, "\(wakes) wakes in one second, one per 62.5 ms ping period")
+    }
+
+    @Test func aRoutinePingThatStallsIsPresampledAfterOnePeriod() {
+        var d = detector()
+        var log: [(UInt64, StallDetector.Action)] = []
+        var now: UInt64 = 0
+        var answered = false
+        while now <= 600 * ms {
+            let answer: StallDetector.Answer? = answered ? nil : (now == 0 ? nil : .init(pingID: 1, atNs: 1, threadID: 7))
+            answered = answered || answer != nil
+            for action in d.step(nowNs: now, answer: answer) {
+                log.append((now, action))
+                if case .sendPing = action { d.pingIsRoutine() }
+            }
+            now += ms
+        }
+        let sent = try! #require(log.first { $0.1 == .sendPing(id: 2) }?.0)
+        let first = try! #require(log.first { $0.1 == .presample }?.0)
+        #expect(first >= sent + d.pingPeriodNs && first <= sent + d.pingPeriodNs + ms, "\(first) \(sent)")
+        #expect(log.contains { if case .beginStall = $0.1 { return true } else { return false } })
+    }
+}

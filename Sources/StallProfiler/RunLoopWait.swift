@@ -1,0 +1,119 @@
+/// Answers a due ping without waking the main thread, when the main thread is visibly idle in its run loop.
+///
+/// Waking the Swift main run loop to answer a ping costs ~120 us of main-thread CPU; at four pings per threshold
+/// that was almost all of an idle app's watchdog cost. A run loop sleeps in one poll-family system call
+/// (`epoll_wait`, `poll`, ...) at one place of its stack, and it only sleeps there with nothing to do: work posted
+/// to the main queue wakes it. So when `/proc/self/task/<tid>/syscall` shows the main thread inside such a call
+/// at that place (the same system call, stack pointer and instruction pointer), the main queue is responsive now,
+/// exactly as if it had answered. Reading the file does not touch the main thread; and while the thread's CPU
+/// clock has not moved since it was last seen in such a wait, it cannot have left it, so one clock read suffices
+/// (the clock is read before the file: a thread that ran in between shows a moved clock at the next check).
+///
+/// The place is learned, never assumed: a wait becomes trusted after pings sent while the thread sat in it were
+/// answered by that thread ``confirmationsNeeded`` times, and must be learned again when a ping sent while the
+/// thread sat in it went unanswered into a stall. Until then, and whenever the thread runs or sleeps anywhere else,
+/// the ping is sent as before. One real ping still goes out at least every ``verifyEvery`` quiet answers, so even a
+/// wait that stopped servicing the queue (a run loop in a private mode at the same depth) is caught within that
+/// many check intervals plus the threshold.
+///
+/// Only for the process's first thread: with `dispatchMain()` or an async `@main` the main queue is drained by
+/// pool workers, any of which may run the next block, so one idle worker says nothing about the queue; there every
+/// check is a ping. A pure state machine: readings come in, decisions go out.
+struct RunLoopWait {
+    /// Where a thread sleeps: the system call, and the user stack and instruction pointers at its entry.
+    struct Signature: Hashable {
+        var call: Int32
+        var stackPointer: UInt64
+        var programCounter: UInt64
+    }
+
+    /// Pings answered from a wait before it is trusted. 2: one answer could come from a thread that happened to
+    /// leave the call on its own just after it was read.
+    static let confirmationsNeeded = 2
+    /// Quiet answers in a row after which one real ping is sent anyway. 40: every 10 s at the default 250 ms
+    /// threshold (a check every 62.5 ms), ~12 us of main-thread CPU per second.
+    static let verifyEvery = 40
+    /// Most waits remembered (a nested run loop adds one).
+    static let capacity = 8
+
+    /// The system calls run loops sleep in, on this architecture.
+    static let pollCalls: Set<Int32> = {
+        #if arch(x86_64)
+        return [7, 23, 232, 270, 271, 281, 441]  // poll, select, epoll_wait, pselect6, ppoll, epoll_pwait, epoll_pwait2
+        #else
+        return [22, 72, 73, 441]  // epoll_pwait, pselect6, ppoll, epoll_pwait2
+        #endif
+    }()
+
+    /// The process's first thread, the only one this applies to.
+    let mainThread: Int32
+    /// Answered pings sent from each wait seen, since it was last suspected.
+    private var waits: [Signature: Int] = [:]
+    /// The ping sent while the thread sat in a wait not yet trusted.
+    private var candidate: (pingID: UInt64, signature: Signature)? = nil
+    private var quietInARow = 0
+    /// The main thread's CPU clock when it was last seen in a trusted wait.
+    private var quietAtCPU: UInt64? = nil
+
+    /// Creates the state for a process whose first thread is `mainThread`.
+    init(mainThread: Int32) { self.mainThread = mainThread }
+
+    /// A ping `pingID` is due for `thread`, whose CPU clock read `cpuNs` (nil: unknown) just before, and whose
+    /// system call state `read` returns: true when it is answered by what they show (do not send it), false when
+    /// it must be sent. `read` is called only for the process's first thread, and only when its clock moved.
+    mutating func answersQuietly(pingID: UInt64, thread: Int32?, cpuNs: UInt64?, read: () -> SyscallState) -> Bool {
+        candidate = nil
+        guard thread == mainThread else {
+            forget()
+            return false
+        }
+        if quietInARow < Self.verifyEvery, let cpuNs, cpuNs == quietAtCPU {
+            quietInARow += 1
+            return true
+        }
+        let state = read()
+        guard state.kind == .inCall, Self.pollCalls.contains(state.number) else {
+            forget()
+            return false
+        }
+        let signature = Signature(
+            call: state.number, stackPointer: state.stackPointer, programCounter: state.programCounter)
+        guard trusts(signature), quietInARow < Self.verifyEvery else {
+            forget()
+            candidate = (pingID, signature)
+            return false
+        }
+        quietInARow += 1
+        quietAtCPU = cpuNs
+        return true
+    }
+
+    /// The next check reads the system call state again, and counts quiet answers from zero.
+    private mutating func forget() {
+        quietInARow = 0
+        quietAtCPU = nil
+    }
+
+    /// Ping `pingID` was answered by `thread`.
+    mutating func answered(pingID: UInt64, by thread: Int32) {
+        defer { candidate = nil }
+        guard let candidate, candidate.pingID == pingID, thread == mainThread else { return }
+        if waits[candidate.signature] == nil, waits.count >= Self.capacity, let oldest = waits.keys.first {
+            waits[oldest] = nil
+        }
+        waits[candidate.signature, default: 0] += 1
+    }
+
+    /// A stall began on the ping that was outstanding: the wait it was sent from is suspected (it may not service
+    /// the main queue) and must be confirmed again.
+    mutating func stallBegan() {
+        if let candidate { waits[candidate.signature] = nil }
+        candidate = nil
+        forget()
+    }
+
+    /// True when `signature` is trusted (for tests).
+    func trusts(_ signature: Signature) -> Bool {
+        (waits[signature] ?? 0) >= Self.confirmationsNeeded
+    }
+}

@@ -1,0 +1,71 @@
+import Foundation
+import StallFormat
+import StallSamples
+import Testing
+
+/// An app that idles in `RunLoop.main` is not woken by the watchdog (RunLoopWait.swift), and stalls that follow a
+/// long quiet period are detected as before, under each way of servicing the main queue.
+@Suite struct IdleWatchdogTests {
+    /// The voluntary context switches of thread `tid` of process `pid` (each sleep the thread makes counts one).
+    static func voluntarySwitches(pid: Int32, tid: Int32) -> Int? {
+        guard let text = try? String(contentsOfFile: "/proc/\(pid)/task/\(tid)/status", encoding: .utf8),
+            let line = text.split(separator: "\n").first(where: { $0.hasPrefix("voluntary_ctxt_switches:") })
+        else { return nil }
+        return Int(line.split(separator: ":")[1].trimmingCharacters(in: .whitespaces))
+    }
+
+    /// Runs stall-demo idle for 2.5 s, then a 600 ms stall of `kind`. Returns the capture, and the main thread's
+    /// sleeps counted over one second in the middle of the idle time (nil when they cannot be read).
+    func run(loop: String, _ kind: StallKind) throws -> (capture: Capture, mainThreadSleeps: Int?, stderr: String) {
+        let path = TestSupport.temporaryPath("idle-\(loop)-\(kind.rawValue).stalls")
+        let errors = TestSupport.temporaryPath("idle-\(loop)-\(kind.rawValue).err")
+        defer { unlink(path); unlink(errors) }
+        _ = FileManager.default.createFile(atPath: errors, contents: nil)
+        let process = Process()
+        process.executableURL = TestSupport.productsDirectory.appendingPathComponent("stall-demo")
+        process.arguments = ["--loop", loop, "--stall", kind.rawValue, "--stall-ms", "600", "--delay-ms", "2500"]
+        process.environment = ProcessInfo.processInfo.environment.merging(
+            [EnvironmentName.output: path, EnvironmentName.threshold: "250", EnvironmentName.interval: "5"]) { $1 }
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle(forWritingAtPath: errors)
+        try process.run()
+        let pid = process.processIdentifier
+        // The watchdog learns the run loop's wait from its first pings (a few hundred milliseconds), then goes quiet.
+        usleep(1_000_000)
+        let before = Self.voluntarySwitches(pid: pid, tid: pid)
+        usleep(1_000_000)
+        let after = Self.voluntarySwitches(pid: pid, tid: pid)
+        process.waitUntilExit()
+        let stderr = (try? String(contentsOfFile: errors, encoding: .utf8)) ?? ""
+        #expect(process.terminationStatus == 0, "\(stderr)")
+        let sleeps = before.flatMap { b in after.map { $0 - b } }
+        return (try CaptureReader.read(path: path), sleeps, stderr)
+    }
+
+    @Test(arguments: [StallKind.busy, .blocked, .sleep])
+    func anIdleRunLoopIsNotWokenAndTheStallAfterItIsCaught(_ kind: StallKind) throws {
+        let (capture, sleeps, stderr) = try run(loop: "runloop", kind)
+        // Pinged every 62.5 ms, the main thread would sleep (after answering) 16 times a second; answered from its
+        // run loop wait it sleeps only for the real ping sent every 40 checks and the app's own timers.
+        let count = try #require(sleeps, "the main thread's status was not readable")
+        #expect(count <= 5, "the main thread slept \(count) times in one idle second")
+        #expect(capture.closedCleanly, "\(stderr)")
+        #expect(capture.stalls.count == 1, "\(capture.stalls.map(\.begin))")
+        let stall = try #require(capture.stalls.first)
+        #expect(stall.kind == .stall)
+        #expect(stall.begin.threadID == capture.process?.pid)
+        #expect(stall.state == (kind == .busy ? .busy : .blocked))
+        #expect(stall.samples.count >= 30, "\(stall.samples.count) samples of a 600 ms stall at 5 ms")
+    }
+
+    @Test(arguments: [StallKind.busy, .blocked])
+    func afterDispatchMainEveryCheckIsAPingAndStallsAreCaught(_ kind: StallKind) throws {
+        let (capture, _, stderr) = try run(loop: "dispatch", kind)
+        #expect(capture.closedCleanly, "\(stderr)")
+        #expect(capture.stalls.count == 1, "\(capture.stalls.map(\.begin))")
+        let stall = try #require(capture.stalls.first)
+        #expect(stall.begin.threadID != capture.process?.pid)
+        #expect(stall.state == (kind == .busy ? .busy : .blocked))
+        #expect(stall.samples.count >= 30, "\(stall.samples.count) samples of a 600 ms stall at 5 ms")
+    }
+}

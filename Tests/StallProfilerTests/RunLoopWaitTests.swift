@@ -1,0 +1,117 @@
+import Testing
+
+@testable import StallProfiler
+
+/// The quiet check is a pure state machine: these tests feed it made-up system call readings.
+@Suite struct RunLoopWaitTests {
+    let main: Int32 = 100
+    #if arch(x86_64)
+    let epollWait: Int32 = 232
+    let futex: Int32 = 202
+    #else
+    let epollWait: Int32 = 22
+    let futex: Int32 = 98
+    #endif
+
+    /// A reading of a thread inside system call `call` with stack pointer `sp`.
+    func inCall(_ call: Int32, sp: UInt64 = 0x7ffd_0000_1000) -> SyscallState {
+        SyscallState(parsing: "\(call) 0x3 0x7ffd00000800 0x20 0xffffffffffffffff 0x0 0x8 0x\(String(sp, radix: 16)) 0x7f0000123456")
+    }
+
+    /// Sends ping `id` from `reading`, then has the main thread answer it.
+    func learn(_ wait: inout RunLoopWait, id: UInt64, from reading: SyscallState) {
+        #expect(!wait.answersQuietly(pingID: id, thread: main, cpuNs: id * 1000) { reading })
+        wait.answered(pingID: id, by: main)
+    }
+
+    @Test func aRunLoopWaitIsTrustedAfterTwoAnsweredPingsAndThenAnswersWithoutAPing() {
+        var wait = RunLoopWait(mainThread: main)
+        let idle = inCall(epollWait)
+        learn(&wait, id: 1, from: idle)
+        learn(&wait, id: 2, from: idle)
+        var reads = 0
+        #expect(wait.answersQuietly(pingID: 3, thread: main, cpuNs: 5000) { reads += 1; return idle })
+        #expect(reads == 1)
+        // The clock did not move: the thread cannot have left the wait; the file is not read again.
+        #expect(wait.answersQuietly(pingID: 4, thread: main, cpuNs: 5000) { reads += 1; return idle })
+        #expect(reads == 1)
+        // It moved: read again; it is back in the same wait.
+        #expect(wait.answersQuietly(pingID: 5, thread: main, cpuNs: 9000) { reads += 1; return idle })
+        #expect(reads == 2)
+    }
+
+    @Test func oneAnsweredPingIsNotEnough() {
+        var wait = RunLoopWait(mainThread: main)
+        learn(&wait, id: 1, from: inCall(epollWait))
+        #expect(!wait.answersQuietly(pingID: 2, thread: main, cpuNs: 1) { inCall(epollWait) })
+    }
+
+    @Test func aThreadRunningOrWaitingElsewhereIsPinged() {
+        var wait = RunLoopWait(mainThread: main)
+        let idle = inCall(epollWait)
+        learn(&wait, id: 1, from: idle)
+        learn(&wait, id: 2, from: idle)
+        #expect(!wait.answersQuietly(pingID: 3, thread: main, cpuNs: 10) { SyscallState(parsing: "running") })
+        #expect(!wait.answersQuietly(pingID: 4, thread: main, cpuNs: 20) { SyscallState(parsing: "-1 0x7ffd00001000 0x7f0000001234") })
+        // A lock wait, even at the run loop's stack depth, is not a run loop wait.
+        #expect(!wait.answersQuietly(pingID: 5, thread: main, cpuNs: 30) { inCall(futex) })
+        // A nested wait (deeper stack) is a different place: it must be learned on its own.
+        #expect(!wait.answersQuietly(pingID: 6, thread: main, cpuNs: 40) { inCall(epollWait, sp: 0x7ffd_0000_0200) })
+        #expect(wait.answersQuietly(pingID: 7, thread: main, cpuNs: 50) { idle })
+    }
+
+    @Test func aWorkerDrainingTheMainQueueIsAlwaysPinged() {
+        // dispatchMain(), async @main: the answering thread is a pool worker; an idle worker says nothing about
+        // the queue, so its waits are never learned nor trusted, and nothing is read.
+        var wait = RunLoopWait(mainThread: main)
+        var reads = 0
+        for id in UInt64(1)...6 {
+            #expect(!wait.answersQuietly(pingID: id, thread: 222, cpuNs: 1) { reads += 1; return inCall(epollWait) })
+            wait.answered(pingID: id, by: 222)
+        }
+        #expect(reads == 0)
+    }
+
+    @Test func answersFromAnotherThreadDoNotConfirm() {
+        var wait = RunLoopWait(mainThread: main)
+        let idle = inCall(epollWait)
+        for id in UInt64(1)...3 {
+            #expect(!wait.answersQuietly(pingID: id, thread: main, cpuNs: id) { idle })
+            wait.answered(pingID: id, by: 222)
+        }
+        #expect(!wait.trusts(.init(call: epollWait, stackPointer: 0x7ffd_0000_1000, programCounter: 0x7f00_0012_3456)))
+    }
+
+    @Test func aStallFromAWaitMakesItLearnedAgain() {
+        var wait = RunLoopWait(mainThread: main)
+        let idle = inCall(epollWait)
+        learn(&wait, id: 1, from: idle)
+        learn(&wait, id: 2, from: idle)
+        // Every 40th check is a real ping, sent from the trusted wait; it goes unanswered into a stall.
+        for id in UInt64(3)..<(3 + UInt64(RunLoopWait.verifyEvery)) {
+            #expect(wait.answersQuietly(pingID: id, thread: main, cpuNs: 7) { idle })
+        }
+        #expect(!wait.answersQuietly(pingID: 99, thread: main, cpuNs: 7) { idle })
+        wait.stallBegan()
+        #expect(!wait.answersQuietly(pingID: 100, thread: main, cpuNs: 8) { idle })
+        wait.answered(pingID: 100, by: main)
+        learn(&wait, id: 101, from: idle)
+        #expect(wait.answersQuietly(pingID: 102, thread: main, cpuNs: 9) { idle })
+    }
+
+    @Test func aRealPingGoesOutAtLeastEveryFortyQuietAnswers() {
+        var wait = RunLoopWait(mainThread: main)
+        let idle = inCall(epollWait)
+        learn(&wait, id: 1, from: idle)
+        learn(&wait, id: 2, from: idle)
+        var sent: [UInt64] = []
+        for id in UInt64(3)...200 {
+            if !wait.answersQuietly(pingID: id, thread: main, cpuNs: 7, read: { idle }) {
+                sent.append(id)
+                wait.answered(pingID: id, by: main)
+            }
+        }
+        #expect(sent.count >= 4 && sent.count <= 6, "\(sent)")
+        #expect(zip(sent, sent.dropFirst()).allSatisfy { $1 - $0 == UInt64(RunLoopWait.verifyEvery) + 1 })
+    }
+}
