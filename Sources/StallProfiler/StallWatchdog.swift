@@ -144,8 +144,6 @@ final class WatchdogShared: Sendable {
     let samples = Atomic<Int>(0)
     let missed = Atomic<Int>(0)
     let dropped = Atomic<Int>(0)
-    /// Wakes the watchdog thread early when stopping.
-    let wakeup = DispatchSemaphore(value: 0)
 
     /// Records an answer; runs on the main queue. Only atomics: it never blocks the main thread.
     func answer(ping id: UInt64) {
@@ -160,6 +158,6 @@ final class WatchdogShared: Sendable {
     /// Asks the watchdog thread to finish.
     func requestStop() {
         stopRequested.store(true, ordering: .releasing)
-        wakeup.signal()
+        stallcap_wd_wake()
     }
 }

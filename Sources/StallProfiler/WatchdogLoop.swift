@@ -86,6 +86,7 @@ final class WatchdogLoop {
         var pauses = PauseDetector(
             threadID: stallcap_gettid(), sampleTimeoutNs: configuration.effectiveSampleTimeoutNs,
             ownerSampleTimeoutNs: configuration.ownerSampleTimeoutNs)
+        var sequence = stallcap_wd_sequence()
         while !shared.stopRequested.load(ordering: .acquiring) {
             creditPause(pauses.step(watching: sampler != nil || saturatedSampler != nil || presampler != nil))
             tickCPU = detector.mainQueueThread.flatMap { thread in
@@ -115,7 +116,8 @@ final class WatchdogLoop {
             let wake = nextWakeNs(nowNs: stallcap_monotonic_ns())
             let now2 = stallcap_monotonic_ns()
             pauses.willSleep(wake > now2 ? wake - now2 : 0)
-            if wake > now2 { _ = shared.wakeup.wait(timeout: .now() + .nanoseconds(Int(wake - now2))) }
+            if wake > now2 { stallcap_wd_sleep(sequence, Int64(wake - now2)) }
+            sequence = stallcap_wd_sequence()
         }
         // Stopped during an episode: close it where the watchdog stopped, so it is not read as unfinished.
         endEpisodesAtStop(endNs: stallcap_monotonic_ns())

@@ -19,6 +19,16 @@ void stallcap_name_thread(const char *name);
 /// CLOCK_MONOTONIC in nanoseconds.
 uint64_t stallcap_monotonic_ns(void);
 
+/// The watchdog thread's sleep between checks: a futex word of this process (one watchdog at a time). Read the
+/// word with stallcap_wd_sequence() before deciding to sleep, then sleep with that value: a stallcap_wd_wake()
+/// in between makes the sleep return at once, so no wake is lost.
+uint32_t stallcap_wd_sequence(void);
+/// Sleeps at most `timeout_ns` (relative, CLOCK_MONOTONIC) unless the word no longer equals `seen` or is
+/// changed meanwhile. Returns early on a wake or a signal; the caller re-checks its state either way.
+void stallcap_wd_sleep(uint32_t seen, int64_t timeout_ns);
+/// Changes the word and wakes the sleeping watchdog thread, if any.
+void stallcap_wd_wake(void);
+
 /// CLOCK_REALTIME in nanoseconds since the Unix epoch.
 uint64_t stallcap_realtime_ns(void);
 
