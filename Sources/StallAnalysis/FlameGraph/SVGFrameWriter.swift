@@ -18,7 +18,7 @@ extension SVGFlameGraph {
                 let dashes = (raw.count == 1 || raw.count == 2) && raw.allSatisfy { $0 == UInt8(ascii: "-") }
                 let plain: RGB?
                 if let delta = frame.delta, !dashes {
-                    plain = FrameColors.differential(delta: options.negate ? -delta : delta, maxDelta: layout.maxDelta)
+                    plain = FrameColors.differential(delta: options.negate ? -delta : delta, total: total)
                 } else {
                     plain = colors.color(forBytes: raw)
                 }
