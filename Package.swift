@@ -33,7 +33,10 @@ let package = Package(
         .target(name: "CStallCapture", dependencies: ["CLibunwind"]),
         .target(name: "StallFormat"),
         .target(name: "StallProfiler", dependencies: ["CStallCapture", "StallFormat"]),
-        .target(name: "StallAnalysis", dependencies: ["StallFormat"]),
+        // The flame graph's script is FlameGraph/FlameGraphScript.js, compiled in by the EmbedText plugin.
+        .target(name: "StallAnalysis", dependencies: ["StallFormat"], plugins: ["EmbedText"]),
+        .executableTarget(name: "stallprof-embed-text", path: "tools/embed-text"),
+        .plugin(name: "EmbedText", capability: .buildTool(), dependencies: ["stallprof-embed-text"]),
         // Child subreaper for bisect's process runner (not capture code).
         .target(name: "CStallProcess"),
         .target(name: "StallBisect", dependencies: ["StallFormat", "CStallProcess"]),

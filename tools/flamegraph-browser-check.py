@@ -173,6 +173,11 @@ class DevTools:
                                                  "windowsVirtualKeyCode": 70})
         self.dialog_answer = None
 
+    def ctrl_i(self):
+        for kind in ("rawKeyDown", "keyUp"):
+            self.call("Input.dispatchKeyEvent", {"type": kind, "modifiers": 2, "key": "i", "code": "KeyI",
+                                                 "windowsVirtualKeyCode": 73})
+
     def close(self):
         self.process.kill()
         self.process.wait()
@@ -221,6 +226,22 @@ def interact(binary, work, checks):
         state = tools.eval("[location.search, document.getElementById('search').textContent, "
                            "document.querySelectorAll('#frames rect[fill=\"rgb(230,0,230)\"]').length]")
         checks.expect(state == ["", "Search", 0], "Reset Search restores the colours and clears the URL: %s" % state)
+
+        # The "ic" toggle (flamegraph.pl's): a lower-case search matches nothing until case is ignored.
+        matched = ("[location.search, document.getElementById('matched').textContent, "
+                   "document.querySelectorAll('#frames rect[fill=\"rgb(230,0,230)\"]').length, "
+                   "document.getElementById('ignorecase').classList.contains('show')]")
+        tools.ctrl_f("font|json")
+        state = tools.eval(matched)
+        checks.expect(state == ["?s=font%7Cjson", "Matched: 0.0%", 0, False], "case-sensitive search: %s" % state)
+        tools.click(tools.center("document.getElementById('ignorecase')"))
+        state = tools.eval(matched)
+        checks.expect(state == ["?s=font%7Cjson&i=1", "Matched: 10.7%", 2, True],
+                      "ic click ignores case, searches again, sets ?i=1: %s" % state)
+        tools.ctrl_i()
+        state = tools.eval(matched)
+        checks.expect(state == ["?s=font%7Cjson", "Matched: 0.0%", 0, False], "Ctrl-I toggles ic off: %s" % state)
+        tools.click(tools.center("document.getElementById('search')"))
     except (RuntimeError, TimeoutError, TypeError) as error:
         checks.expect(False, "interactive session: %s" % error)
     finally:
@@ -302,6 +323,19 @@ def main():
                       "Model.load counted once)" % text(page, "matched"))
         checks.expect(text(page, "search") == "Reset Search", "search: button turns into Reset Search")
         browser.screenshot(url + "?s=Stack%7CModel%7CJSON", os.path.join(SHOTS, "2-search.png"), HEIGHT)
+
+        # Ignoring case by URL (?i=1): the lower-case search finds the same frames; without it, none.
+        page, errors = browser.dom(url + "?s=stack%7Cmodel%7Cjson&i=1")
+        drawn = frames(page)
+        hit = sorted(k[0] for k, f in drawn.items() if f["fill"] == SEARCH_FILL)
+        ic = next(t for t in page.iter(SVG + "text") if t.get("id") == "ignorecase")
+        checks.expect(not errors and hit == want and text(page, "matched") == "Matched: 46.4%"
+                      and "show" in (ic.get("class") or ""), "search ?s=stack|model|json&i=1 ignores case: %s %r"
+                      % (hit, text(page, "matched")))
+        page, errors = browser.dom(url + "?s=stack%7Cmodel%7Cjson")
+        hit = [k[0] for k, f in frames(page).items() if f["fill"] == SEARCH_FILL]
+        checks.expect(not errors and hit == [] and text(page, "matched") == "Matched: 0.0%",
+                      "search ?s=stack|model|json without i=1 is case-sensitive: %s" % hit)
 
         # Zoom by URL: Stack.layout full width, ancestors parents, siblings and other subtrees hidden.
         key = next(k for k in drawn if k[0] == "Stack.layout")

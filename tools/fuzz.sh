@@ -17,9 +17,17 @@ quiet() { grep -v -e 'ld.gold: warning: Cannot export local symbol' || true; }
 echo "fuzz: building the targets in $out"
 swiftc "${flags[@]}" -module-name StallFormat -emit-library -static -emit-module \
     -emit-module-path "$out/lib/StallFormat.swiftmodule" -o "$out/lib/libStallFormat.a" Sources/StallFormat/*.swift 2>&1 | quiet
+# The sources SwiftPM's EmbedText plugin generates (FlameGraphScript.js -> FlameGraphScript.source), made here
+# with the same generator.
+mkdir -p "$out/generated"
+swiftc -O tools/embed-text/main.swift -o "$out/embed-text" 2>&1 | quiet
+for js in $(find Sources/StallAnalysis -name '*.js' | sort); do
+    name=$(basename "$js" .js)
+    "$out/embed-text" "$js" "$out/generated/$name.embedded.swift" "$name"
+done
 swiftc "${flags[@]}" -I "$out/lib" -module-name StallAnalysis -emit-library -static -emit-module \
     -emit-module-path "$out/lib/StallAnalysis.swiftmodule" -o "$out/lib/libStallAnalysis.a" \
-    $(find Sources/StallAnalysis -name '*.swift' | sort) 2>&1 | quiet
+    $(find Sources/StallAnalysis "$out/generated" -name '*.swift' | sort) 2>&1 | quiet
 link() {  # NAME SOURCE [DEFINES...]
     local name="$1" source="$2"; shift 2
     swiftc "${flags[@]}" "$@" -I "$out/lib" -L "$out/lib" -lStallAnalysis -lStallFormat \

@@ -1,4 +1,5 @@
 import FoundationEssentials
+import StallFormat
 
 /// The JSON result of `stallprof bisect` (`--json`), schema `stallprof.bisect/v1`.
 public struct BisectReport: Codable, Sendable {
@@ -111,8 +112,7 @@ public struct BisectReport: Codable, Sendable {
         return lines.joined(separator: "\n") + "\n\n"
     }
 
-    private func xml(_ text: String) -> String {
-        let entities: [Character: String] = ["&": "&amp;", "<": "&lt;", ">": "&gt;", "\"": "&quot;"]
-        return text.reduce(into: "") { result, character in result += entities[character] ?? String(character) }
-    }
+    /// `text` for XML text and attributes: the codebase's one escaper, so control characters and U+FFFE/U+FFFF
+    /// in a flag name, a claim or a message still give well-formed XML.
+    private func xml(_ text: String) -> String { XMLEscaping.escaped(text) }
 }

@@ -15,7 +15,8 @@ enum FlameGraphCommand {
           --width PX         image width (default: 1200)
           --height PX        frame height (default: 16)
           --minwidth PX|N%   omit frames narrower than this (default: 0.1 pixels)
-          --countname TEXT   what a count is called (default: samples)
+          --countname TEXT   what a count is called (default: the input's unit: samples; perf script weighted
+                             by period: the event, or time for cpu-clock; speedscope: its unit)
           --nametype TEXT    details prefix (default: Function:)
           --colors PALETTE   hot, mem, io, wakeup, java, js, perl, red, green, blue, aqua, yellow, purple, orange
           --bgcolors BG      yellow, blue, green, grey or #rrggbb (default: the palette's)

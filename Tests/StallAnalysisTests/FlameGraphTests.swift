@@ -103,13 +103,13 @@ import Testing
         let lines = ["main;grew 1 9", "main;shrank 9 1", "main;same 5 5"]
         let svg = Self.render(lines)
         #expect(svg.total == 15)
-        #expect(svg.frame("grew")?.fill == "rgb(255,100,100)")
-        #expect(svg.frame("shrank")?.fill == "rgb(100,100,255)")
+        #expect(svg.frame("grew")?.fill == "rgb(255,50,50)")  // +53 %: the deepest shade
+        #expect(svg.frame("shrank")?.fill == "rgb(50,50,255)")
         #expect(svg.frame("same")?.fill == "rgb(250,250,250)")
         #expect(svg.frame("grew")?.title == "grew (9 samples, 60.00%; +53.33%)")
         #expect(svg.frame("shrank")?.title == "shrank (1 samples, 6.67%; -53.33%)")
         let negated = Self.render(lines) { $0.negate = true }
-        #expect(negated.frame("grew")?.fill == "rgb(100,100,255)")
+        #expect(negated.frame("grew")?.fill == "rgb(50,50,255)")
         #expect(negated.frame("shrank")?.title == "shrank (1 samples, 6.67%; +53.33%)")
     }
 

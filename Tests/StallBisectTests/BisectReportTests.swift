@@ -41,6 +41,44 @@ import Glibc
         #expect(failed.contains("failures=\"1\"") && failed.contains("not-reproducible"))
     }
 
+    /// Flag names, claims and messages come from the user's command line and the app's output: control
+    /// characters, NUL, U+FFFE/U+FFFF and markup in them must still give well-formed XML (python3's parser).
+    @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/python3"), "python3 not installed"))
+    func junitIsWellFormedForHostileText() throws {
+        let hostile = "a\u{0}b\u{1}c\u{1B}d\u{FFFE}e\u{FFFF}f<g>&\"h\"'i']]>"
+        let none = try BisectSearch(flags: [hostile], run: SimulatedRepro(causes: []).predicate()).search()
+        var report = BisectReport(none, command: ["app"], consulted: [])
+        report.message = "freezes with \(hostile)\u{7}"
+        var found = BisectReport(try outcome(), command: ["app"], consulted: [])
+        for index in found.claims.indices {
+            found.claims[index].statement += hostile
+            found.claims[index].evidence = hostile + found.claims[index].evidence
+        }
+        found.claims[0].passed = false
+        for xml in [report.junit(), found.junit()] {
+            let path = "/tmp/stallprof-junit-test-\(getpid())-\(UInt32.random(in: 0...UInt32.max)).xml"
+            try Data(xml.utf8).write(to: URL(fileURLWithPath: path))
+            defer { unlink(path) }
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
+            process.arguments = ["-c", "import sys, xml.etree.ElementTree as E\n"
+                + "r = E.parse(sys.argv[1]).getroot()\n"
+                + "print(len(list(r.iter('testcase'))), len(list(r.iter('failure'))))", path]
+            let pipe = Pipe()
+            process.standardOutput = pipe
+            process.standardError = pipe
+            try process.run()
+            let output = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            process.waitUntilExit()
+            #expect(process.terminationStatus == 0, "\(output)")
+            let cases = xml.components(separatedBy: "<testcase ").count - 1
+            let failures = xml.components(separatedBy: "<failure ").count - 1
+            #expect(output == "\(cases) \(failures)\n", "\(output)")
+            #expect(xml.contains("&lt;g&gt;&amp;&quot;h&quot;&apos;i&apos;]]&gt;"))
+            #expect(!xml.unicodeScalars.contains { $0.value < 9 || $0.value == 0xFFFE || $0.value == 0xFFFF })
+        }
+    }
+
     @Test func markdownSummaryHasATableRowPerRun() throws {
         let report = BisectReport(try outcome(), command: ["app"], consulted: [])
         let summary = report.markdownSummary()

@@ -73,7 +73,9 @@ public enum Folder {
             let (partStacks, partDiagnostics) = try part.get()
             diagnostics.merge(partDiagnostics)
             guard stacks.count > 0 else {
+                let unit = stacks.unit
                 stacks = partStacks
+                stacks.unit = CountUnit.combined(unit, partStacks.unit)
                 continue
             }
             for stack in stacks.merge(partStacks) {

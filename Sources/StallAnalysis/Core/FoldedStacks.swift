@@ -27,6 +27,10 @@ public struct FoldedStacks: Sendable, Equatable {
         var count: Double { Double(whole) + fraction }
     }
 
+    /// What the counts measure, when an importer knows (``CountUnit``); nil: samples, or unknown for folded text.
+    /// ``merge(_:)`` combines the two units. Default: nil.
+    public var unit: CountUnit? = nil
+
     /// Creates an empty set.
     public init() {}
 
@@ -136,6 +140,7 @@ public struct FoldedStacks: Sendable, Equatable {
     @discardableResult
     public mutating func merge(_ other: FoldedStacks) -> [String] {
         var overflowed: [String] = []
+        unit = CountUnit.combined(unit, other.unit)
         other.arena.withUnsafeBytes { raw in
             for entry in other.entries {
                 let bytes = UnsafeRawBufferPointer(rebasing: raw[entry.offset..<entry.offset + entry.length])

@@ -19,6 +19,7 @@ public struct StackTransforms: Sendable {
     public func apply(to stacks: FoldedStacks) -> FoldedStacks {
         guard !isIdentity else { return stacks }
         var result = FoldedStacks()
+        result.unit = stacks.unit
         var cache: [Substring: String] = [:]
         stacks.forEach { bytes, count in
             let text = String(decoding: bytes, as: UTF8.self)

@@ -21,13 +21,19 @@ public struct ProfileStack: Sendable, Equatable {
 public struct StackProfile: Sendable, Equatable {
     /// The stacks, in input order.
     public var stacks: [ProfileStack]
+    /// What the counts measure (``CountUnit``); nil: samples, or unknown (folded text). Default: nil.
+    public var unit: CountUnit? = nil
 
-    /// Creates a profile from stacks in input order.
-    public init(stacks: [ProfileStack] = []) { self.stacks = stacks }
+    /// Creates a profile from stacks in input order, counted in `unit`.
+    public init(stacks: [ProfileStack] = [], unit: CountUnit? = nil) {
+        self.stacks = stacks
+        self.unit = unit
+    }
 
-    /// A profile of `folded`'s stacks in byte order.
+    /// A profile of `folded`'s stacks in byte order, in its unit.
     public init(_ folded: FoldedStacks) {
         stacks = folded.sorted.map { ProfileStack(stack: $0.stack, count: $0.count) }
+        unit = folded.unit
     }
 
     /// Sum of all counts.

@@ -11,8 +11,12 @@ public struct FlameGraphOptions: Sendable, Equatable {
     public var frameHeight = 16
     /// Frames narrower than this are left out (their children are narrower still). Default: 0.1 pixels.
     public var minWidth = MinWidth.pixels(0.1)
-    /// What a count is called in tooltips. Default: `"samples"`.
-    public var countName = "samples"
+    /// What a count is called in tooltips (`N samples`). Default: nil, the profile's unit
+    /// (``StackProfile/unit``): `samples` for captures, `sample` reports and folded text; perf script weighted by
+    /// period: the event (`cycles`), or a duration for `cpu-clock`/`task-clock`; speedscope: its `unit`, times as
+    /// durations (`1.23 ms`).
+    public var countName: String? = nil
+
     /// The prefix of the details line when hovering a frame. Default: `"Function:"`.
     public var nameType = "Function:"
     /// Colour scheme of the frames. Default: `.hot`.

@@ -1,3 +1,7 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// An sRGB colour with 8-bit channels.
 struct RGB: Equatable {
     var r: Int
@@ -37,10 +41,19 @@ struct FrameColors {
         return Self.color(of: palette, v1, v2, v3)
     }
 
-    /// The colour of a differential frame: red when it grew (`delta > 0`), blue when it shrank, white-ish when equal.
-    static func differential(delta: Double, maxDelta: Double) -> RGB {
-        if delta == 0 { return RGB(r: 250, g: 250, b: 250) }
-        let channel = 100 + Int(150 * (maxDelta - abs(delta)) / maxDelta)
+    /// The colour of a frame that changed by `delta` counts in a differential graph of `total` counts: red when it
+    /// grew, blue when it shrank, light grey (250,250,250) when unchanged. The shade follows the change as a share
+    /// of the graph, on a log scale: 0.001 % or less gets the lightest tint (the other channels at 210, a step of
+    /// 40 from neutral, as flamegraph.pl's 210), 10 % or more the deepest (50), each tenfold change 40 more.
+    /// So +0.02 % is (255,158,158), plainly pink, however large the graph's biggest change (flamegraph.pl scales
+    /// linearly to the biggest change, and stallprof did too, to 100 + 150 x the rest: there +0.02 % next to a
+    /// 50 % change was (255,250,250), indistinguishable from unchanged), and a colour means the same change in
+    /// every graph. docs/FLAMEGRAPH.md has the table.
+    static func differential(delta: Double, total: Double) -> RGB {
+        guard delta != 0, delta.isFinite, total > 0 else { return RGB(r: 250, g: 250, b: 250) }
+        let share = 100 * abs(delta) / total
+        let position = min(max((log10(share) + 3) / 4, 0), 1)  // 0.001 % -> 0, 10 % -> 1
+        let channel = 210 - Int((160 * position).rounded())
         return delta > 0 ? RGB(r: 255, g: channel, b: channel) : RGB(r: channel, g: channel, b: 255)
     }
 

@@ -28,8 +28,6 @@ struct FrameLayout {
     private(set) var frames: [LaidOutFrame] = []
     /// Sum of all counts (the root's width).
     let total: Double
-    /// Largest absolute self change, at least 1 (differential profiles).
-    private(set) var maxDelta: Double = 1
     /// Deepest depth kept.
     private(set) var maxDepth = 0
     /// Frames narrower than this many counts are left out.
@@ -124,7 +122,6 @@ struct FrameLayout {
             close(&open, downTo: shared, at: time)
             openEnds.removeSubrange(shared...)
             let delta = entry.before.map { entry.count - $0 }
-            if let delta { maxDelta = max(maxDelta, abs(delta)) }
             for depth in stride(from: shared, through: ends.count, by: 1) {
                 let start = depth == 1 ? span.lowerBound : ends[depth - 2] + 1
                 open.append(

@@ -1,8 +1,9 @@
 /// Reads the inputs of `stallprof flamegraph` and `stallprof diff`: folded text (one or two counts per line) or
 /// anything ``Folder`` reads (folded on the fly).
 public enum ProfileLoader {
-    /// The stacks of every input, in input order (folded inputs keep their line order; other inputs come in byte
-    /// order, except captures with `timeOrder`: their samples in time order, newest first, for a flame chart).
+    /// The stacks of every input, in input order, with their counts' unit (``StackProfile/unit``): folded inputs
+    /// keep their line order; other inputs come in byte order, except captures with `timeOrder`: their samples in
+    /// time order, newest first, for a flame chart.
     public static func load(_ inputs: [InputSource], options: FoldOptions, timeOrder: Bool = false) throws
         -> (StackProfile, Diagnostics)
     {
@@ -18,6 +19,7 @@ public enum ProfileLoader {
         var stacks: [ProfileStack] = []
         var diagnostics = Diagnostics()
         var placed: [(stacksEnd: Int, markers: [ChartMarker])] = []
+        var unit: CountUnit? = nil
         for input in inputs {
             guard let (stream, head) = try Folder.openForDetection(input, diagnostics: &diagnostics) else { continue }
             // A first line longer than the detection window (a very deep stack) is detected further on.
@@ -45,12 +47,13 @@ public enum ProfileLoader {
             }
             if let failure { throw failure }
             stacks += StackProfile(options.transforms.apply(to: folded)).stacks
+            unit = CountUnit.combined(unit, folded.unit)
         }
         // Reversed for the chart: an input's samples start after the counts of every stack that follows them.
         var after = [Double](repeating: 0, count: stacks.count + 1)
         for index in stacks.indices.reversed() { after[index] = after[index + 1] + stacks[index].count }
         let markers = placed.flatMap { ChartMarker.shifted($0.markers, by: after[$0.stacksEnd]) }
-        return (StackProfile(stacks: stacks), markers, diagnostics)
+        return (StackProfile(stacks: stacks, unit: unit), markers, diagnostics)
     }
 
     /// The deepest stack a flame graph draws: deeper ones (far beyond any real call stack; a frame costs a few

@@ -1,3 +1,5 @@
+import StallFormat
+
 /// A growing UTF-8 output buffer with hand-rolled decimal formatting: the flame graph's frames are written here,
 /// byte for byte what ``fixed(_:_:)``, ``grouped(_:)``, ``CountFormat/plain(_:)`` and ``xmlEscaped(_:)`` give,
 /// without a String per number or per name (a real profile draws tens of thousands of frames).
@@ -94,7 +96,7 @@ struct SVGBytes {
 
     /// Appends valid UTF-8 `text` escaped as ``xmlEscaped(_:)`` does; text with nothing to escape is copied as is.
     mutating func append(escaped text: UnsafeBufferPointer<UInt8>) {
-        if text.contains(where: { $0 == 38 || $0 == 60 || $0 == 62 || $0 == 34 || $0 == 39 || $0 < 32 || $0 == 0xEF }) {
+        if text.contains(where: XMLEscaping.mayNeedEscaping) {
             append(xmlEscaped(String(decoding: text, as: UTF8.self)))
         } else {
             bytes.append(contentsOf: text)

@@ -26,7 +26,7 @@ public struct SVGFlameGraph: StackRenderer {
     public func render(_ profile: StackProfile, diagnostics: inout Diagnostics) -> String {
         let framesWidth = Double(options.width) - 2 * Self.xpad
         let layout = FrameLayout(profile, options: options, framesWidth: framesWidth)
-        return String(decoding: render(layout, diagnostics: &diagnostics), as: UTF8.self)
+        return String(decoding: render(layout, unit: profile.unit, diagnostics: &diagnostics), as: UTF8.self)
     }
 
     /// The most frames ``render(_:maxFrames:input:diagnostics:)`` draws by default: about 150 to 400 MB of SVG.
@@ -54,11 +54,11 @@ public struct SVGFlameGraph: StackRenderer {
                 reason: "the graph would draw \(layout.frames.count) frames, more than \(maxFrames); "
                     + "raise --minwidth or select less (--state, --stall, --range)")
         }
-        return render(layout, diagnostics: &diagnostics)
+        return render(layout, unit: profile.unit, diagnostics: &diagnostics)
     }
 
-    /// The SVG of a laid-out profile, as UTF-8.
-    private func render(_ layout: FrameLayout, diagnostics: inout Diagnostics) -> [UInt8] {
+    /// The SVG of a laid-out profile counted in `unit`, as UTF-8.
+    private func render(_ layout: FrameLayout, unit: CountUnit?, diagnostics: inout Diagnostics) -> [UInt8] {
         let framesWidth = Double(options.width) - 2 * Self.xpad
         guard layout.total > 0 else {
             diagnostics.warn("no stack counts found")
@@ -75,7 +75,7 @@ public struct SVGFlameGraph: StackRenderer {
         writePrelude(&head, geometry: geometry, total: layout.total)
         var out = SVGBytes(capacity: 320 * layout.frames.count + head.utf8.count + 4096)
         out.append(head)
-        writeFrames(&out, layout, geometry: geometry, framesWidth: framesWidth)
+        writeFrames(&out, layout, geometry: geometry, framesWidth: framesWidth, counts: CountText(options, unit))
         var tail = "</svg>\n"
         writeMarkers(&tail, rows: rows, geometry: geometry, total: layout.total, frameDepth: layout.maxDepth)
         tail += "</svg>\n"
@@ -128,8 +128,8 @@ public struct SVGFlameGraph: StackRenderer {
         out += "text { font-family:\(cssFont(options.fontType)); font-size:\(FoldedStacks.format(options.fontSize))px; fill:rgb(0,0,0); }\n"
         out += "#title { text-anchor:middle; font-size:\(FoldedStacks.format(options.fontSize + 5))px; }\n"
         out += "#subtitle { text-anchor:middle; fill:rgb(160,160,160); }\n"
-        out += "#search, #matched { text-anchor:end; }\n#search { opacity:0.1; cursor:pointer; }\n"
-        out += "#search:hover, #search.show { opacity:1; }\n#unzoom { cursor:pointer; }\n"
+        out += "#search, #ignorecase, #matched { text-anchor:end; }\n#search, #ignorecase { opacity:0.1; cursor:pointer; }\n"
+        out += "#search:hover, #search.show, #ignorecase:hover, #ignorecase.show { opacity:1; }\n#unzoom { cursor:pointer; }\n"
         out += "#frames > *:hover { stroke:black; stroke-width:0.5; cursor:pointer; }\n"
         out += ".hide { display:none; }\n.parent { opacity:0.5; }\n</style>\n"
         out += "<script type=\"text/ecmascript\"><![CDATA[\n"
@@ -149,7 +149,9 @@ public struct SVGFlameGraph: StackRenderer {
         }
         out += "<text id=\"details\" x=\"\(fixed(Self.xpad, 0))\" y=\"\(fixed(detailsY, 2))\"> </text>\n"
         out += "<text id=\"unzoom\" class=\"hide\" x=\"\(fixed(Self.xpad, 0))\" y=\"\(fixed(fs * 2, 2))\">Reset Zoom</text>\n"
-        out += "<text id=\"search\" x=\"\(fixed(width - Self.xpad, 0))\" y=\"\(fixed(fs * 2, 2))\">Search</text>\n"
+        // Search, and right of it flamegraph.pl's "ic" toggle (search ignoring case).
+        out += "<text id=\"search\" x=\"\(fixed(width - Self.xpad - 2 * fs, 0))\" y=\"\(fixed(fs * 2, 2))\">Search</text>\n"
+        out += "<text id=\"ignorecase\" x=\"\(fixed(width - Self.xpad, 0))\" y=\"\(fixed(fs * 2, 2))\">ic</text>\n"
         out += "<text id=\"matched\" x=\"\(fixed(width - Self.xpad, 0))\" y=\"\(fixed(detailsY, 2))\"> </text>\n"
         out += "<svg id=\"frames\" x=\"\(fixed(Self.xpad, 0))\" width=\"\(fixed(width - 2 * Self.xpad, 0))\" "
         out += "total_samples=\"\(FoldedStacks.format(total))\">\n"

@@ -2,9 +2,9 @@
 /// thousands of frames, and a String per name, number and tooltip was most of `stallprof flamegraph`'s time.
 extension SVGFlameGraph {
     /// Appends one `<g>` per frame of `layout` (title, rect, and a label when the name fits) to `out`.
-    func writeFrames(_ out: inout SVGBytes, _ layout: FrameLayout, geometry: Geometry, framesWidth: Double) {
+    func writeFrames(_ out: inout SVGBytes, _ layout: FrameLayout, geometry: Geometry, framesWidth: Double,
+                     counts: CountText) {
         let colors = FrameColors(palette: options.palette, weightedHash: options.hash)
-        let countName = Array((" " + xmlEscaped(options.countName)).utf8)
         let total = layout.total
         let charWidth = options.fontSize * options.fontWidth
         let labelOffset = 300 / framesWidth
@@ -18,7 +18,7 @@ extension SVGFlameGraph {
                 let dashes = (raw.count == 1 || raw.count == 2) && raw.allSatisfy { $0 == UInt8(ascii: "-") }
                 let plain: RGB?
                 if let delta = frame.delta, !dashes {
-                    plain = FrameColors.differential(delta: options.negate ? -delta : delta, maxDelta: layout.maxDelta)
+                    plain = FrameColors.differential(delta: options.negate ? -delta : delta, total: total)
                 } else {
                     plain = colors.color(forBytes: raw)
                 }
@@ -27,7 +27,7 @@ extension SVGFlameGraph {
                     raw.last == UInt8(ascii: "]") || plain == nil ? FrameColors.deannotated(layout.name(of: frame)) : nil
                 let fill = plain ?? colors.color(for: layout.name(of: frame))
                 out.append("<g><title>" as StaticString)
-                writeTooltip(&out, frame, raw: raw, name: name, total: total, countName: countName)
+                writeTooltip(&out, frame, raw: raw, name: name, total: total, counts: counts)
                 out.append("</title><rect x=\"" as StaticString)
                 out.append(fixed: x1, 4)
                 out.append("%\" y=\"" as StaticString)
@@ -66,15 +66,14 @@ extension SVGFlameGraph {
         }
     }
 
-    /// `name (N samples, P%)`, `all (N samples, 100%)` for the root, and `; +D%` for frames of differential
-    /// stacks (`; -D%` when it shrank), escaped for XML.
+    /// `name (N samples, P%)` (`name (1.23 ms, P%)` for time), `all (N samples, 100%)` for the root, and `; +D%`
+    /// for frames of differential stacks (`; -D%` when it shrank), escaped for XML.
     private func writeTooltip(_ out: inout SVGBytes, _ frame: LaidOutFrame, raw: UnsafeBufferPointer<UInt8>,
-                              name: Substring?, total: Double, countName: [UInt8])
+                              name: Substring?, total: Double, counts: CountText)
     {
         if frame.depth == 0 {
             out.append("all (" as StaticString)
-            out.append(grouped: frame.width)
-            out.append(bytes: countName)
+            counts.write(frame.width, to: &out)
             out.append(", 100%)" as StaticString)
             return
         }
@@ -85,8 +84,7 @@ extension SVGFlameGraph {
             out.append(escaped: raw)
         }
         out.append(" (" as StaticString)
-        out.append(grouped: frame.width)
-        out.append(bytes: countName)
+        counts.write(frame.width, to: &out)
         out.append(", " as StaticString)
         out.append(fixed: frame.width / total * 100, 2)
         out.append("%" as StaticString)
@@ -103,5 +101,29 @@ extension SVGFlameGraph {
     private func writeLabel(_ out: inout SVGBytes, _ shown: String, fit: Int) {
         var label = shown.count < fit ? shown : String(shown.prefix(fit - 2)) + ".."
         label.withUTF8 { out.append(escaped: $0) }
+    }
+}
+
+/// How tooltips print a count: grouped digits and what a count is called (`1,234 samples`, `5,000 cycles`), or
+/// a duration (`1.23 ms`) when the profile's counts are time and no ``FlameGraphOptions/countName`` is given.
+struct CountText {
+    /// ` name`, escaped, after the digits; unused for time.
+    private let suffix: [UInt8]
+    /// The time unit, when counts print as durations.
+    private let time: CountUnit?
+
+    /// The text for `options` and a profile counted in `unit`: the options' `countName` first, else the unit's.
+    init(_ options: FlameGraphOptions, _ unit: CountUnit?) {
+        let name: String?
+        if let given = options.countName { name = given } else if let unit { name = unit.countName } else { name = "samples" }
+        time = name == nil ? unit : nil
+        suffix = Array((" " + xmlEscaped(name ?? "")).utf8)
+    }
+
+    /// Appends `count` as this text prints it.
+    func write(_ count: Double, to out: inout SVGBytes) {
+        if let time, let duration = time.duration(count) { return out.append(duration) }
+        out.append(grouped: count)
+        out.append(bytes: suffix)
     }
 }

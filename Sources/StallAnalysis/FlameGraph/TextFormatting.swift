@@ -1,3 +1,5 @@
+import StallFormat
+
 /// `value` with exactly `digits` decimals (half away from zero), without Foundation.
 func fixed(_ value: Double, _ digits: Int) -> String {
     guard value.isFinite else { return "0" }
@@ -27,29 +29,8 @@ func grouped(_ count: Double) -> String {
     return (isNegative ? "-" : "") + out + rest
 }
 
-/// `text` with `&`, `<`, `>`, `"` and `'` escaped for XML text and attributes.
-func xmlEscaped<S: StringProtocol>(_ text: S) -> String {
-    guard text.utf8.contains(where: { $0 == 38 || $0 == 60 || $0 == 62 || $0 == 34 || $0 == 39 || $0 < 32 || $0 == 0xEF })
-    else {
-        return String(text)
-    }
-    var out = ""
-    out.reserveCapacity(text.utf8.count + 16)
-    for scalar in text.unicodeScalars {
-        switch scalar {
-        case "&": out += "&amp;"
-        case "<": out += "&lt;"
-        case ">": out += "&gt;"
-        case "\"": out += "&quot;"
-        case "'": out += "&apos;"
-        case "\t", "\n", "\r": out.unicodeScalars.append(scalar)
-        // Characters XML 1.0 forbids (other C0 controls, U+FFFE, U+FFFF) would make the whole SVG unreadable.
-        case _ where scalar.value < 32 || scalar.value == 0xFFFE || scalar.value == 0xFFFF: out += "\u{FFFD}"
-        default: out.unicodeScalars.append(scalar)
-        }
-    }
-    return out
-}
+/// `text` escaped for XML by the codebase's one escaper, ``XMLEscaping/escaped(_:)`` (StallFormat).
+func xmlEscaped<S: StringProtocol>(_ text: S) -> String { XMLEscaping.escaped(text) }
 
 extension String {
     /// Left-padded with zeros to `width` characters.

@@ -85,6 +85,8 @@ struct PerfFoldState {
     var skipping = false
     /// The weight of the current event.
     var period: Double = 1
+    /// True once an event was weighted by its period (the counts are then the event's unit, not samples).
+    var weighted = false
     /// The event type kept, and whether it was chosen by default.
     var eventFilter: [UInt8]?
     var eventDefaulted: Bool
@@ -198,6 +200,7 @@ struct PerfFoldState {
         if !options.countSamples, let period, !(period.count == 1 && line[period.lowerBound] == UInt8(ascii: "0")) {
             // A period too large for a finite Double counts as 1 rather than poisoning every total.
             self.period = FoldedImporter.decimal(UnsafeBufferPointer(rebasing: line[period])) ?? 1
+            weighted = true
         }
     }
 
@@ -264,5 +267,9 @@ struct PerfFoldState {
                 + "skipped '\(String(decoding: skippedEvent, as: UTF8.self))' and any other (choose with --event-filter)")
         }
         unrecognized.report(to: &diagnostics)
+        // Periods are in the event's unit (nanoseconds for cpu-clock); without any, the counts are samples.
+        let unit = weighted ? CountUnit.perfPeriods(of: eventFilter.map { String(decoding: $0, as: UTF8.self) } ?? "")
+            : CountUnit.samples
+        stacks.unit = CountUnit.combined(stacks.unit, unit)
     }
 }

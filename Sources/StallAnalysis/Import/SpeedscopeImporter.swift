@@ -90,6 +90,9 @@ public struct SpeedscopeImporter: StackImporter {
             diagnostics.warn("\(stream.name): profiles in different units (\(units.joined(separator: ", "))) merged; "
                 + "each count is in its own profile's unit")
         }
+        // The counts' unit for tooltips: the file's when all profiles share one (`none`: plain counts, left nil).
+        let unit = units.count > 1 ? CountUnit.named("counts") : units.first.flatMap(CountUnit.speedscope)
+        stacks.unit = CountUnit.combined(stacks.unit, unit)
     }
 }
 
