@@ -75,3 +75,12 @@ struct HostileMarkerTests {
         #expect(!lines.contains { $0.hasPrefix("file") })
     }
 }
+
+/// Where the `stallprof` executable of this build is: beside the tests' resource bundle.
+enum BuiltCLI {
+    static let path: String? = {
+        let directory = Bundle.module.bundleURL.deletingLastPathComponent()
+        let path = directory.appendingPathComponent("stallprof").path
+        return FileManager.default.isExecutableFile(atPath: path) ? path : nil
+    }()
+}
