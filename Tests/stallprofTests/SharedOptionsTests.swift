@@ -45,7 +45,7 @@ import Testing
         for arguments in [["flamegraph"], ["diff", path], ["export", "--format", "speedscope"], ["fold"]] {
             #expect(try CLI.run(arguments + [path]).status == 0, "\(arguments)")
             let flag = arguments[0] == "export" ? "--input-format" : "--format"
-            let forced = try CLI.run(arguments + [flag, "sample", path])
+            let forced = try CLI.run(arguments + [flag, "speedscope", path])
             #expect(forced.status == 65 && forced.err.contains(path), "\(arguments): \(forced.err)")
         }
         #expect(try CLI.run(["flamegraph", "--format", "perf", path]).status == 0)

@@ -26,10 +26,7 @@ import Testing
         let wide = help.out.split(separator: "\n").filter { $0.count > 80 }
         #expect(wide.isEmpty, "\(command): lines over 80 columns: \(wide)")
         // Each option is listed once, with its default where it has one.
-        let options = help.out.split(separator: "\n").compactMap { line -> Substring? in
-            let trimmed = line.drop { $0 == " " }
-            return line.hasPrefix("  ") && trimmed.hasPrefix("--") ? trimmed.prefix { $0 != " " } : nil
-        }
+        let options = help.out.split(separator: "\n").filter { $0.hasPrefix("  -") }.map { $0.dropFirst(2).prefix { $0 != " " } }
         #expect(Set(options).count == options.count, "\(command): an option listed twice")
     }
 
