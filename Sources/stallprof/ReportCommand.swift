@@ -42,7 +42,12 @@ enum ReportCommand {
             var diagnostics = Diagnostics()  // an empty input: the same warning as every command, no data
             let opened = try Folder.openForDetection(InputSource(path: path), diagnostics: &diagnostics)
             diagnostics.warnings.forEach { Output.error("warning: \($0)") }
-            guard let stream = opened?.stream else { continue }
+            guard let (stream, head) = opened else { continue }
+            guard StallCaptureImporter.recognizes(head) else {
+                throw AnalysisError.badData(
+                    path: stream.name, position: "byte 0", reason: "not a stallprof capture (no STALLPRF header); "
+                        + "report summarizes captures, fold, flamegraph, diff and export read other profiles")
+            }
             let capture = try StallCaptureImporter.read(stream)
             capture.warnings.forEach { Output.error("warning: \($0)") }
             captures.append(capture)
