@@ -57,7 +57,7 @@ enum BisectCommand {
                 ]),
                 CheckCommand.classifierGroup.lifted(\.classifier),
             ],
-            arguments: CheckCommand.commandArguments, defaults: Run(), body: run)
+            arguments: CheckCommand.commandArguments, runsProgram: true, defaults: Run(), body: run)
     }
 
     static func run(_ invocation: Invocation<Run>) throws {

@@ -22,13 +22,13 @@ enum CheckCommand {
                 `git bisect run stallprof check -- ...`. See docs/BISECT.md.
                 """,
             groups: [classifierGroup.lifted(\.classifier).titled("OPTIONS")],
-            arguments: commandArguments, defaults: Run(), body: run)
+            arguments: commandArguments, runsProgram: true, defaults: Run(), body: run)
     }
 
     /// The run classifier's options, shared with `stallprof bisect`.
     static var classifierGroup: OptionGroup<RunClassifierOptions> {
         let defaults = RunClassifierOptions()
-        func show(_ value: Double) -> String { Option<RunClassifierOptions>.show(value) }
+        let show = UsageText.number
         return OptionGroup(title: "RUN CLASSIFIER", options: [
             .number("--window", value: "SECONDS", help: "longest observation of one run",
                     default: show(defaults.windowSeconds)) { $0.windowSeconds = $1 },

@@ -61,7 +61,7 @@ enum FlameGraphCommand {
                     $0.graph.flameChart = true
                 },
                 .text("--notes", value: "TEXT", help: "notes stored in the SVG") { $0.graph.notes = $1 },
-                .value("--fontsize", value: "PT", help: "font size", default: Option<Run>.show(graph.fontSize)) {
+                .value("--fontsize", value: "PT", help: "font size", default: UsageText.number(graph.fontSize)) {
                     run, raw in
                     guard let size = Double(raw), size >= 1, size <= 200 else {
                         throw UsageError(message: "--fontsize takes a size in points from 1 to 200, not '\(raw)'")

@@ -66,3 +66,23 @@ import Testing
         #expect(none.status == 64 && none.err.contains("SUBCOMMANDS:"))
     }
 }
+
+/// `--` ends the options: for commands that read files, what follows is files (even one named like an option).
+@Suite struct DashDashTests {
+    @Test func afterDashDashComeFiles() throws {
+        let directory = CLI.temporary("dashdash")
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        try Data("main;x 1\n".utf8).write(to: URL(fileURLWithPath: directory + "/-x.folded"))
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: CLI.path)
+        process.arguments = ["fold", "--", "-x.folded"]
+        process.currentDirectoryURL = URL(fileURLWithPath: directory)
+        let out = Pipe()
+        process.standardOutput = out
+        try process.run()
+        let text = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 0 && text == "main;x 1\n")
+    }
+}

@@ -19,7 +19,8 @@ struct Invocation<Root> {
     var options: Root
     /// Positional arguments, in order (`-` is one: standard input).
     var positionals: [String] = []
-    /// Everything after `--`, untouched; nil without `--`.
+    /// Everything after `--`, untouched, for a command that runs a program; nil without `--`. Other commands get
+    /// what follows `--` as positionals (a file named `-x`).
     var command: [String]? = nil
 }
 
@@ -35,6 +36,8 @@ struct Command<Root>: Subcommand {
     let groups: [OptionGroup<Root>]
     /// Rows describing positional arguments (`FILE`, `-- COMMAND`), printed after the options.
     var arguments: [(String, String)] = []
+    /// True when what follows `--` is a program to run (``Invocation/command``), not more positionals.
+    var runsProgram = false
     /// The options before any argument is read.
     let defaults: Root
     /// Runs the command once the arguments are parsed and every option's value is valid.
@@ -68,7 +71,11 @@ struct Command<Root>: Subcommand {
             let argument = arguments[index]
             index += 1
             if argument == "--" {
-                invocation.command = Array(arguments[index...])
+                if runsProgram {
+                    invocation.command = Array(arguments[index...])
+                } else {
+                    invocation.positionals += arguments[index...]
+                }
                 break
             }
             if argument == "-h" || argument == "--help" { throw HelpRequested() }

@@ -92,17 +92,12 @@ extension Option {
         let name = names.last ?? ""
         return Option(names: names, valueName: value, help: help, defaultText: shown) { root, raw in
             guard let parsed = Double(raw), parsed.isFinite, parsed > above, parsed <= most else {
-                let range = most == .greatestFiniteMagnitude ? "above \(Self.show(above))"
-                    : "above \(Self.show(above)) and at most \(Self.show(most))"
+                let range = most == .greatestFiniteMagnitude ? "above \(UsageText.number(above))"
+                    : "above \(UsageText.number(above)) and at most \(UsageText.number(most))"
                 throw UsageError(message: "\(name) takes a number \(range), not '\(raw)'")
             }
             set(&root, parsed)
         }
-    }
-
-    /// `value` as the usage shows a default: `10`, not `10.0`.
-    static func show(_ value: Double) -> String {
-        value == value.rounded() && abs(value) < 1e15 ? String(Int(value)) : String(value)
     }
 }
 

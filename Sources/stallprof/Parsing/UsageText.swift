@@ -35,6 +35,11 @@ enum UsageText {
         return lines.joined(separator: "\n")
     }
 
+    /// `value` as the usage shows a number: `10`, not `10.0`.
+    static func number(_ value: Double) -> String {
+        value == value.rounded() && abs(value) < 1e15 ? String(Int(value)) : String(value)
+    }
+
     /// `-o, --output OUT`.
     static func label<Root>(_ option: Option<Root>) -> String {
         option.names.joined(separator: ", ") + (option.valueName.map { " " + $0 } ?? "")
