@@ -30,6 +30,8 @@ enum CLI {
         var bytes: [UInt8]
         var err: String
         var out: String { String(decoding: bytes, as: UTF8.self) }
+        /// (status, standard output's bytes, standard error).
+        var tuple: (Int32, [UInt8], String) { (status, bytes, err) }
     }
 
     /// Runs `executable` (default: stallprof) with `arguments`; standard input is `input` through a pipe, or a
