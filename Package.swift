@@ -81,8 +81,17 @@ let package = Package(
             dependencies: ["StallProfiler", "StallFormat", "StallAnalysis", "CStallCapture", "StallSamples"]
         ),
         .testTarget(
-            name: "StallAnalysisTests", dependencies: ["StallAnalysis", "StallFormat"],
+            name: "StallAnalysisTests", dependencies: ["StallAnalysis", "StallFormat", "StallTestSupport"],
             resources: [.copy("Fixtures")]),
         .testTarget(name: "StallBisectTests", dependencies: ["StallBisect", "StallFormat"]),
+        // Synthetic captures and an SVG reader shared by the analysis and the CLI tests.
+        .target(name: "StallTestSupport", dependencies: ["StallAnalysis", "StallFormat"], path: "Tests/StallTestSupport"),
+        // The CLI tests: run the built stallprof (and the sample apps it analyzes) as a user does.
+        .testTarget(
+            name: "stallprofTests",
+            dependencies: [
+                "stallprof", "stall-demo", "stall-demo-async", "chat-freeze", "flag-repro", "cell-height", "StallAnalysis", "StallBisect", "StallFormat",
+                "StallTestSupport",
+            ]),
     ]
 )

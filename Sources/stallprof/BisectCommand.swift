@@ -6,51 +6,76 @@ import StallFormat
 
 /// `stallprof bisect`: which flags, when disabled, end a main-thread freeze.
 enum BisectCommand {
-    static let usage = """
-        USAGE: stallprof bisect --flags A,B,C [--window SECONDS] [--repeat N] [-j N] [--max-runs N] \\
-                                [--json PATH] [--junit PATH] [--journal PATH [--resume]] -- COMMAND [ARGS...]
+    /// What `bisect` is given.
+    struct Run {
+        var classifier = RunClassifierOptions()
+        var search = BisectSearchOptions()
+        var flags: [String] = []
+        var json: String? = nil
+        var junit: String? = nil
+        var journal: String? = nil
+        var resume = false
+    }
 
-        Runs COMMAND (directly, no shell, each run in its own process group) with \(EnvironmentName.disable) listing the
-        flags disabled in that run, and finds every cause: a minimal set of flags that must all be enabled for
-        the main thread to freeze. Exit codes: 0 causes found and verified, 1 none found or inconsistent,
-        3 not reproducible, 4 not attributable, 5 too flaky, 64 usage. See docs/BISECT.md.
+    static var command: Command<Run> {
+        let defaults = BisectSearchOptions()
+        return Command(
+            name: "bisect", abstract: "find which flags, when disabled, end a main-thread freeze",
+            synopsis: "--flags A,B,C [options] -- COMMAND [ARGS...]",
+            discussion: """
+                Runs COMMAND (directly, no shell, each run in its own process group) with \
+                \(EnvironmentName.disable) listing the flags disabled in that run, and finds every cause: a \
+                minimal set of flags that must all be enabled for the main thread to freeze. Exit codes: 0 causes \
+                found and verified, 1 none found or inconsistent, 3 not reproducible, 4 not attributable, 5 too \
+                flaky, 64 usage. See docs/BISECT.md.
+                """,
+            groups: [
+                OptionGroup(title: "OPTIONS", options: [
+                    .value("--flags", value: "A,B,C", help: "the flags to search (names the app passes to "
+                        + "StallFlags.isEnabled)") { run, raw in
+                        run.flags = raw.split(separator: ",").map(String.init)
+                        guard !run.flags.isEmpty else { throw UsageError(message: "--flags needs at least one flag name") }
+                        guard Set(run.flags).count == run.flags.count else {
+                            throw UsageError(message: "--flags names a flag twice")
+                        }
+                    },
+                    .integer("--repeat", help: "clean runs that make a configuration good",
+                             default: "from the calibration") { $0.search.repeats = $1 },
+                    .integer("-j", "--jobs", help: "runs at once (parallel runs share the CPUs)",
+                             default: "\(defaults.parallelism)") { $0.search.parallelism = $1 },
+                    .integer("--max-runs", help: "most runs in total", default: "\(defaults.maxRuns)") {
+                        $0.search.maxRuns = $1
+                    },
+                    .text("--json", value: "PATH", help: "write the result as JSON (schema stallprof.bisect/v1)") {
+                        $0.json = $1
+                    },
+                    .text("--junit", value: "PATH", help: "write one JUnit test case per verified claim") { $0.junit = $1 },
+                    .text("--journal", value: "PATH", help: "record every run as it happens (JSON Lines)") {
+                        $0.journal = $1
+                    },
+                    .flag("--resume", help: "continue from --journal instead of starting anew") { $0.resume = true },
+                ]),
+                CheckCommand.classifierGroup.lifted(\.classifier),
+            ],
+            arguments: CheckCommand.commandArguments, runsProgram: true, defaults: Run(), body: run)
+    }
 
-        OPTIONS:
-          --flags A,B,C       the flags to search (names the app passes to StallFlags.isEnabled)
-          --repeat N          clean runs that make a configuration good (default: from the calibration)
-          -j, --jobs N        runs at once (default: 1; parallel runs share the CPUs)
-          --max-runs N        most runs in total (default: 200)
-          --json PATH         write the result as JSON (schema stallprof.bisect/v1)
-          --junit PATH        write one JUnit test case per verified claim
-          --journal PATH      record every run as it happens (JSON Lines)
-          --resume            continue from --journal instead of starting anew
-        \(CheckCommand.classifierOptionsHelp)
-        """
-
-    static func run(_ arguments: [String]) throws {
-        let args = try Arguments(
-            arguments,
-            valued: CheckCommand.classifierOptionNames.union(
-                ["--flags", "--repeat", "--jobs", "--max-runs", "--json", "--junit", "--journal"]),
-            flags: ["--resume"], aliases: ["-j": "--jobs"])
-        let classifier = try CheckCommand.classifierOptions(args)
-        let command = try CheckCommand.commandAfterDashDash(args)
-        let flags = (args.value("--flags") ?? "").split(separator: ",").map(String.init)
+    static func run(_ invocation: Invocation<Run>) throws {
+        let given = invocation.options
+        let classifier = try CheckCommand.validated(given.classifier)
+        let command = try CheckCommand.commandAfterDashDash(invocation)
+        let flags = given.flags
         guard !flags.isEmpty else { throw UsageError(message: "--flags needs at least one flag name") }
-        guard Set(flags).count == flags.count else { throw UsageError(message: "--flags names a flag twice") }
-        var options = BisectSearchOptions()
-        options.repeats = try count(args, "--repeat")
-        options.parallelism = try count(args, "--jobs") ?? 1
-        options.maxRuns = try count(args, "--max-runs") ?? options.maxRuns
-        if args.flag("--resume") && args.value("--journal") == nil { throw UsageError(message: "--resume needs --journal") }
+        let options = given.search
+        if given.resume && given.journal == nil { throw UsageError(message: "--resume needs --journal") }
 
         ProcessRunner.installInterruptHandlers()
         let runner = try BisectCommandRunner(command: command, classifier: classifier)
         let search = BisectSearch(flags: flags, options: options, run: runner.run)
         var journal: BisectJournal?
-        if let path = args.value("--journal") {
-            if args.flag("--resume") { try search.replay(BisectJournal.load(path: path, flags: flags, command: command)) }
-            journal = try BisectJournal(path: path, flags: flags, command: command, resuming: args.flag("--resume"))
+        if let path = given.journal {
+            if given.resume { try search.replay(BisectJournal.load(path: path, flags: flags, command: command)) }
+            journal = try BisectJournal(path: path, flags: flags, command: command, resuming: given.resume)
         }
         var progress = BisectProgress()
         defer { progress.finish() }  // also when interrupted
@@ -64,8 +89,8 @@ enum BisectCommand {
         if let journalError { throw journalError }
 
         let report = BisectReport(outcome, command: command, consulted: runner.consultedFlags)
-        if let path = args.value("--json") { try Output.write(try report.json(), to: path) }
-        if let path = args.value("--junit") { try Output.write(report.junit(), to: path) }
+        if let path = given.json { try Output.write(try report.json(), to: path) }
+        if let path = given.junit { try Output.write(report.junit(), to: path) }
         if let path = getenv("GITHUB_STEP_SUMMARY").map({ String(cString: $0) }), !path.isEmpty {
             try appendSummary(report.markdownSummary(), to: path)
         }
@@ -76,12 +101,6 @@ enum BisectCommand {
         guard outcome.verdict == .found else {
             throw BisectVerdictError(verdict: outcome.verdict, message: outcome.message ?? "")
         }
-    }
-
-    private static func count(_ args: Arguments, _ name: String) throws -> Int? {
-        guard let raw = args.value(name) else { return nil }
-        guard let value = Int(raw), value > 0 else { throw UsageError(message: "\(name) takes a positive count, not '\(raw)'") }
-        return value
     }
 
     private static func summary(_ report: BisectReport) -> String {

@@ -6,35 +6,67 @@ import StallFormat
 
 /// `stallprof check`: one run, classified; exit codes for `git bisect run`.
 enum CheckCommand {
-    static let usage = """
-        USAGE: stallprof check [--window SECONDS] [--busy FRACTION] [--idle FRACTION] [--sustain SECONDS] \\
-                               [--measure cpu|watchdog] -- COMMAND [ARGS...]
+    /// What `check` is given.
+    struct Run {
+        var classifier = RunClassifierOptions()
+    }
 
-        Runs COMMAND once (directly, no shell, in its own process group, with the caller's environment) and
-        classifies the run by its main thread's CPU use. Exits 0 when good, 1 when frozen, 125 when
-        inconclusive (crash, failure, signal), so that it can drive `git bisect run stallprof check -- ...`.
+    static var command: Command<Run> {
+        Command(
+            name: "check", abstract: "run a command once: exit 0 good, 1 frozen, 125 inconclusive (for git bisect run)",
+            synopsis: "[options] -- COMMAND [ARGS...]",
+            discussion: """
+                Runs COMMAND once (directly, no shell, in its own process group, with the caller's environment) \
+                and classifies the run by its main thread's CPU use. Exits 0 when good, 1 when frozen, 125 when \
+                inconclusive (crash, failure, signal), so that it can drive \
+                `git bisect run stallprof check -- ...`. See docs/BISECT.md.
+                """,
+            groups: [classifierGroup.lifted(\.classifier).titled("OPTIONS")],
+            arguments: commandArguments, runsProgram: true, defaults: Run(), body: run)
+    }
 
-        OPTIONS:
-        \(classifierOptionsHelp)
-        """
+    /// The run classifier's options, shared with `stallprof bisect`.
+    static var classifierGroup: OptionGroup<RunClassifierOptions> {
+        let defaults = RunClassifierOptions()
+        let show = UsageText.number
+        return OptionGroup(title: "RUN CLASSIFIER", options: [
+            .number("--window", value: "SECONDS", help: "longest observation of one run",
+                    default: show(defaults.windowSeconds)) { $0.windowSeconds = $1 },
+            .number("--busy", value: "FRACTION", help: "main-thread CPU (of one core) that counts as busy",
+                    default: show(defaults.busyThreshold)) { $0.busyThreshold = $1 },
+            .number("--idle", value: "FRACTION", help: "main-thread CPU below which it counts as idle",
+                    default: show(defaults.idleThreshold)) { $0.idleThreshold = $1 },
+            .number("--sustain", value: "SECONDS", help: "busy this long = frozen; the run is killed then",
+                    default: show(defaults.sustainedSeconds)) { $0.sustainedSeconds = $1 },
+            .choice("--measure", value: "MEASURE", help: "cpu: the first thread's CPU from /proc; watchdog: the "
+                + "stall file of the app's own StallWatchdog (\(EnvironmentName.output) is set for each run)",
+                    default: defaults.measure) { $0.measure = $1 },
+        ])
+    }
 
-    /// The help of the options shared with `stallprof bisect`.
-    static let classifierOptionsHelp = """
-          --window SECONDS    longest observation of one run (default: 10)
-          --busy FRACTION     main-thread CPU (of one core) that counts as busy (default: 0.9)
-          --idle FRACTION     main-thread CPU below which it counts as idle (default: 0.1)
-          --sustain SECONDS   busy this long = frozen; the run is killed then (default: 1)
-          --measure MEASURE   cpu: the first thread's CPU from /proc (default); watchdog: the stall file of
-                              the app's own StallWatchdog (\(EnvironmentName.output) is set for each run)
-        """
+    /// The positional rows of commands that run a program.
+    static let commandArguments = [("-- COMMAND [ARGS...]", "the program to run and its arguments")]
 
-    /// The names of the options shared with `stallprof bisect`.
-    static let classifierOptionNames: Set<String> = ["--window", "--busy", "--idle", "--sustain", "--measure"]
+    /// The classifier options, checked as a whole (the sampling interval follows --sustain).
+    static func validated(_ given: RunClassifierOptions) throws -> RunClassifierOptions {
+        var options = given
+        options.intervalSeconds = min(options.intervalSeconds, options.sustainedSeconds / 5)
+        do { try options.validate() } catch let error as BisectError { throw UsageError(message: error.description) }
+        return options
+    }
 
-    static func run(_ arguments: [String]) throws {
-        let args = try Arguments(arguments, valued: classifierOptionNames, flags: [])
-        let options = try classifierOptions(args)
-        let command = try commandAfterDashDash(args)
+    /// The command after `--`.
+    static func commandAfterDashDash<Root>(_ invocation: Invocation<Root>) throws -> [String] {
+        guard invocation.positionals.isEmpty else {
+            throw UsageError(message: "unexpected '\(invocation.positionals[0])'; put the command after --")
+        }
+        guard let command = invocation.command, !command.isEmpty else { throw UsageError(message: "no command after --") }
+        return command
+    }
+
+    static func run(_ invocation: Invocation<Run>) throws {
+        let options = try validated(invocation.options.classifier)
+        let command = try commandAfterDashDash(invocation)
         ProcessRunner.installInterruptHandlers()
         var launch = ProcessRunner.Launch(arguments: command, inheritOutput: true)
         let scratch = options.measure == .watchdog ? try ScratchDirectory(prefix: "stallprof-check") : nil
@@ -51,34 +83,5 @@ enum CheckCommand {
         let line = "check: " + BisectProgress.line(trial, number: 1).drop { $0 != ":" }.dropFirst(2)
         guard observation.verdict == .good else { throw CheckVerdictError(verdict: observation.verdict, description: line) }
         Output.error(line)
-    }
-
-    /// The classifier options given by `--window`, `--busy`, `--idle` and `--sustain`.
-    static func classifierOptions(_ args: Arguments) throws -> RunClassifierOptions {
-        var options = RunClassifierOptions()
-        func number(_ name: String) throws -> Double? {
-            guard let raw = args.value(name) else { return nil }
-            guard let value = Double(raw), value.isFinite, value > 0 else {
-                throw UsageError(message: "\(name) takes a positive number, not '\(raw)'")
-            }
-            return value
-        }
-        options.windowSeconds = try number("--window") ?? options.windowSeconds
-        options.busyThreshold = try number("--busy") ?? options.busyThreshold
-        options.idleThreshold = try number("--idle") ?? options.idleThreshold
-        options.sustainedSeconds = try number("--sustain") ?? options.sustainedSeconds
-        options.intervalSeconds = min(options.intervalSeconds, options.sustainedSeconds / 5)
-        options.measure = try args.choice("--measure", as: RunClassifierOptions.Measure.self) ?? .cpu
-        do { try options.validate() } catch let error as BisectError { throw UsageError(message: error.description) }
-        return options
-    }
-
-    /// The command after `--`.
-    static func commandAfterDashDash(_ args: Arguments) throws -> [String] {
-        guard args.positionals.isEmpty else {
-            throw UsageError(message: "unexpected '\(args.positionals[0])'; put the command after --")
-        }
-        guard let command = args.afterDashDash, !command.isEmpty else { throw UsageError(message: "no command after --") }
-        return command
     }
 }

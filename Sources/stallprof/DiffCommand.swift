@@ -2,36 +2,42 @@ import StallAnalysis
 
 /// `stallprof diff`: the two-count folded format (`stack before after`) of two profiles.
 enum DiffCommand {
-    static let usage = """
-        USAGE: stallprof diff [--normalize] [--strip-hex] [--kind KIND] [--state STATE] [--stall N]... \\
-                              [--range MS..MS] [-o OUT] BEFORE AFTER
+    /// What `diff` is given.
+    struct Run {
+        var profile = ProfileRun()
+        var diff = DiffOptions()
+    }
 
-        Prints `stack before after` lines (byte-sorted) for 'stallprof flamegraph' to draw as a differential flame
-        graph: width from AFTER, red where a stack grew, blue where it shrank (--negate swaps). BEFORE and AFTER
-        are folded stacks or anything 'stallprof fold' reads, e.g. the stall before and after a fix.
-
-        OPTIONS:
-          -n, --normalize   scale BEFORE's counts to AFTER's total
-          -s, --strip-hex   replace hexadecimal numbers in frames by 0x...
-        \(CaptureSelection.usage)
-          -o, --output OUT  write to OUT instead of standard output
-        """
-
-    static func run(_ arguments: [String]) throws {
-        let args = try Arguments(
-            arguments, valued: CaptureSelection.valued.union(["--output"]),
-            flags: CaptureSelection.flags.union(["--normalize", "--strip-hex"]),
-            aliases: ["-o": "--output", "-n": "--normalize", "-s": "--strip-hex"])
-        guard args.positionals.count == 2 else { throw UsageError(message: "diff takes exactly two inputs: BEFORE AFTER") }
-        let foldOptions = try CaptureSelection.foldOptions(args)
-        var options = DiffOptions()
-        options.normalize = args.flag("--normalize")
-        options.stripHex = args.flag("--strip-hex")
-        let (before, beforeWarnings) = try ProfileLoader.load([InputSource(path: args.positionals[0])], options: foldOptions)
-        let (after, afterWarnings) = try ProfileLoader.load([InputSource(path: args.positionals[1])], options: foldOptions)
-        var diagnostics = Diagnostics()
-        let text = StackDiff.diff(before: before.folded, after: after.folded, options: options, diagnostics: &diagnostics)
-        (beforeWarnings.warnings + afterWarnings.warnings + diagnostics.warnings).forEach { Output.error("warning: \($0)") }
-        try Output.write(text, to: args.value("--output"))
+    static var command: Command<Run> {
+        Command(
+            name: "diff", abstract: "two-count folded stacks (before, after) for a differential flame graph",
+            synopsis: "[options] [-o OUT] BEFORE AFTER",
+            discussion: """
+                Prints `stack before after` lines (byte-sorted) for 'stallprof flamegraph' to draw as a \
+                differential flame graph: width from AFTER, red where a stack grew, blue where it shrank \
+                (--negate swaps). BEFORE and AFTER are folded stacks or anything 'stallprof fold' reads, e.g. \
+                the stall before and after a fix; both are read with the same options.
+                """,
+            groups: [OptionGroup(title: "OPTIONS", options: [
+                .flag("-n", "--normalize", help: "scale BEFORE's counts to AFTER's total") { $0.diff.normalize = true },
+                .flag("-s", "--strip-hex", help: "replace hexadecimal numbers in frames by 0x...") {
+                    $0.diff.stripHex = true
+                },
+                SharedOptions.output.lifted(\.profile.output),
+            ])] + SharedOptions.reading(\.profile.input),
+            arguments: [("BEFORE AFTER", "two profiles; - reads standard input")], defaults: Run()
+        ) { invocation in
+            guard invocation.positionals.count == 2 else {
+                throw UsageError(message: "diff takes exactly two inputs: BEFORE AFTER")
+            }
+            let input = invocation.options.profile.input
+            let (before, beforeWarnings) = try ProfileLoader.load([InputSource(path: invocation.positionals[0])], options: input)
+            let (after, afterWarnings) = try ProfileLoader.load([InputSource(path: invocation.positionals[1])], options: input)
+            var diagnostics = Diagnostics()
+            let text = StackDiff.diff(
+                before: before.folded, after: after.folded, options: invocation.options.diff, diagnostics: &diagnostics)
+            (beforeWarnings.warnings + afterWarnings.warnings + diagnostics.warnings).forEach { Output.error("warning: \($0)") }
+            try Output.write(text, to: invocation.options.profile.output)
+        }
     }
 }

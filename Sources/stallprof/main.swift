@@ -23,30 +23,20 @@ enum ExitCode {
     static let interrupted: Int32 = 130
 }
 
-let rootUsage = """
-    USAGE: stallprof <subcommand> [options]
-
-    SUBCOMMANDS:
-      fold        folded stacks from stallprof captures, perf script, macOS sample, folded files
-      flamegraph  interactive SVG flame graph from folded stacks or captures
-      diff        two-count folded stacks (before, after) for a differential flame graph
-      export      speedscope, Chrome trace (Perfetto) or pprof from captures or anything fold reads
-      report      a summary of captures: stalls, busy or blocked, where the time went
-      bisect      find which flags, when disabled, end a main-thread freeze
-      check       run a command once: exit 0 good, 1 frozen, 125 inconclusive (for git bisect run)
-
-    Run 'stallprof <subcommand> --help' for a subcommand's options.
-    """
-
-let subcommands: [String: (usage: String, run: ([String]) throws -> Void)] = [
-    "fold": (FoldCommand.usage, FoldCommand.run),
-    "flamegraph": (FlameGraphCommand.usage, FlameGraphCommand.run),
-    "diff": (DiffCommand.usage, DiffCommand.run),
-    "report": (ReportCommand.usage, ReportCommand.run),
-    "export": (ExportCommand.usage, ExportCommand.run),
-    "bisect": (BisectCommand.usage, BisectCommand.run),
-    "check": (CheckCommand.usage, CheckCommand.run),
+/// Every subcommand, in the order the root usage lists them.
+let subcommands: [Subcommand] = [
+    FoldCommand.command, FlameGraphCommand.command, DiffCommand.command, ExportCommand.command,
+    ReportCommand.command, BisectCommand.command, CheckCommand.command,
 ]
+
+let rootUsage = UsageText.root(subcommands)
+
+/// A usage error: one line saying what is wrong, then where the help is (never the whole usage).
+func usageError(_ message: String, command: String?) -> Int32 {
+    let help = command.map { "stallprof \($0) --help" } ?? "stallprof --help"
+    Output.error("stallprof: \(message)\nsee `\(help)`")
+    return ExitCode.usage
+}
 
 /// The one place that turns errors into exit codes.
 @MainActor func runMain(_ arguments: [String]) -> Int32 {
@@ -54,17 +44,24 @@ let subcommands: [String: (usage: String, run: ([String]) throws -> Void)] = [
         Output.error(rootUsage)
         return ExitCode.usage
     }
-    if name == "--help" || name == "-h" || name == "help" {
+    if name == "--help" || name == "-h" || (name == "help" && arguments.count == 1) {
         print(rootUsage)
+        return ExitCode.success
+    }
+    if name == "help" {
+        guard arguments.count == 2, let command = subcommands.first(where: { $0.name == arguments[1] }) else {
+            return usageError("help takes one subcommand name, not '\(arguments.dropFirst().joined(separator: " "))'",
+                              command: nil)
+        }
+        print(command.usage)
         return ExitCode.success
     }
     if name == "--version" {
         print("stallprof 0.1.0")
         return ExitCode.success
     }
-    guard let command = subcommands[name] else {
-        Output.error("error: unknown subcommand '\(name)'\n\n\(rootUsage)")
-        return ExitCode.usage
+    guard let command = subcommands.first(where: { $0.name == name }) else {
+        return usageError("unknown subcommand '\(name)'", command: nil)
     }
     do {
         try command.run(Array(arguments.dropFirst()))
@@ -73,9 +70,9 @@ let subcommands: [String: (usage: String, run: ([String]) throws -> Void)] = [
         print(command.usage)
         return ExitCode.success
     } catch let error as UsageError {
-        Output.error("error: \(error.message)\n\n\(command.usage)")
-        return ExitCode.usage
+        return usageError(error.message, command: command.name)
     } catch let error as AnalysisError {
+        if case .usage = error { return usageError("\(error)", command: command.name) }
         Output.error("error: \(error)")
         switch error {
         case .badData, .input: return ExitCode.dataError  // an input that is missing or unreadable is bad data too
@@ -83,6 +80,7 @@ let subcommands: [String: (usage: String, run: ([String]) throws -> Void)] = [
         case .output: return ExitCode.failure
         }
     } catch let error as BisectError {
+        if case .usage = error { return usageError("\(error)", command: command.name) }
         Output.error("error: \(error)")
         switch error {
         case .badData, .input: return ExitCode.dataError  // a command that cannot run is a bad input, as above

@@ -5,7 +5,7 @@ import Testing
 /// Perfetto keeps one stack of slices per thread and drops a complete slice that crosses an open one
 /// (`slice_drop_overlapping_complete_event`); the long-press stall ends just after its callback's interval marker.
 @Suite struct ChromeTraceNestingTests {
-    static func number(_ value: Any?) -> Double? { (value as? Double) ?? (value as? Int).map(Double.init) }
+    static func number(_ value: Any?) -> Double? { TraceNesting.number(value) }
 
     /// The trace of one busy stall and the given markers on pid 10, tid 10.
     static func trace(stall: (UInt64, UInt64), markers: [TimelineMarker]) throws -> [[String: Any]] {
@@ -18,27 +18,14 @@ import Testing
         return try #require(root["traceEvents"] as? [[String: Any]]).filter { $0["ph"] as? String != "M" }
     }
 
-    /// Microseconds as Perfetto reads them: nanoseconds, rounded (`llround(us * 1000)`).
-    static func nanoseconds(_ value: Any?) -> Double { ((number(value) ?? -1) * 1000).rounded() }
-
     /// The (start, end) of each complete event in nanoseconds as Perfetto reads them, in file order.
     static func extents(_ events: [[String: Any]]) -> [(name: String, start: Double, end: Double)] {
-        events.filter { $0["ph"] as? String == "X" }.map {
-            let start = nanoseconds($0["ts"])
-            return ($0["name"] as? String ?? "?", start, start + nanoseconds($0["dur"]))
-        }
+        TraceNesting.extents(events)
     }
 
     /// No two complete events of a thread cross, and they come in Perfetto's order (by start, longer first).
     static func expectNested(_ events: [[String: Any]]) {
-        let slices = extents(events)
-        var problems: [String] = []
-        for (i, a) in slices.enumerated() where problems.count < 5 {
-            for b in slices[(i + 1)...] {
-                if !(a.start < b.start || (a.start == b.start && a.end >= b.end)) { problems.append("\(a) before \(b)") }
-                if !(b.start >= a.end || b.end <= a.end) { problems.append("\(a.name) and \(b.name) cross: Perfetto drops \(b.name)") }
-            }
-        }
+        let problems = TraceNesting.problems(events)
         #expect(problems.isEmpty, "\(problems)")
     }
 

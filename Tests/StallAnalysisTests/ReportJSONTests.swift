@@ -148,27 +148,3 @@ import Testing
         #expect(SyscallNames.name(232, architecture: .x86_64) == "epoll_wait" && SyscallNames.name(999, architecture: .x86_64) == "syscall 999")
     }
 }
-
-/// `--kind` through the CLI: fold and report.
-@Suite(.enabled(if: BuiltCLI.path != nil, "stallprof is not built beside the tests"))
-struct ReportCLITests {
-    @Test func kindFiltersFoldAndReport() throws {
-        let path = try ReportFixtures.write(ReportFixtures.mixedRecords(), name: "cli")
-        defer { try? FileManager.default.removeItem(atPath: path) }
-        let (allStatus, all, _) = try FlameGraphCLITests.run(["fold", path])
-        #expect(allStatus == 0 && all.contains("stallprof_fixture_render") && all.contains("stallprof_fixture_layout_pass"))
-        let (_, saturated, _) = try FlameGraphCLITests.run(["fold", "--kind", "saturated", path])
-        #expect(saturated.contains("stallprof_fixture_render") && !saturated.contains("stallprof_fixture_layout_pass"))
-        let (_, stalls, _) = try FlameGraphCLITests.run(["fold", "--kind=stall", path])
-        #expect(!stalls.contains("stallprof_fixture_render") && stalls.contains("stallprof_fixture_layout_pass"))
-        let (status, json, _) = try FlameGraphCLITests.run(["report", "--json", "--kind", "saturated", path])
-        #expect(status == 0)
-        let root = try #require(try JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: Any])
-        let episodes = try #require(root["episodes"] as? [[String: Any]])
-        #expect(episodes.map { $0["id"] as? Int } == [2])
-        let (_, text, _) = try FlameGraphCLITests.run(["report", "--stall", "1", "--stall", "4", path])
-        #expect(text.contains("2 episodes: 2 stalls, 0 saturated"))
-        #expect(try FlameGraphCLITests.run(["report", "--kind", "frozen", path]).0 == 64)
-        #expect(try FlameGraphCLITests.run(["report", "/nonexistent/x.stalls"]).0 != 0)
-    }
-}

@@ -22,24 +22,35 @@ public struct StackTransforms: Sendable {
         result.unit = stacks.unit
         var cache: [Substring: String] = [:]
         stacks.forEach { bytes, count in
-            let text = String(decoding: bytes, as: UTF8.self)
-            var frames = text.split(separator: ";", omittingEmptySubsequences: false).map(String.init)
-            if demangleSwift {
-                frames = frames.map { frame in
-                    if let known = cache[Substring(frame)] { return known }
-                    let readable = Self.demangled(frame)
-                    cache[Substring(frame)] = readable
-                    return readable
-                }
-            }
-            if mergeRecursion {
-                var merged: [String] = []
-                for frame in frames where merged.last != frame { merged.append(frame) }
-                frames = merged
-            }
-            result.add(frames: frames, count: count)
+            result.add(frames: rewrite(String(decoding: bytes, as: UTF8.self), cache: &cache), count: count)
         }
         return result
+    }
+
+    /// One `;`-joined stack rewritten (the flame graph's folded text, which keeps its line order and two counts).
+    public func apply(toStack stack: String) -> String {
+        guard !isIdentity else { return stack }
+        var cache: [Substring: String] = [:]
+        return rewrite(stack, cache: &cache).joined(separator: ";")
+    }
+
+    /// The frames of `stack` rewritten; `cache` keeps each frame's demangled name.
+    private func rewrite(_ stack: String, cache: inout [Substring: String]) -> [String] {
+        var frames = stack.split(separator: ";", omittingEmptySubsequences: false).map(String.init)
+        if demangleSwift {
+            frames = frames.map { frame in
+                if let known = cache[Substring(frame)] { return known }
+                let readable = Self.demangled(frame)
+                cache[Substring(frame)] = readable
+                return readable
+            }
+        }
+        if mergeRecursion {
+            var merged: [String] = []
+            for frame in frames where merged.last != frame { merged.append(frame) }
+            frames = merged
+        }
+        return frames
     }
 
     /// One frame demangled, an annotation suffix kept after the readable name and a `module`` prefix (macOS

@@ -44,8 +44,10 @@ struct FoldedTextReader {
         }
     }
 
-    /// Reads all of `stream`, appending its stacks in input order.
-    static func read(_ stream: ByteStream, into stacks: inout [ProfileStack], diagnostics: inout Diagnostics) throws {
+    /// Reads all of `stream`, appending its stacks in input order; when `strict`, a line that is not folded is bad
+    /// data instead of a warning.
+    static func read(_ stream: ByteStream, strict: Bool = false, into stacks: inout [ProfileStack],
+                     diagnostics: inout Diagnostics) throws {
         var ignored = 0
         var firstIgnored = 0
         while let raw = try stream.nextLine() {
@@ -55,6 +57,10 @@ struct FoldedTextReader {
             if let entry = parse(line) {
                 stacks.append(entry)
             } else {
+                if strict {
+                    throw AnalysisError.badData(path: stream.name, position: "line \(stream.lineNumber)",
+                                                reason: "not a folded line (stack count)")
+                }
                 if ignored == 0 { firstIgnored = stream.lineNumber }
                 ignored += 1
             }

@@ -26,7 +26,11 @@ public enum ProfileLoader {
             if options.format == .auto, !StallCaptureImporter.recognizes(head),
                 FoldedTextReader.recognizes(head) || (try? Folder.resolve(.auto, stream: stream)) == .folded
             {
-                try FoldedTextReader.read(stream, into: &stacks, diagnostics: &diagnostics)
+                let first = stacks.count
+                try FoldedTextReader.read(stream, strict: options.folded.strict, into: &stacks, diagnostics: &diagnostics)
+                for index in stacks.indices[first...] {
+                    stacks[index].stack = options.transforms.apply(toStack: stacks[index].stack)
+                }
                 continue
             }
             if timeOrder, options.format == .auto || options.format == .stallprof, StallCaptureImporter.recognizes(head) {

@@ -4,30 +4,20 @@ import Testing
 
 /// `stallprof fold` on real captures: names, `--state`, and what happens with bad input.
 @Suite struct FoldCommandTests {
-    static let stallprof = TestSupport.productsDirectory.appendingPathComponent("stallprof")
-    static let demo = TestSupport.productsDirectory.appendingPathComponent("stall-demo")
+    static let demo = CLI.product("stall-demo")
 
     /// Runs stallprof; returns status, stdout and stderr.
     func stallprof(_ arguments: [String]) throws -> (status: Int32, out: String, err: String) {
-        let process = Process()
-        process.executableURL = Self.stallprof
-        process.arguments = arguments
-        let out = Pipe(), err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        try process.run()
-        let outData = out.fileHandleForReading.readDataToEndOfFile()
-        let errData = err.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return (process.terminationStatus, String(decoding: outData, as: UTF8.self), String(decoding: errData, as: UTF8.self))
+        let result = try CLI.run(arguments)
+        return (result.status, result.out, result.err)
     }
 
     /// One capture holding a busy and a blocked stall? The demo makes one stall per run, so fold two captures.
     func captures() throws -> (busy: String, blocked: String) {
-        let busy = TestSupport.temporaryPath("fold-busy.stalls"), blocked = TestSupport.temporaryPath("fold-blocked.stalls")
+        let busy = CLI.temporary("fold-busy.stalls"), blocked = CLI.temporary("fold-blocked.stalls")
         let env = [EnvironmentName.threshold: "100", EnvironmentName.interval: "5"]
-        try TestSupport.run(Self.demo, ["--stall", "busy", "--stall-ms", "400", "--output", busy], environment: env)
-        try TestSupport.run(Self.demo, ["--stall", "blocked", "--stall-ms", "400", "--output", blocked], environment: env)
+        _ = try CLI.run(["--stall", "busy", "--stall-ms", "400", "--output", busy], environment: env, executable: Self.demo)
+        _ = try CLI.run(["--stall", "blocked", "--stall-ms", "400", "--output", blocked], environment: env, executable: Self.demo)
         return (busy, blocked)
     }
 
@@ -61,7 +51,7 @@ import Testing
         let mangled = try stallprof(["fold", "--no-demangle", busy])
         #expect(mangled.out.contains("$s12StallSamples8BusyWorkO7descend"))
 
-        let output = TestSupport.temporaryPath("fold.out")
+        let output = CLI.temporary("fold.out")
         defer { unlink(output) }
         let toFile = try stallprof(["fold", "-o", output, busy, blocked])
         #expect(toFile.status == 0 && toFile.out.isEmpty)
@@ -93,7 +83,7 @@ import Testing
         defer { unlink(busy); unlink(blocked) }
         var bytes = try CaptureReader.readWholeFile(busy)
         bytes.removeLast(7)
-        let cut = TestSupport.temporaryPath("cut.stalls")
+        let cut = CLI.temporary("cut.stalls")
         defer { unlink(cut) }
         _ = FileManager.default.createFile(atPath: cut, contents: Data(bytes))
         let result = try stallprof(["fold", cut])
@@ -104,9 +94,9 @@ import Testing
     }
 
     @Test func badInputAndUsageGetTheirExitCodes() throws {
-        let foreign = TestSupport.temporaryPath("foreign.txt")
-        let empty = TestSupport.temporaryPath("empty")
-        let corrupt = TestSupport.temporaryPath("corrupt.stalls")
+        let foreign = CLI.temporary("foreign.txt")
+        let empty = CLI.temporary("empty")
+        let corrupt = CLI.temporary("corrupt.stalls")
         defer { unlink(foreign); unlink(empty); unlink(corrupt) }
         _ = FileManager.default.createFile(atPath: foreign, contents: Data("hello world\n".utf8))
         _ = FileManager.default.createFile(atPath: empty, contents: Data())

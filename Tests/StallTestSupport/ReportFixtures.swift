@@ -1,7 +1,6 @@
 import Foundation
 import StallAnalysis
 import StallFormat
-import Testing
 
 // Functions of this test binary with plain C names, so synthetic captures resolve to known names through the
 // real symbolizer. Distinct bodies keep them distinct functions.
@@ -13,27 +12,27 @@ import Testing
 @_cdecl("stallprof_fixture_owner_work") public func fixtureOwnerWork() -> Int { 106 }
 
 /// Synthetic captures for the report's tests: written with ``CaptureWriter`` and read back like real files.
-enum ReportFixtures {
+public enum ReportFixtures {
     /// Addresses inside the fixture functions (two bytes in, so they resolve as leaves and as return addresses).
-    static func address(_ function: @convention(c) () -> Int) -> UInt64 {
+    public static func address(_ function: @convention(c) () -> Int) -> UInt64 {
         UInt64(UInt(bitPattern: unsafeBitCast(function, to: Int.self))) + 2
     }
 
-    static var pass: UInt64 { address(fixtureLayoutPass) }
-    static var height: UInt64 { address(fixtureMarkdownHeight) }
-    static var recurA: UInt64 { address(fixtureRecurA) }
-    static var recurB: UInt64 { address(fixtureRecurB) }
-    static var render: UInt64 { address(fixtureRender) }
-    static var ownerWork: UInt64 { address(fixtureOwnerWork) }
+    public static var pass: UInt64 { address(fixtureLayoutPass) }
+    public static var height: UInt64 { address(fixtureMarkdownHeight) }
+    public static var recurA: UInt64 { address(fixtureRecurA) }
+    public static var recurB: UInt64 { address(fixtureRecurB) }
+    public static var render: UInt64 { address(fixtureRender) }
+    public static var ownerWork: UInt64 { address(fixtureOwnerWork) }
     /// Frames in a system library that does not exist: they read `[libsystemfake.so.1]`.
-    static let system: UInt64 = 0x2000, systemLeaf: UInt64 = 0x3000
-    static let systemLibrary = ImageRecord(
+    public static let system: UInt64 = 0x2000, systemLeaf: UInt64 = 0x3000
+    public static let systemLibrary = ImageRecord(
         path: "/usr/lib/x86_64-linux-gnu/libsystemfake.so.1", loadBias: 0x1000, start: 0x1000, end: 0x9000, buildID: [])
 
     /// This test binary as an image at its real load address. /proc/self/maps is read to its end with
     /// `readWholeFile`: Foundation's `String(contentsOfFile:)` stops after the first read, one page of a /proc file,
     /// and under TSan that page holds only the runtime's shadow mappings, not this binary.
-    static let ownImage: ImageRecord = {
+    public static let ownImage: ImageRecord = {
         let exe = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? ""
         let maps = (try? CaptureReader.readWholeFile("/proc/self/maps")).map { String(decoding: $0, as: UTF8.self) } ?? ""
         var start: UInt64 = .max, end: UInt64 = 0
@@ -47,12 +46,12 @@ enum ReportFixtures {
         return ImageRecord(path: exe, loadBias: start, start: start, end: end, buildID: [])
     }()
 
-    static let startNs: UInt64 = 1_000_000_000
+    public static let startNs: UInt64 = 1_000_000_000
     /// 2026-11-30T21:00:00.123Z.
-    static let startWallNs: UInt64 = 1_796_072_400_123_000_000
+    public static let startWallNs: UInt64 = 1_796_072_400_123_000_000
 
     /// The records of an episode: begin, `samples` (leaf-first stacks, 10 ms apart from detection), end.
-    static func episode(
+    public static func episode(
         _ id: UInt32, kind: EpisodeKind = .stall, at startMs: UInt64, durationMs: UInt64, state: StallState,
         cpuPerMille: UInt64 = 1000, samples: [[UInt64]], missed: UInt32 = 0, finished: Bool = true
     ) -> [CaptureRecord] {
@@ -76,7 +75,7 @@ enum ReportFixtures {
 
     /// A capture: the process record (this binary), both images, `body`, and a close record `recordedMs`
     /// after the start (none when nil).
-    static func records(_ body: [CaptureRecord], recordedMs: UInt64? = 60_000) -> [CaptureRecord] {
+    public static func records(_ body: [CaptureRecord], recordedMs: UInt64? = 60_000) -> [CaptureRecord] {
         [
             .process(ProcessRecord(pid: 4242, startMonotonicNs: startNs, startWallNs: startWallNs,
                                    thresholdNs: 250_000_000, sampleIntervalNs: 10_000_000, executable: ownImage.path)),
@@ -85,7 +84,7 @@ enum ReportFixtures {
     }
 
     /// Writes `records` with ``CaptureWriter`` to a new temporary file (tests run in parallel) and returns its path.
-    static func write(_ records: [CaptureRecord], name: String) throws -> String {
+    public static func write(_ records: [CaptureRecord], name: String) throws -> String {
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("report-\(getpid())-\(name)-\(UUID().uuidString).stalls").path
         let writer = try CaptureWriter(path: path)
         records.forEach(writer.append)
@@ -94,14 +93,14 @@ enum ReportFixtures {
     }
 
     /// Writes and reads back through the importer, as `stallprof report` does.
-    static func capture(_ records: [CaptureRecord], name: String) throws -> Capture {
+    public static func capture(_ records: [CaptureRecord], name: String) throws -> Capture {
         let path = try write(records, name: name)
         defer { try? FileManager.default.removeItem(atPath: path) }
         return try StallCaptureImporter.read(InputSource(path: path).open())
     }
 
     /// The capture most tests use: six episodes of both kinds and states.
-    static func mixedRecords() -> [CaptureRecord] {
+    public static func mixedRecords() -> [CaptureRecord] {
         let driverAndLeaf = [height, pass, system], driverOnly = [systemLeaf, pass, system]
         let cycle = [systemLeaf, recurB, recurA, recurB, recurA, system]
         return records(
@@ -132,7 +131,7 @@ enum ReportFixtures {
 
     /// App markers: around stall 1 (an instant before it, an interval over it, an instant on another thread in
     /// it), an interval that never ends before stall 6, and one far from every episode.
-    static func markerRecords() -> [CaptureRecord] {
+    public static func markerRecords() -> [CaptureRecord] {
         func marker(_ kind: MarkerRecord.Kind, _ span: UInt64, _ ms: UInt64, _ name: String, tid: Int32 = 4242)
             -> CaptureRecord
         {
@@ -145,13 +144,13 @@ enum ReportFixtures {
         ]
     }
 
-    static var architecture: SyscallNames.Architecture { SyscallNames.architecture(ofExecutable: ownImage.path) }
-    static var futexNumber: Int32 { architecture == .x86_64 ? 202 : 98 }
-    static var nanosleepNumber: Int32 { architecture == .x86_64 ? 35 : 101 }
-    static var readNumber: Int32 { architecture == .x86_64 ? 0 : 63 }
+    public static var architecture: SyscallNames.Architecture { SyscallNames.architecture(ofExecutable: ownImage.path) }
+    public static var futexNumber: Int32 { architecture == .x86_64 ? 202 : 98 }
+    public static var nanosleepNumber: Int32 { architecture == .x86_64 ? 35 : 101 }
+    public static var readNumber: Int32 { architecture == .x86_64 ? 0 : 63 }
 
     /// `bytes` of a version 2 capture rewritten as version 1: no kind byte in stallBegin, CRCs recomputed.
-    static func versionOne(_ bytes: [UInt8]) -> [UInt8] {
+    public static func versionOne(_ bytes: [UInt8]) -> [UInt8] {
         var out = Array(bytes[..<16])
         out[8] = 1
         var offset = 16
@@ -170,7 +169,7 @@ enum ReportFixtures {
     }
 
     /// CRC-32 (IEEE, as zlib).
-    static func crc32(_ bytes: [UInt8]) -> UInt32 {
+    public static func crc32(_ bytes: [UInt8]) -> UInt32 {
         var crc: UInt32 = 0xFFFF_FFFF
         for byte in bytes {
             crc ^= UInt32(byte)

@@ -4,9 +4,9 @@ import Testing
 
 /// `stallprof report` on a real freeze: chat-freeze under the watchdog (it never settles with its default
 /// flags), killed once a stall with samples is on disk. Structural assertions only.
-@Suite(.serialized, .enabled(if: BuiltCLI.path != nil, "stallprof is not built beside the tests"))
+@Suite(.serialized)
 struct ReportEndToEndTests {
-    static var chatFreeze: String { URL(fileURLWithPath: BuiltCLI.path!).deletingLastPathComponent().appendingPathComponent("chat-freeze").path }
+    static var chatFreeze: String { CLI.product("chat-freeze") }
 
     /// Runs chat-freeze until its capture holds a stall with at least 30 samples (at most 30 s), then kills it.
     func recordChatFreeze(_ path: String) throws -> Capture {
@@ -39,7 +39,7 @@ struct ReportEndToEndTests {
         defer { try? FileManager.default.removeItem(atPath: path) }
         let capture = try recordChatFreeze(path)
         try #require(!capture.stalls.isEmpty)
-        let (status, json, _) = try FlameGraphCLITests.run(["report", "--json", path])
+        let (status, json, _) = try CLI.run(["report", "--json", path], input: "")
         #expect(status == 0)
         let root = try #require(try JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: Any])
         let episodes = try #require(root["episodes"] as? [[String: Any]])
@@ -56,7 +56,7 @@ struct ReportEndToEndTests {
         #expect(topSelf.contains { $0.contains("Markdown") } || appSelf.first?.contains("Markdown") == true,
                 "topSelf: \(topSelf.prefix(5)), appSelf: \(appSelf)")
         #expect(appFrames.contains { $0.contains("Markdown.height") })
-        let (_, text, _) = try FlameGraphCLITests.run(["report", path])
+        let (_, text, _) = try CLI.run(["report", path], input: "")
         #expect(text.contains("app frames on the stack"))
         #expect(text.contains("ChatLayout.pass"))
         #expect(text.split(separator: "\n").allSatisfy { $0.count <= 80 })

@@ -1,32 +1,14 @@
 import Foundation
+import StallTestSupport
 import Testing
 
 /// `stallprof flamegraph` and `stallprof diff` as a user runs them: standard input and output, `-o`, exit codes.
-/// Uses the `stallprof` built beside the tests (tools/test.sh builds every product first).
-@Suite(.enabled(if: BuiltCLI.path != nil, "stallprof is not built beside the tests"))
-struct FlameGraphCLITests {
-    static var binary: String? { BuiltCLI.path }
-
-    static func fixture(_ name: String) -> String {
-        Bundle.module.path(forResource: name, ofType: nil, inDirectory: "Fixtures/flamegraph")!
-    }
+@Suite struct FlameGraphCLITests {
+    static func fixture(_ name: String) -> String { CLI.fixture("flamegraph/" + name) }
 
     /// Runs stallprof with `arguments` and `input` on standard input; returns the exit code, stdout and stderr.
     static func run(_ arguments: [String], input: String = "") throws -> (Int32, String, String) {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: binary!)
-        process.arguments = arguments
-        let (stdin, stdout, stderr) = (Pipe(), Pipe(), Pipe())
-        process.standardInput = stdin
-        process.standardOutput = stdout
-        process.standardError = stderr
-        try process.run()
-        stdin.fileHandleForWriting.write(Data(input.utf8))
-        try stdin.fileHandleForWriting.close()
-        let out = stdout.fileHandleForReading.readDataToEndOfFile()
-        let err = stderr.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return (process.terminationStatus, String(decoding: out, as: UTF8.self), String(decoding: err, as: UTF8.self))
+        try CLI.run(arguments, input: input)
     }
 
     @Test func drawsFromStandardInputToStandardOutput() throws {
@@ -76,13 +58,4 @@ struct FlameGraphCLITests {
         #expect(frames.frame("tap")?.fill.hasSuffix(",255)") == true)  // grew, negated: blue
         #expect(frames.frame("tap")?.title == "tap (70 samples, 66.67%; -28.57%)")
     }
-}
-
-/// Where the `stallprof` executable of this build is: beside the tests' resource bundle.
-enum BuiltCLI {
-    static let path: String? = {
-        let directory = Bundle.module.bundleURL.deletingLastPathComponent()
-        let path = directory.appendingPathComponent("stallprof").path
-        return FileManager.default.isExecutableFile(atPath: path) ? path : nil
-    }()
 }

@@ -2,26 +2,26 @@ import Foundation
 import FoundationXML
 
 /// A flame graph SVG read back with an XML parser (so escaping mistakes fail the parse): its frames and texts.
-struct SVGFrames {
+public struct SVGFrames {
     /// One `<g>` of `#frames`.
-    struct Frame: Equatable {
-        var name: String
-        var title: String
-        var x: Double
-        var width: Double
-        var y: Int
-        var fill: String
-        var label: String?
-        var depth = 0
+    public struct Frame: Equatable {
+        public var name: String
+        public var title: String
+        public var x: Double
+        public var width: Double
+        public var y: Int
+        public var fill: String
+        public var label: String?
+        public var depth = 0
     }
 
-    var frames: [Frame] = []
-    var texts: [String: String] = [:]
-    var comments: [String] = []
-    var total = 0.0
+    public var frames: [Frame] = []
+    public var texts: [String: String] = [:]
+    public var comments: [String] = []
+    public var total = 0.0
 
     /// Parses `svg`; nil when it is not well-formed XML.
-    init?(_ svg: String) {
+    public init?(_ svg: String) {
         let delegate = Delegate()
         let parser = XMLParser(data: Data(svg.utf8))
         parser.delegate = delegate
@@ -40,12 +40,12 @@ struct SVGFrames {
     }
 
     /// (name, x, width, depth) of every frame, sorted: what conformance compares.
-    var structure: [String] {
+    public var structure: [String] {
         frames.map { "\($0.name)@\($0.depth) \($0.x)+\($0.width)" }.sorted()
     }
 
     /// The frame named `name` (the first if several).
-    func frame(_ name: String) -> Frame? { frames.first { $0.name == name } }
+    public func frame(_ name: String) -> Frame? { frames.first { $0.name == name } }
 
     private final class Delegate: NSObject, XMLParserDelegate {
         var frames: [Frame] = []

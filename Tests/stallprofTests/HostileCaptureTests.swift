@@ -1,11 +1,11 @@
 import Foundation
 import StallFormat
+import StallTestSupport
 import Testing
 
 /// Captures whose checksums are valid but whose numbers are out of range, and images that are not ELF files or
 /// are corrupt ones: every command ends with 0 (a warning) or 65, within seconds, never by a signal.
-@Suite(.enabled(if: BuiltCLI.path != nil, "stallprof is not built beside the tests"))
-struct HostileCaptureTests {
+@Suite struct HostileCaptureTests {
     static let max = UInt64.max
 
     /// Episodes with extreme numbers: cpu + wait overflowing, end before start, durations of 2^64-1 ns, huge
@@ -54,7 +54,7 @@ struct HostileCaptureTests {
                           ["export", "--format", "chrome-trace"], ["export", "--format", "speedscope"],
                           ["export", "--format", "pprof", "-o", "/dev/null"]] {
             let process = Process()
-            process.executableURL = URL(fileURLWithPath: BuiltCLI.path!)
+            process.executableURL = URL(fileURLWithPath: CLI.path)
             process.arguments = arguments + [capture]
             process.standardOutput = FileHandle.nullDevice
             let errors = Pipe()

@@ -1,12 +1,12 @@
 import Foundation
+import StallTestSupport
 import Testing
-@testable import StallAnalysis
 
 /// `stallprof export` as a user runs it: formats, -o, exit codes for bad usage (64) and bad data (65).
-@Suite(.enabled(if: BuiltCLI.path != nil, "stallprof is not built beside the tests"))
-struct ExportCLITests {
+@Suite struct ExportCLITests {
     static func run(_ arguments: [String], input: String = "") throws -> (Int32, [UInt8], String) {
-        try ExportTools.run(BuiltCLI.path!, ["export"] + arguments, input: Array(input.utf8))
+        let result = try CLI.run(["export"] + arguments, input: Array(input.utf8))
+        return (result.status, result.bytes, result.err)
     }
 
     @Test func exportsCapturesInEachFormat() throws {
@@ -14,12 +14,12 @@ struct ExportCLITests {
         defer { try? FileManager.default.removeItem(atPath: capture) }
         let (status, json, _) = try Self.run(["--format", "speedscope", "--stall", "1", "--stall", "4", capture])
         #expect(status == 0)
-        let document = try ExportTests.json(json)
+        let document = try CLI.json(json)
         #expect((document["profiles"] as? [[String: Any]])?.compactMap { $0["name"] as? String }
             == ["stall 1 (busy) at 2000 ms", "stall 4 (blocked) at 12000 ms"])
         let (traceStatus, trace, _) = try Self.run(["--format", "chrome-trace", "--state", "blocked", capture])
         #expect(traceStatus == 0)
-        let events = try #require(try ExportTests.json(trace)["traceEvents"] as? [[String: Any]])
+        let events = try #require(try CLI.json(trace)["traceEvents"] as? [[String: Any]])
         #expect(Set(events.filter { $0["cat"] as? String == "stall" }.compactMap { $0["name"] as? String }) == ["blocked stall"])
         let out = FileManager.default.temporaryDirectory.appendingPathComponent("export-cli-\(getpid()).pb.gz").path
         defer { try? FileManager.default.removeItem(atPath: out) }
@@ -31,14 +31,14 @@ struct ExportCLITests {
     @Test func foldedStandardInputExportsWithoutTimes() throws {
         let (status, json, _) = try Self.run(["--format", "speedscope", "-"], input: "main;a 2\nmain;b 1\n")
         #expect(status == 0)
-        let profile = try #require((try ExportTests.json(json)["profiles"] as? [[String: Any]])?.first)
+        let profile = try #require((try CLI.json(json)["profiles"] as? [[String: Any]])?.first)
         #expect(profile["unit"] as? String == "none" && profile["weights"] as? [Int] == [2, 1])
     }
 
     @Test func badUsageAndBadDataExitCodes() throws {
         #expect(try Self.run(["main;a 1"]).0 == 64)  // no --format
         #expect(try Self.run(["--format", "svg", "-"]).0 == 64)
-        let trace = try ExportTools.temporary(Array(#"{"traceEvents":[]}"#.utf8), suffix: ".json")
+        let trace = try CLI.temporary(Array(#"{"traceEvents":[]}"#.utf8), suffix: ".json")
         defer { try? FileManager.default.removeItem(atPath: trace) }
         let (status, _, errors) = try Self.run(["--format", "pprof", "-o", "/dev/null", trace])
         #expect(status == 65 && errors.contains("a Chrome trace (traceEvents)"))
@@ -46,7 +46,7 @@ struct ExportCLITests {
         #expect(noStacks == 65 && !noStacksError.isEmpty)
         let capture = try ReportFixtures.write(ReportFixtures.mixedRecords(), name: "export-cli-mixed")
         defer { try? FileManager.default.removeItem(atPath: capture) }
-        let folded = try ExportTools.temporary(Array("main;a 1\n".utf8), suffix: ".folded")
+        let folded = try CLI.temporary(Array("main;a 1\n".utf8), suffix: ".folded")
         defer { try? FileManager.default.removeItem(atPath: folded) }
         let (mixed, _, mixedError) = try Self.run(["--format", "speedscope", capture, folded])
         #expect(mixed == 64 && mixedError.contains("export them separately"))

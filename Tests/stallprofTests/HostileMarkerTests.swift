@@ -1,12 +1,11 @@
 import Foundation
 import StallFormat
+import StallTestSupport
 import Testing
-@testable import StallAnalysis
 
 /// Captures with hostile markers (thousands, unpaired ends, begins never ended, an end twice, names of 63 bytes
 /// of multi-byte UTF-8, empty names, `;` and line breaks in names) through every command that reads markers.
-@Suite(.enabled(if: BuiltCLI.path != nil, "stallprof is not built beside the tests"))
-struct HostileMarkerTests {
+@Suite struct HostileMarkerTests {
     static func records() -> [CaptureRecord] {
         let at = { (ms: UInt64) in ReportFixtures.startNs + ms * 1_000_000 }
         let long = String(repeating: "é", count: 31) + "x"  // 63 bytes
@@ -35,43 +34,27 @@ struct HostileMarkerTests {
     @Test func everyMarkerConsumerReadsThemWithoutTrapping() throws {
         let capture = try ReportFixtures.write(Self.records(), name: "hostile-markers")
         defer { try? FileManager.default.removeItem(atPath: capture) }
-        let cli = BuiltCLI.path!
-        let (reportStatus, reportJSON, reportErr) = try ExportTools.run(cli, ["report", "--json", capture])
+        let (reportStatus, reportJSON, reportErr) = try CLI.run(["report", "--json", capture]).tuple
         #expect(reportStatus == 0, "\(reportErr)")
-        let report = try ExportTests.json(reportJSON)
+        let report = try CLI.json(reportJSON)
         #expect((report["markers"] as? [[String: Any]])?.count == 5_000 + 3)
-        let (textStatus, _, _) = try ExportTools.run(cli, ["report", capture])
+        let (textStatus, _, _) = try CLI.run(["report", capture]).tuple
         #expect(textStatus == 0)
-        let (chartStatus, svg, _) = try ExportTools.run(cli, ["flamegraph", "--flamechart", capture])
+        let (chartStatus, svg, _) = try CLI.run(["flamegraph", "--flamechart", capture]).tuple
         #expect(chartStatus == 0 && String(decoding: svg, as: UTF8.self).contains("</svg>"))
-        let (traceStatus, trace, _) = try ExportTools.run(cli, ["export", "--format", "chrome-trace", capture])
+        let (traceStatus, trace, _) = try CLI.run(["export", "--format", "chrome-trace", capture]).tuple
         #expect(traceStatus == 0)
-        let events = try #require(try ExportTests.json(trace)["traceEvents"] as? [[String: Any]])
+        let events = try #require(try CLI.json(trace)["traceEvents"] as? [[String: Any]])
         #expect(events.filter { $0["cat"] as? String == "marker" }.count == 5_000 + 3)
         for tid in [4242, 4243] {
-            ChromeTraceNestingTests.expectNested(events.filter { $0["tid"] as? Int == tid && $0["ph"] as? String != "M" })
+            let problems = TraceNesting.problems(events.filter { $0["tid"] as? Int == tid && $0["ph"] as? String != "M" })
+            #expect(problems.isEmpty, "\(problems)")
         }
         let names = Set(events.compactMap { $0["name"] as? String })
         #expect(names.contains(String(repeating: "é", count: 31) + "x") && names.contains("a;b\nc"))
         for format in ["speedscope", "pprof"] {
-            let (status, output, _) = try ExportTools.run(cli, ["export", "--format", format, capture, "-o", "/dev/null"])
+            let (status, output, _) = try CLI.run(["export", "--format", format, capture, "-o", "/dev/null"]).tuple
             #expect(status == 0 && output.isEmpty, "\(format)")
         }
-    }
-}
-
-/// A marker name is the app's string: in the text report a line break or a terminal escape in it must not break
-/// the timeline's lines or reach the terminal.
-@Suite struct MarkerNameTextTests {
-    @Test func controlCharactersInMarkerNamesAreReplaced() throws {
-        let report = try ReportMarkersTests().report([
-            (.instant, 0, 2_100, "open\nfile", 4242), (.instant, 0, 2_200, "\u{1B}[2Jclear\u{7F}", 4242),
-        ])
-        let text = report.text()
-        #expect(!text.unicodeScalars.contains { $0.value == 0x1B || $0.value == 0x7F })
-        let lines = text.split(separator: "\n", omittingEmptySubsequences: false)
-        #expect(lines.contains { $0.hasSuffix("open?file") }, "\(text)")
-        #expect(lines.contains { $0.hasSuffix("?[2Jclear?") })
-        #expect(!lines.contains { $0.hasPrefix("file") })
     }
 }

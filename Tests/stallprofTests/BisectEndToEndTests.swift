@@ -10,18 +10,7 @@ import Glibc
 /// bundle). Short windows; structural assertions only (verdicts, causes, exit codes, no process left).
 @Suite(.serialized) struct BisectEndToEndTests {
     /// The directory of the built products.
-    static let products: String = {
-        var buffer = [UInt8](repeating: 0, count: 4096)
-        let count = readlink("/proc/self/exe", &buffer, buffer.count)
-        let path = String(decoding: buffer[..<max(0, count)], as: UTF8.self)
-        var directory = path[..<(path.lastIndex(of: "/") ?? path.endIndex)]
-        if let bundle = directory.range(of: ".xctest/") { directory = path[..<bundle.lowerBound] }
-        while !directory.isEmpty && access(String(directory) + "/stallprof", X_OK) != 0 {
-            guard let slash = directory.lastIndex(of: "/") else { break }
-            directory = directory[..<slash]
-        }
-        return String(directory)
-    }()
+    static let products = CLI.products
 
     static let fast = ["--window", "3", "--sustain", "0.3"]
 
