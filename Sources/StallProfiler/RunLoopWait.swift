@@ -10,8 +10,10 @@
 /// (the clock is read before the file: a thread that ran in between shows a moved clock at the next check).
 ///
 /// The place is learned, never assumed: a wait becomes trusted after pings sent while the thread sat in it were
-/// answered by that thread ``confirmationsNeeded`` times, and must be learned again when a ping sent while the
-/// thread sat in it went unanswered into a stall. Until then, and whenever the thread runs or sleeps anywhere else,
+/// answered by that thread within ``promptNs`` ``confirmationsNeeded`` times in a row (the ping woke it), and must
+/// be learned again when a ping sent while the thread sat in it was answered late or went unanswered into a stall.
+/// An answer that merely comes eventually proves nothing: an app's own `poll` with a 50 ms timeout on the main
+/// thread lets every ping through within 50 ms, yet the same call blocking for seconds is a stall. Until then, and whenever the thread runs or sleeps anywhere else,
 /// the ping is sent as before. One real ping still goes out at least every ``verifyEvery`` quiet answers, so even a
 /// wait that stopped servicing the queue (a run loop in a private mode at the same depth) is caught within that
 /// many check intervals plus the threshold.
@@ -27,11 +29,14 @@ struct RunLoopWait {
         var programCounter: UInt64
     }
 
-    /// Pings answered from a wait before it is trusted. 2: one answer could come from a thread that happened to
-    /// leave the call on its own just after it was read.
-    static let confirmationsNeeded = 2
-    /// Quiet answers in a row after which one real ping is sent anyway. 40: every 10 s at the default 250 ms
-    /// threshold (a check every 62.5 ms), ~12 us of main-thread CPU per second.
+    /// Prompt answers in a row from a wait before it is trusted. 3: a wait that ends on its own (a timeout of
+    /// T ms) answers within ``promptNs`` by chance with a probability of about 2/T each time.
+    static let confirmationsNeeded = 3
+    /// How soon a ping that woke the wait is answered. Measured: 40-200 us idle, up to 9 ms under a load of 9 on
+    /// two cores (a genuine wait answered later only costs pings until it is learned again).
+    static let promptNs: UInt64 = 2_000_000
+    /// Quiet answers in a row after which one real ping is sent anyway. 40: every 2.6 s at the default 250 ms
+    /// threshold (a check every 62.5 ms), ~50 us of main-thread CPU per second.
     static let verifyEvery = 40
     /// Most waits remembered (a nested run loop adds one).
     static let capacity = 8
@@ -50,7 +55,7 @@ struct RunLoopWait {
     /// Answered pings sent from each wait seen, since it was last suspected.
     private var waits: [Signature: Int] = [:]
     /// The ping sent while the thread sat in a wait not yet trusted.
-    private var candidate: (pingID: UInt64, signature: Signature)? = nil
+    private var candidate: (pingID: UInt64, signature: Signature, sentNs: UInt64)? = nil
     private var quietInARow = 0
     /// The main thread's CPU clock when it was last seen in a trusted wait.
     private var quietAtCPU: UInt64? = nil
@@ -58,10 +63,13 @@ struct RunLoopWait {
     /// Creates the state for a process whose first thread is `mainThread`.
     init(mainThread: Int32) { self.mainThread = mainThread }
 
-    /// A ping `pingID` is due for `thread`, whose CPU clock read `cpuNs` (nil: unknown) just before, and whose
-    /// system call state `read` returns: true when it is answered by what they show (do not send it), false when
-    /// it must be sent. `read` is called only for the process's first thread, and only when its clock moved.
-    mutating func answersQuietly(pingID: UInt64, thread: Int32?, cpuNs: UInt64?, read: () -> SyscallState) -> Bool {
+    /// A ping `pingID` is due at `nowNs` for `thread`, whose CPU clock read `cpuNs` (nil: unknown) just before,
+    /// and whose system call state `read` returns: true when it is answered by what they show (do not send it),
+    /// false when it must be sent (at `nowNs`). `read` is called only for the process's first thread, and only
+    /// when its clock moved.
+    mutating func answersQuietly(
+        pingID: UInt64, nowNs: UInt64, thread: Int32?, cpuNs: UInt64?, read: () -> SyscallState
+    ) -> Bool {
         candidate = nil
         guard thread == mainThread else {
             forget()
@@ -80,7 +88,7 @@ struct RunLoopWait {
             call: state.number, stackPointer: state.stackPointer, programCounter: state.programCounter)
         guard trusts(signature), quietInARow < Self.verifyEvery else {
             forget()
-            candidate = (pingID, signature)
+            candidate = (pingID, signature, nowNs)
             return false
         }
         quietInARow += 1
@@ -94,10 +102,14 @@ struct RunLoopWait {
         quietAtCPU = nil
     }
 
-    /// Ping `pingID` was answered by `thread`.
-    mutating func answered(pingID: UInt64, by thread: Int32) {
+    /// Ping `pingID` was answered by `thread` at `atNs`.
+    mutating func answered(pingID: UInt64, by thread: Int32, atNs: UInt64) {
         defer { candidate = nil }
         guard let candidate, candidate.pingID == pingID, thread == mainThread else { return }
+        guard atNs <= candidate.sentNs + Self.promptNs else {
+            waits[candidate.signature] = nil  // the ping did not wake it: it got through when the call ended
+            return
+        }
         if waits[candidate.signature] == nil, waits.count >= Self.capacity, let oldest = waits.keys.first {
             waits[oldest] = nil
         }

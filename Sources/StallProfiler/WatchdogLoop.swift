@@ -100,8 +100,9 @@ final class WatchdogLoop {
                 lastSeenPing = answered
                 let thread = shared.answeredThread.load(ordering: .relaxed)
                 mainQueueThreads.answered(by: thread, cpuNs: shared.answeredCPU.load(ordering: .relaxed))
-                runLoopWait.answered(pingID: answered, by: thread)
-                answer = .init(pingID: answered, atNs: shared.answeredAt.load(ordering: .relaxed), threadID: thread)
+                let atNs = shared.answeredAt.load(ordering: .relaxed)
+                runLoopWait.answered(pingID: answered, by: thread, atNs: atNs)
+                answer = .init(pingID: answered, atNs: atNs, threadID: thread)
             }
             // A ping answered quietly is taken at once (a second step at the same time), so the loop sleeps a
             // whole check interval, not half of one (the presampling wake of an outstanding ping).
@@ -133,7 +134,7 @@ final class WatchdogLoop {
         case .sendPing(let id):
             let thread = detector.mainQueueThread
             if let thread, runLoopWait.answersQuietly(
-                pingID: id, thread: thread, cpuNs: tickCPU.flatMap { $0.thread == thread ? $0.ns : nil },
+                pingID: id, nowNs: stallcap_monotonic_ns(), thread: thread, cpuNs: tickCPU.flatMap { $0.thread == thread ? $0.ns : nil },
                 read: { SyscallState(thread: thread) })
             {
                 quietAnswer = .init(pingID: id, atNs: stallcap_monotonic_ns(), threadID: thread)

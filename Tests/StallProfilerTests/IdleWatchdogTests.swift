@@ -55,7 +55,9 @@ import Testing
         #expect(stall.kind == .stall)
         #expect(stall.begin.threadID == capture.process?.pid)
         #expect(stall.state == (kind == .busy ? .busy : .blocked))
-        #expect(stall.samples.count >= 30, "\(stall.samples.count) samples of a 600 ms stall at 5 ms")
+        // Under load (four CPU hogs) the stalled thread often cannot run its handler in time: count the attempts.
+        let attempts = stall.samples.count + Int(stall.end?.missedCount ?? 0)
+        #expect(attempts >= 30, "\(stall.samples.count) samples, \(attempts) attempts in a 600 ms stall at 5 ms")
     }
 
     @Test(arguments: [StallKind.busy, .blocked])
@@ -66,6 +68,27 @@ import Testing
         let stall = try #require(capture.stalls.first)
         #expect(stall.begin.threadID != capture.process?.pid)
         #expect(stall.state == (kind == .busy ? .busy : .blocked))
-        #expect(stall.samples.count >= 30, "\(stall.samples.count) samples of a 600 ms stall at 5 ms")
+        // Under load (four CPU hogs) the stalled thread often cannot run its handler in time: count the attempts.
+        let attempts = stall.samples.count + Int(stall.end?.missedCount ?? 0)
+        #expect(attempts >= 30, "\(stall.samples.count) samples, \(attempts) attempts in a 600 ms stall at 5 ms")
+    }
+
+    /// The app's own poll (50 ms timeout) on the main thread lets every ping through, but only when it ends on its
+    /// own: its wait must not be trusted, so the one poll that blocks 800 ms is a stall. Before, two late answers
+    /// made it trusted and the stall went unreported.
+    @Test func anAppsOwnPollThatLetsPingsThroughLateIsNotTrusted() throws {
+        let path = TestSupport.temporaryPath("idle-own-poll.stalls")
+        defer { unlink(path) }
+        let result = try TestSupport.run(
+            TestSupport.productsDirectory.appendingPathComponent("watchdog-trials"), ["own-poll"],
+            environment: ProcessInfo.processInfo.environment.merging(
+                [EnvironmentName.output: path, EnvironmentName.threshold: "250", EnvironmentName.interval: "5"]) { $1 })
+        #expect(result.status == 0, "\(result.stderr)")
+        let capture = try CaptureReader.read(path: path)
+        #expect(capture.closedCleanly)
+        #expect(capture.stalls.count == 1, "\(capture.stalls.map(\.begin))")
+        let stall = try #require(capture.stalls.first)
+        #expect(stall.begin.threadID == capture.process?.pid)
+        #expect(stall.state == .blocked)
     }
 }

@@ -18,46 +18,59 @@ import Testing
         SyscallState(parsing: "\(call) 0x3 0x7ffd00000800 0x20 0xffffffffffffffff 0x0 0x8 0x\(String(sp, radix: 16)) 0x7f0000123456")
     }
 
-    /// Sends ping `id` from `reading`, then has the main thread answer it.
-    func learn(_ wait: inout RunLoopWait, id: UInt64, from reading: SyscallState) {
-        #expect(!wait.answersQuietly(pingID: id, thread: main, cpuNs: id * 1000) { reading })
-        wait.answered(pingID: id, by: main)
+    /// Sends ping `id` from `reading` at `sentNs`, then has the main thread answer it at `answeredNs` (by default
+    /// 1 us later: the ping woke the wait).
+    func learn(
+        _ wait: inout RunLoopWait, id: UInt64, from reading: SyscallState, sentNs: UInt64 = 0,
+        answeredNs: UInt64 = 1000
+    ) {
+        #expect(!wait.answersQuietly(pingID: id, nowNs: sentNs, thread: main, cpuNs: id * 1000) { reading })
+        wait.answered(pingID: id, by: main, atNs: answeredNs)
     }
 
-    @Test func aRunLoopWaitIsTrustedAfterTwoAnsweredPingsAndThenAnswersWithoutAPing() {
+    /// The place `reading` shows.
+    func signature(_ reading: SyscallState) -> RunLoopWait.Signature {
+        .init(call: reading.number, stackPointer: reading.stackPointer, programCounter: reading.programCounter)
+    }
+
+    /// Answers pings from `reading` promptly until it is trusted.
+    func learnUntilTrusted(_ wait: inout RunLoopWait, from reading: SyscallState) {
+        for id in UInt64(1001)...UInt64(1000 + RunLoopWait.confirmationsNeeded) { learn(&wait, id: id, from: reading) }
+        #expect(wait.trusts(signature(reading)))
+    }
+
+    @Test func aRunLoopWaitIsTrustedAfterPromptAnswersAndThenAnswersWithoutAPing() {
         var wait = RunLoopWait(mainThread: main)
         let idle = inCall(epollWait)
-        learn(&wait, id: 1, from: idle)
-        learn(&wait, id: 2, from: idle)
+        learnUntilTrusted(&wait, from: idle)
         var reads = 0
-        #expect(wait.answersQuietly(pingID: 3, thread: main, cpuNs: 5000) { reads += 1; return idle })
+        #expect(wait.answersQuietly(pingID: 3, nowNs: 0, thread: main, cpuNs: 5000) { reads += 1; return idle })
         #expect(reads == 1)
         // The clock did not move: the thread cannot have left the wait; the file is not read again.
-        #expect(wait.answersQuietly(pingID: 4, thread: main, cpuNs: 5000) { reads += 1; return idle })
+        #expect(wait.answersQuietly(pingID: 4, nowNs: 0, thread: main, cpuNs: 5000) { reads += 1; return idle })
         #expect(reads == 1)
         // It moved: read again; it is back in the same wait.
-        #expect(wait.answersQuietly(pingID: 5, thread: main, cpuNs: 9000) { reads += 1; return idle })
+        #expect(wait.answersQuietly(pingID: 5, nowNs: 0, thread: main, cpuNs: 9000) { reads += 1; return idle })
         #expect(reads == 2)
     }
 
-    @Test func oneAnsweredPingIsNotEnough() {
+    @Test func fewerPromptAnswersThanNeededAreNotEnough() {
         var wait = RunLoopWait(mainThread: main)
-        learn(&wait, id: 1, from: inCall(epollWait))
-        #expect(!wait.answersQuietly(pingID: 2, thread: main, cpuNs: 1) { inCall(epollWait) })
+        for id in UInt64(1)..<UInt64(RunLoopWait.confirmationsNeeded) { learn(&wait, id: id, from: inCall(epollWait)) }
+        #expect(!wait.answersQuietly(pingID: 2, nowNs: 0, thread: main, cpuNs: 1) { inCall(epollWait) })
     }
 
     @Test func aThreadRunningOrWaitingElsewhereIsPinged() {
         var wait = RunLoopWait(mainThread: main)
         let idle = inCall(epollWait)
-        learn(&wait, id: 1, from: idle)
-        learn(&wait, id: 2, from: idle)
-        #expect(!wait.answersQuietly(pingID: 3, thread: main, cpuNs: 10) { SyscallState(parsing: "running") })
-        #expect(!wait.answersQuietly(pingID: 4, thread: main, cpuNs: 20) { SyscallState(parsing: "-1 0x7ffd00001000 0x7f0000001234") })
+        learnUntilTrusted(&wait, from: idle)
+        #expect(!wait.answersQuietly(pingID: 3, nowNs: 0, thread: main, cpuNs: 10) { SyscallState(parsing: "running") })
+        #expect(!wait.answersQuietly(pingID: 4, nowNs: 0, thread: main, cpuNs: 20) { SyscallState(parsing: "-1 0x7ffd00001000 0x7f0000001234") })
         // A lock wait, even at the run loop's stack depth, is not a run loop wait.
-        #expect(!wait.answersQuietly(pingID: 5, thread: main, cpuNs: 30) { inCall(futex) })
+        #expect(!wait.answersQuietly(pingID: 5, nowNs: 0, thread: main, cpuNs: 30) { inCall(futex) })
         // A nested wait (deeper stack) is a different place: it must be learned on its own.
-        #expect(!wait.answersQuietly(pingID: 6, thread: main, cpuNs: 40) { inCall(epollWait, sp: 0x7ffd_0000_0200) })
-        #expect(wait.answersQuietly(pingID: 7, thread: main, cpuNs: 50) { idle })
+        #expect(!wait.answersQuietly(pingID: 6, nowNs: 0, thread: main, cpuNs: 40) { inCall(epollWait, sp: 0x7ffd_0000_0200) })
+        #expect(wait.answersQuietly(pingID: 7, nowNs: 0, thread: main, cpuNs: 50) { idle })
     }
 
     @Test func aWorkerDrainingTheMainQueueIsAlwaysPinged() {
@@ -66,8 +79,8 @@ import Testing
         var wait = RunLoopWait(mainThread: main)
         var reads = 0
         for id in UInt64(1)...6 {
-            #expect(!wait.answersQuietly(pingID: id, thread: 222, cpuNs: 1) { reads += 1; return inCall(epollWait) })
-            wait.answered(pingID: id, by: 222)
+            #expect(!wait.answersQuietly(pingID: id, nowNs: 0, thread: 222, cpuNs: 1) { reads += 1; return inCall(epollWait) })
+            wait.answered(pingID: id, by: 222, atNs: 1000)
         }
         #expect(reads == 0)
     }
@@ -76,8 +89,8 @@ import Testing
         var wait = RunLoopWait(mainThread: main)
         let idle = inCall(epollWait)
         for id in UInt64(1)...3 {
-            #expect(!wait.answersQuietly(pingID: id, thread: main, cpuNs: id) { idle })
-            wait.answered(pingID: id, by: 222)
+            #expect(!wait.answersQuietly(pingID: id, nowNs: 0, thread: main, cpuNs: id) { idle })
+            wait.answered(pingID: id, by: 222, atNs: 1000)
         }
         #expect(!wait.trusts(.init(call: epollWait, stackPointer: 0x7ffd_0000_1000, programCounter: 0x7f00_0012_3456)))
     }
@@ -85,33 +98,64 @@ import Testing
     @Test func aStallFromAWaitMakesItLearnedAgain() {
         var wait = RunLoopWait(mainThread: main)
         let idle = inCall(epollWait)
-        learn(&wait, id: 1, from: idle)
-        learn(&wait, id: 2, from: idle)
+        learnUntilTrusted(&wait, from: idle)
         // Every 40th check is a real ping, sent from the trusted wait; it goes unanswered into a stall.
         for id in UInt64(3)..<(3 + UInt64(RunLoopWait.verifyEvery)) {
-            #expect(wait.answersQuietly(pingID: id, thread: main, cpuNs: 7) { idle })
+            #expect(wait.answersQuietly(pingID: id, nowNs: 0, thread: main, cpuNs: 7) { idle })
         }
-        #expect(!wait.answersQuietly(pingID: 99, thread: main, cpuNs: 7) { idle })
+        #expect(!wait.answersQuietly(pingID: 99, nowNs: 0, thread: main, cpuNs: 7) { idle })
         wait.stallBegan()
-        #expect(!wait.answersQuietly(pingID: 100, thread: main, cpuNs: 8) { idle })
-        wait.answered(pingID: 100, by: main)
-        learn(&wait, id: 101, from: idle)
-        #expect(wait.answersQuietly(pingID: 102, thread: main, cpuNs: 9) { idle })
+        #expect(!wait.answersQuietly(pingID: 100, nowNs: 0, thread: main, cpuNs: 8) { idle })
+        wait.answered(pingID: 100, by: main, atNs: 1000)
+        for id in UInt64(101)..<UInt64(100 + RunLoopWait.confirmationsNeeded) { learn(&wait, id: id, from: idle) }
+        #expect(wait.answersQuietly(pingID: 102, nowNs: 0, thread: main, cpuNs: 9) { idle })
     }
 
     @Test func aRealPingGoesOutAtLeastEveryFortyQuietAnswers() {
         var wait = RunLoopWait(mainThread: main)
         let idle = inCall(epollWait)
-        learn(&wait, id: 1, from: idle)
-        learn(&wait, id: 2, from: idle)
+        learnUntilTrusted(&wait, from: idle)
         var sent: [UInt64] = []
         for id in UInt64(3)...200 {
-            if !wait.answersQuietly(pingID: id, thread: main, cpuNs: 7, read: { idle }) {
+            if !wait.answersQuietly(pingID: id, nowNs: 0, thread: main, cpuNs: 7, read: { idle }) {
                 sent.append(id)
-                wait.answered(pingID: id, by: main)
+                wait.answered(pingID: id, by: main, atNs: 1000)
             }
         }
         #expect(sent.count >= 4 && sent.count <= 6, "\(sent)")
         #expect(zip(sent, sent.dropFirst()).allSatisfy { $1 - $0 == UInt64(RunLoopWait.verifyEvery) + 1 })
+    }
+
+    /// The app's own `poll(fd, 50 ms)` on the main thread, then a turn of the run loop: every ping gets through
+    /// within 50 ms, but only when the call ends on its own. Such a wait is never trusted (the same call blocking
+    /// for seconds is a stall); before, two late answers made it trusted and a 2 s poll went unreported.
+    @Test func aWaitThatLetsPingsThroughOnlyLateIsNeverTrusted() {
+        var wait = RunLoopWait(mainThread: main)
+        let ownPoll = inCall(7, sp: 0x7ffd_0000_3000)
+        for id in UInt64(1)...20 {
+            let sent = id * 62_500_000
+            learn(&wait, id: id, from: ownPoll, sentNs: sent, answeredNs: sent + 3_000_000 + (id % 5) * 10_000_000)
+            #expect(!wait.trusts(signature(ownPoll)), "trusted after ping \(id)")
+        }
+        // Prompt answers by chance must come in a row: one late answer in between starts the count again.
+        for id in UInt64(21)...40 {
+            let sent = id * 62_500_000
+            let late: UInt64 = id % UInt64(RunLoopWait.confirmationsNeeded) == 0 ? 30_000_000 : 500_000
+            learn(&wait, id: id, from: ownPoll, sentNs: sent, answeredNs: sent + late)
+            #expect(!wait.trusts(signature(ownPoll)), "trusted after ping \(id)")
+        }
+    }
+
+    @Test func aTrustedWaitWhoseRealPingIsAnsweredLateMustBeLearnedAgain() {
+        var wait = RunLoopWait(mainThread: main)
+        let idle = inCall(epollWait)
+        learnUntilTrusted(&wait, from: idle)
+        for id in UInt64(1)...UInt64(RunLoopWait.verifyEvery) {
+            #expect(wait.answersQuietly(pingID: id, nowNs: 0, thread: main, cpuNs: 7) { idle })
+        }
+        #expect(!wait.answersQuietly(pingID: 99, nowNs: 5_000_000_000, thread: main, cpuNs: 7) { idle })
+        wait.answered(pingID: 99, by: main, atNs: 5_000_000_000 + 100_000_000)
+        #expect(!wait.trusts(signature(idle)))
+        #expect(!wait.answersQuietly(pingID: 100, nowNs: 6_000_000_000, thread: main, cpuNs: 8) { idle })
     }
 }
