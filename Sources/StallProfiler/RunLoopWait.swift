@@ -13,8 +13,11 @@
 /// answered by that thread within ``promptNs`` ``confirmationsNeeded`` times in a row (the ping woke it), and must
 /// be learned again when a ping sent while the thread sat in it was answered late or went unanswered into a stall.
 /// An answer that merely comes eventually proves nothing: an app's own `poll` with a 50 ms timeout on the main
-/// thread lets every ping through within 50 ms, yet the same call blocking for seconds is a stall. Until then, and whenever the thread runs or sleeps anywhere else,
-/// the ping is sent as before. One real ping still goes out at least every ``verifyEvery`` quiet answers, so even a
+/// thread lets every ping through within 50 ms, yet the same call blocking for seconds is a stall. Nor does a
+/// prompt one when the wait ends on its own every millisecond; so a place is learned only when its wait includes
+/// libdispatch's main-queue wake-up descriptor (among the pollfds, or in the epoll set waited on), which a run loop
+/// servicing the main queue always waits on and an app's own poll does not. Until a place is trusted, and whenever
+/// the thread runs or sleeps anywhere else, the ping is sent as before. One real ping still goes out at least every ``verifyEvery`` quiet answers, so even a
 /// wait that stopped servicing the queue (a run loop in a private mode at the same depth) is caught within that
 /// many check intervals plus the threshold.
 ///
@@ -30,11 +33,13 @@ struct RunLoopWait {
     }
 
     /// Prompt answers in a row from a wait before it is trusted. 3: a wait that ends on its own (a timeout of
-    /// T ms) answers within ``promptNs`` by chance with a probability of about 2/T each time.
+    /// T ms) answers within ``promptNs`` by chance with a probability of about 10/T each time (and such a wait is
+    /// refused anyway when it does not include the main queue's descriptor).
     static let confirmationsNeeded = 3
     /// How soon a ping that woke the wait is answered. Measured: 40-200 us idle, up to 9 ms under a load of 9 on
-    /// two cores (a genuine wait answered later only costs pings until it is learned again).
-    static let promptNs: UInt64 = 2_000_000
+    /// two cores. 10 ms: at 2 ms a loaded machine kept untrusting the genuine wait (each time three pings to learn
+    /// it again: the idle cost rose from 0.8 to 1.2-1.6 ms/s at load 8).
+    static let promptNs: UInt64 = 10_000_000
     /// Quiet answers in a row after which one real ping is sent anyway. 40: every 2.6 s at the default 250 ms
     /// threshold (a check every 62.5 ms), ~50 us of main-thread CPU per second.
     static let verifyEvery = 40
@@ -54,6 +59,8 @@ struct RunLoopWait {
     let mainThread: Int32
     /// Answered pings sent from each wait seen, since it was last suspected.
     private var waits: [Signature: Int] = [:]
+    /// Places whose wait does not include the main queue's wake-up descriptor (an app's own poll): never learned.
+    private var rejected: Set<Signature> = []
     /// The ping sent while the thread sat in a wait not yet trusted.
     private var candidate: (pingID: UInt64, signature: Signature, sentNs: UInt64)? = nil
     private var quietInARow = 0
@@ -66,9 +73,11 @@ struct RunLoopWait {
     /// A ping `pingID` is due at `nowNs` for `thread`, whose CPU clock read `cpuNs` (nil: unknown) just before,
     /// and whose system call state `read` returns: true when it is answered by what they show (do not send it),
     /// false when it must be sent (at `nowNs`). `read` is called only for the process's first thread, and only
-    /// when its clock moved.
+    /// when its clock moved. `includesMainQueue` tells whether a wait includes the main queue's wake-up
+    /// descriptor; it is asked once per place, before the place is learned.
     mutating func answersQuietly(
-        pingID: UInt64, nowNs: UInt64, thread: Int32?, cpuNs: UInt64?, read: () -> SyscallState
+        pingID: UInt64, nowNs: UInt64, thread: Int32?, cpuNs: UInt64?,
+        includesMainQueue: (SyscallState) -> Bool, read: () -> SyscallState
     ) -> Bool {
         candidate = nil
         guard thread == mainThread else {
@@ -88,6 +97,15 @@ struct RunLoopWait {
             call: state.number, stackPointer: state.stackPointer, programCounter: state.programCounter)
         guard trusts(signature), quietInARow < Self.verifyEvery else {
             forget()
+            if waits[signature] == nil {
+                // A new place: only a wait that the main queue's wake-up descriptor can end is a run loop's.
+                guard !rejected.contains(signature) else { return false }
+                guard includesMainQueue(state) else {
+                    if rejected.count >= Self.capacity { rejected.removeAll() }
+                    rejected.insert(signature)
+                    return false
+                }
+            }
             candidate = (pingID, signature, nowNs)
             return false
         }

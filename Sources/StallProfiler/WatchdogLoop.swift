@@ -135,6 +135,9 @@ final class WatchdogLoop {
             let thread = detector.mainQueueThread
             if let thread, runLoopWait.answersQuietly(
                 pingID: id, nowNs: stallcap_monotonic_ns(), thread: thread, cpuNs: tickCPU.flatMap { $0.thread == thread ? $0.ns : nil },
+                includesMainQueue: { state in
+                    withUnsafePointer(to: state.raw) { stallcap_wait_includes_fd($0, stallcap_main_queue_fd()) == 1 }
+                },
                 read: { SyscallState(thread: thread) })
             {
                 quietAnswer = .init(pingID: id, atNs: stallcap_monotonic_ns(), threadID: thread)

@@ -24,7 +24,7 @@ import Testing
         _ wait: inout RunLoopWait, id: UInt64, from reading: SyscallState, sentNs: UInt64 = 0,
         answeredNs: UInt64 = 1000
     ) {
-        #expect(!wait.answersQuietly(pingID: id, nowNs: sentNs, thread: main, cpuNs: id * 1000) { reading })
+        #expect(!wait.answersQuietly(pingID: id, nowNs: sentNs, thread: main, cpuNs: id * 1000, includesMainQueue: { _ in true }) { reading })
         wait.answered(pingID: id, by: main, atNs: answeredNs)
     }
 
@@ -44,33 +44,33 @@ import Testing
         let idle = inCall(epollWait)
         learnUntilTrusted(&wait, from: idle)
         var reads = 0
-        #expect(wait.answersQuietly(pingID: 3, nowNs: 0, thread: main, cpuNs: 5000) { reads += 1; return idle })
+        #expect(wait.answersQuietly(pingID: 3, nowNs: 0, thread: main, cpuNs: 5000, includesMainQueue: { _ in true }) { reads += 1; return idle })
         #expect(reads == 1)
         // The clock did not move: the thread cannot have left the wait; the file is not read again.
-        #expect(wait.answersQuietly(pingID: 4, nowNs: 0, thread: main, cpuNs: 5000) { reads += 1; return idle })
+        #expect(wait.answersQuietly(pingID: 4, nowNs: 0, thread: main, cpuNs: 5000, includesMainQueue: { _ in true }) { reads += 1; return idle })
         #expect(reads == 1)
         // It moved: read again; it is back in the same wait.
-        #expect(wait.answersQuietly(pingID: 5, nowNs: 0, thread: main, cpuNs: 9000) { reads += 1; return idle })
+        #expect(wait.answersQuietly(pingID: 5, nowNs: 0, thread: main, cpuNs: 9000, includesMainQueue: { _ in true }) { reads += 1; return idle })
         #expect(reads == 2)
     }
 
     @Test func fewerPromptAnswersThanNeededAreNotEnough() {
         var wait = RunLoopWait(mainThread: main)
         for id in UInt64(1)..<UInt64(RunLoopWait.confirmationsNeeded) { learn(&wait, id: id, from: inCall(epollWait)) }
-        #expect(!wait.answersQuietly(pingID: 2, nowNs: 0, thread: main, cpuNs: 1) { inCall(epollWait) })
+        #expect(!wait.answersQuietly(pingID: 2, nowNs: 0, thread: main, cpuNs: 1, includesMainQueue: { _ in true }) { inCall(epollWait) })
     }
 
     @Test func aThreadRunningOrWaitingElsewhereIsPinged() {
         var wait = RunLoopWait(mainThread: main)
         let idle = inCall(epollWait)
         learnUntilTrusted(&wait, from: idle)
-        #expect(!wait.answersQuietly(pingID: 3, nowNs: 0, thread: main, cpuNs: 10) { SyscallState(parsing: "running") })
-        #expect(!wait.answersQuietly(pingID: 4, nowNs: 0, thread: main, cpuNs: 20) { SyscallState(parsing: "-1 0x7ffd00001000 0x7f0000001234") })
+        #expect(!wait.answersQuietly(pingID: 3, nowNs: 0, thread: main, cpuNs: 10, includesMainQueue: { _ in true }) { SyscallState(parsing: "running") })
+        #expect(!wait.answersQuietly(pingID: 4, nowNs: 0, thread: main, cpuNs: 20, includesMainQueue: { _ in true }) { SyscallState(parsing: "-1 0x7ffd00001000 0x7f0000001234") })
         // A lock wait, even at the run loop's stack depth, is not a run loop wait.
-        #expect(!wait.answersQuietly(pingID: 5, nowNs: 0, thread: main, cpuNs: 30) { inCall(futex) })
+        #expect(!wait.answersQuietly(pingID: 5, nowNs: 0, thread: main, cpuNs: 30, includesMainQueue: { _ in true }) { inCall(futex) })
         // A nested wait (deeper stack) is a different place: it must be learned on its own.
-        #expect(!wait.answersQuietly(pingID: 6, nowNs: 0, thread: main, cpuNs: 40) { inCall(epollWait, sp: 0x7ffd_0000_0200) })
-        #expect(wait.answersQuietly(pingID: 7, nowNs: 0, thread: main, cpuNs: 50) { idle })
+        #expect(!wait.answersQuietly(pingID: 6, nowNs: 0, thread: main, cpuNs: 40, includesMainQueue: { _ in true }) { inCall(epollWait, sp: 0x7ffd_0000_0200) })
+        #expect(wait.answersQuietly(pingID: 7, nowNs: 0, thread: main, cpuNs: 50, includesMainQueue: { _ in true }) { idle })
     }
 
     @Test func aWorkerDrainingTheMainQueueIsAlwaysPinged() {
@@ -79,7 +79,7 @@ import Testing
         var wait = RunLoopWait(mainThread: main)
         var reads = 0
         for id in UInt64(1)...6 {
-            #expect(!wait.answersQuietly(pingID: id, nowNs: 0, thread: 222, cpuNs: 1) { reads += 1; return inCall(epollWait) })
+            #expect(!wait.answersQuietly(pingID: id, nowNs: 0, thread: 222, cpuNs: 1, includesMainQueue: { _ in true }) { reads += 1; return inCall(epollWait) })
             wait.answered(pingID: id, by: 222, atNs: 1000)
         }
         #expect(reads == 0)
@@ -89,7 +89,7 @@ import Testing
         var wait = RunLoopWait(mainThread: main)
         let idle = inCall(epollWait)
         for id in UInt64(1)...3 {
-            #expect(!wait.answersQuietly(pingID: id, nowNs: 0, thread: main, cpuNs: id) { idle })
+            #expect(!wait.answersQuietly(pingID: id, nowNs: 0, thread: main, cpuNs: id, includesMainQueue: { _ in true }) { idle })
             wait.answered(pingID: id, by: 222, atNs: 1000)
         }
         #expect(!wait.trusts(.init(call: epollWait, stackPointer: 0x7ffd_0000_1000, programCounter: 0x7f00_0012_3456)))
@@ -101,14 +101,14 @@ import Testing
         learnUntilTrusted(&wait, from: idle)
         // Every 40th check is a real ping, sent from the trusted wait; it goes unanswered into a stall.
         for id in UInt64(3)..<(3 + UInt64(RunLoopWait.verifyEvery)) {
-            #expect(wait.answersQuietly(pingID: id, nowNs: 0, thread: main, cpuNs: 7) { idle })
+            #expect(wait.answersQuietly(pingID: id, nowNs: 0, thread: main, cpuNs: 7, includesMainQueue: { _ in true }) { idle })
         }
-        #expect(!wait.answersQuietly(pingID: 99, nowNs: 0, thread: main, cpuNs: 7) { idle })
+        #expect(!wait.answersQuietly(pingID: 99, nowNs: 0, thread: main, cpuNs: 7, includesMainQueue: { _ in true }) { idle })
         wait.stallBegan()
-        #expect(!wait.answersQuietly(pingID: 100, nowNs: 0, thread: main, cpuNs: 8) { idle })
+        #expect(!wait.answersQuietly(pingID: 100, nowNs: 0, thread: main, cpuNs: 8, includesMainQueue: { _ in true }) { idle })
         wait.answered(pingID: 100, by: main, atNs: 1000)
         for id in UInt64(101)..<UInt64(100 + RunLoopWait.confirmationsNeeded) { learn(&wait, id: id, from: idle) }
-        #expect(wait.answersQuietly(pingID: 102, nowNs: 0, thread: main, cpuNs: 9) { idle })
+        #expect(wait.answersQuietly(pingID: 102, nowNs: 0, thread: main, cpuNs: 9, includesMainQueue: { _ in true }) { idle })
     }
 
     @Test func aRealPingGoesOutAtLeastEveryFortyQuietAnswers() {
@@ -117,7 +117,7 @@ import Testing
         learnUntilTrusted(&wait, from: idle)
         var sent: [UInt64] = []
         for id in UInt64(3)...200 {
-            if !wait.answersQuietly(pingID: id, nowNs: 0, thread: main, cpuNs: 7, read: { idle }) {
+            if !wait.answersQuietly(pingID: id, nowNs: 0, thread: main, cpuNs: 7, includesMainQueue: { _ in true }, read: { idle }) {
                 sent.append(id)
                 wait.answered(pingID: id, by: main, atNs: 1000)
             }
@@ -151,11 +151,26 @@ import Testing
         let idle = inCall(epollWait)
         learnUntilTrusted(&wait, from: idle)
         for id in UInt64(1)...UInt64(RunLoopWait.verifyEvery) {
-            #expect(wait.answersQuietly(pingID: id, nowNs: 0, thread: main, cpuNs: 7) { idle })
+            #expect(wait.answersQuietly(pingID: id, nowNs: 0, thread: main, cpuNs: 7, includesMainQueue: { _ in true }) { idle })
         }
-        #expect(!wait.answersQuietly(pingID: 99, nowNs: 5_000_000_000, thread: main, cpuNs: 7) { idle })
+        #expect(!wait.answersQuietly(pingID: 99, nowNs: 5_000_000_000, thread: main, cpuNs: 7, includesMainQueue: { _ in true }) { idle })
         wait.answered(pingID: 99, by: main, atNs: 5_000_000_000 + 100_000_000)
         #expect(!wait.trusts(signature(idle)))
-        #expect(!wait.answersQuietly(pingID: 100, nowNs: 6_000_000_000, thread: main, cpuNs: 8) { idle })
+        #expect(!wait.answersQuietly(pingID: 100, nowNs: 6_000_000_000, thread: main, cpuNs: 8, includesMainQueue: { _ in true }) { idle })
+    }
+
+    @Test func aWaitWithoutTheMainQueuesDescriptorIsNeverLearned() {
+        var wait = RunLoopWait(mainThread: main)
+        let ownPoll = inCall(epollWait)
+        var asked = 0
+        for id in UInt64(1)...8 {
+            let quiet = wait.answersQuietly(
+                pingID: id, nowNs: id * 1_000_000, thread: main, cpuNs: id,
+                includesMainQueue: { _ in asked += 1; return false }, read: { ownPoll })
+            #expect(!quiet)
+            wait.answered(pingID: id, by: main, atNs: id * 1_000_000 + 1000)  // prompt, yet never a confirmation
+        }
+        #expect(asked == 1, "the descriptors are looked at once per place")
+        #expect(!wait.trusts(.init(call: epollWait, stackPointer: 0x7ffd_0000_1000, programCounter: 0x7f00_0012_3456)))
     }
 }

@@ -6,8 +6,9 @@
 //   STALLPROF_OUTPUT=a.stalls watchdog-trials fork CHILD-OUTPUT
 //       Forks while the watchdog runs; the child starts a watchdog of its own writing CHILD-OUTPUT, stalls for
 //       600 ms on its main queue, stops and exits 0. The parent exits with the child's status.
-//   STALLPROF_OUTPUT=a.stalls watchdog-trials own-poll
-//       The app's own event loop on the main thread: poll a pipe (50 ms timeout), then one turn of the run loop.
+//   STALLPROF_OUTPUT=a.stalls watchdog-trials own-poll [TIMEOUT-MS]
+//       The app's own event loop on the main thread: poll a pipe (TIMEOUT-MS, default 50), then one turn of the
+//       run loop.
 //       After 2 s one poll at the same place blocks 800 ms: the main queue waits that long (a blocked stall).
 // Exit 0 when all went well; 2 for a usage error, 3 when the child could not start its watchdog.
 import Dispatch
@@ -86,6 +87,7 @@ case "fork" where arguments.count == 2:
         finish(watchdog, status: code)
     }
 case "own-poll":
+    let timeout = arguments.count > 1 ? Int32(arguments[1]) ?? 50 : 50
     var fds: [Int32] = [0, 0]
     guard pipe(&fds) == 0 else { exit(2) }
     let start = monotonicNanoseconds()
@@ -94,12 +96,12 @@ case "own-poll":
         var entry = pollfd(fd: fds[0], events: Int16(POLLIN), revents: 0)
         let long = !blocked && monotonicNanoseconds() >= start + 2_000_000_000
         blocked = blocked || long
-        _ = poll(&entry, 1, long ? 800 : 50)
+        _ = poll(&entry, 1, long ? 800 : timeout)
         _ = RunLoop.main.run(mode: .default, before: Date())
     }
     finish(watchdog, status: 0)
 default:
-    FileHandle.standardError.write(Data("usage: watchdog-trials small-stack | fork CHILD-OUTPUT | own-poll\n".utf8))
+    FileHandle.standardError.write(Data("usage: watchdog-trials small-stack | fork CHILD-OUTPUT | own-poll [TIMEOUT-MS]\n".utf8))
     exit(2)
 }
 RunLoop.main.run()

@@ -54,6 +54,13 @@ int stallcap_thread_alive(pid_t tid);
 /// Returns its length, or -1.
 int stallcap_fd_target(int fd, char *target, size_t size);
 
+/// libdispatch's descriptor that wakes a run loop when work is posted to the main queue, or -1 (no libdispatch).
+/// Call it only once a run loop services the main queue (it creates the descriptor otherwise).
+int stallcap_main_queue_fd(void);
+/// True (1) when the poll-family wait `state` (poll, ppoll, select, pselect6, epoll_wait, epoll_pwait,
+/// epoll_pwait2) includes descriptor `fd`: among its pollfds (read with process_vm_readv), in its read set, or in
+/// an epoll set it waits on (from /proc/self/fdinfo, one nested set deep); 0 otherwise.
+int stallcap_wait_includes_fd(const stallcap_syscall_state *state, int fd);
 /// Copies `size` bytes at `address` of this process into `buffer` with process_vm_readv (safe on unmapped or
 /// stale addresses). Returns 0 when all bytes were read, -1 otherwise.
 int stallcap_read_memory(uint64_t address, void *buffer, size_t size);

@@ -1,0 +1,85 @@
+// Whether a thread's poll-family wait includes a given descriptor: read from its arguments (process_vm_readv)
+// and /proc/self/fdinfo of the epoll sets it waits on. Watchdog thread only; never signals the waiting thread.
+#define _GNU_SOURCE
+#include "stallcapture_blocked.h"
+#include "files.h"
+
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+
+// libdispatch's descriptor that wakes a run loop for the main queue (an eventfd on Linux). Weak: a process
+// without libdispatch has none.
+extern int _dispatch_get_main_queue_handle_4CF(void) __attribute__((weak));
+
+int stallcap_main_queue_fd(void) {
+    return _dispatch_get_main_queue_handle_4CF ? _dispatch_get_main_queue_handle_4CF() : -1;
+}
+
+static int is_epoll(int fd) {
+    char target[64];
+    return stallcap_fd_target(fd, target, sizeof target) > 0 && strcmp(target, "anon_inode:[eventpoll]") == 0;
+}
+
+// True when the epoll set `epfd` watches `fd`, directly or through nested sets (`depth` more levels).
+static int epoll_watches(int epfd, int fd, int depth) {
+    char path[64], text[8192];
+    snprintf(path, sizeof path, "/proc/self/fdinfo/%d", epfd);
+    if (stallcap_read_small_file(path, text, sizeof text) < 0) return 0;
+    // One "tfd: N events: ..." line per watched descriptor.
+    for (const char *line = strstr(text, "tfd:"); line != NULL; line = strstr(line + 4, "tfd:")) {
+        long watched = strtol(line + 4, NULL, 10);
+        if (watched == fd) return 1;
+        if (depth > 0 && watched != epfd && is_epoll((int)watched) && epoll_watches((int)watched, fd, depth - 1)) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
+static int descriptor_leads_to(int candidate, int fd) {
+    return candidate == fd || (is_epoll(candidate) && epoll_watches(candidate, fd, 1));
+}
+
+// poll, ppoll: the pollfd array at args[0], args[1] entries (the first 64 are looked at).
+static int pollfds_include(const stallcap_syscall_state *state, int fd) {
+    struct pollfd entries[64];
+    uint64_t count = state->args[1] < 64 ? state->args[1] : 64;
+    if (count == 0 || stallcap_read_memory(state->args[0], entries, count * sizeof entries[0]) != 0) return 0;
+    for (uint64_t i = 0; i < count; i++) {
+        if (entries[i].fd >= 0 && descriptor_leads_to(entries[i].fd, fd)) return 1;
+    }
+    return 0;
+}
+
+// select, pselect6: `fd`'s bit in the read set at args[1] (args[0] descriptors).
+static int read_set_includes(const stallcap_syscall_state *state, int fd) {
+    if ((uint64_t)fd >= state->args[0] || state->args[1] == 0) return 0;
+    unsigned long word = 0;
+    uint64_t address = state->args[1] + (uint64_t)(fd / (8 * sizeof word)) * sizeof word;
+    if (stallcap_read_memory(address, &word, sizeof word) != 0) return 0;
+    return (int)((word >> (fd % (8 * sizeof word))) & 1ul);
+}
+
+int stallcap_wait_includes_fd(const stallcap_syscall_state *state, int fd) {
+    if (state == NULL || state->kind != STALLCAP_SYSCALL_IN_CALL || fd < 0) return 0;
+    long nr = state->nr;
+#ifdef SYS_poll
+    if (nr == SYS_poll) return pollfds_include(state, fd);
+#endif
+#ifdef SYS_select
+    if (nr == SYS_select) return read_set_includes(state, fd);
+#endif
+#ifdef SYS_epoll_wait
+    if (nr == SYS_epoll_wait) return descriptor_leads_to((int)state->args[0], fd);
+#endif
+#ifdef SYS_epoll_pwait2
+    if (nr == SYS_epoll_pwait2) return descriptor_leads_to((int)state->args[0], fd);
+#endif
+    if (nr == SYS_ppoll) return pollfds_include(state, fd);
+    if (nr == SYS_pselect6) return read_set_includes(state, fd);
+    if (nr == SYS_epoll_pwait) return descriptor_leads_to((int)state->args[0], fd);
+    return 0;
+}
