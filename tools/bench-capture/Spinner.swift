@@ -18,6 +18,9 @@ final class GapSpinner: @unchecked Sendable {
     private let capacity: Int
     private var count = 0
 
+    /// The CPU the spinner pins itself to, or nil.
+    var cpu: Int? = nil
+
     init(depth: Int, capacity: Int = 1 << 20) {
         self.depth = depth
         self.capacity = capacity
@@ -28,6 +31,7 @@ final class GapSpinner: @unchecked Sendable {
     /// Starts the thread and returns once it spins.
     func start() {
         let thread = Thread { [self] in
+            if let cpu { pinToCPU(cpu) }
             stallcap_warm_thread()
             tid = stallcap_gettid()
             pthread = pthread_self()

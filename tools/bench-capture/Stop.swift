@@ -85,10 +85,15 @@ func floorSample(_ spinner: GapSpinner, _ figures: inout StopFigures) {
 }
 
 /// Interleaves blocks of real and floor samples, one every millisecond, on a thread spinning `depth` frames deep.
+/// The spinner and the sampler are pinned to CPUs 0 and 1: the watchdog on the other core, as in an app where it
+/// does not share the main thread's CPU (on a busy 2-core machine the scheduler otherwise often wakes the sampler
+/// on the spinner's CPU, and the sampler's own run time lands in the measured stop).
 func benchStop(samples: Int, depth: Int) {
     precondition(stallcap_install(SIGPROF) == 0, "cannot install the handler")
     installFloorHandler()
     let spinner = GapSpinner(depth: depth)
+    let pinned = pinToCPU(1)
+    if pinned { spinner.cpu = 0 }
     spinner.start()
     var frames = [UInt](repeating: 0, count: 256)
     var real = StopFigures(), floor = StopFigures()
@@ -114,8 +119,8 @@ func benchStop(samples: Int, depth: Int) {
     let waitStops = zip(realGaps, real.spun).compactMap { !$1 ? $0.map { Double($0) / 1000 } : nil }.sorted()
     floor.stops = spinner.longestGaps(in: floor.windows).compactMap { $0.map { Double($0) / 1000 } }
     let r = real.stops.sorted(), f = floor.stops.sorted()
-    print(String(format: "sample hand-off: %d samples each at 1 kHz, thread %d frames deep; missed: %d real, %d floor",
-                 samples, real.depth, real.missed, floor.missed))
+    print(String(format: "sample hand-off: %d samples each at 1 kHz, thread %d frames deep%@; missed: %d real, %d floor",
+                 samples, real.depth, pinned ? ", sampler and thread pinned to CPUs 1 and 0" : "", real.missed, floor.missed))
     print(String(format: "  (stops found: %d real, %d floor; hand-off finished while spinning %llu, after a wait %llu)",
                  r.count, f.count, counts.spun, counts.slept))
     let rm = percentile(r, 0.5), fm = percentile(f, 0.5), r9 = percentile(r, 0.9), f9 = percentile(f, 0.9)

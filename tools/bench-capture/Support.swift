@@ -47,3 +47,16 @@ func threadCPUDelta(from start: [String: UInt64], to end: [String: UInt64]) -> [
 func line(_ label: String, _ value: String) {
     print("  " + label.padding(toLength: 46, withPad: " ", startingAt: 0) + " " + value)
 }
+
+/// Pins the calling thread to CPU `cpu` (no-op when the machine has fewer CPUs). Returns true when pinned.
+@discardableResult
+func pinToCPU(_ cpu: Int) -> Bool {
+    guard cpu < sysconf(Int32(_SC_NPROCESSORS_ONLN)) else { return false }
+    var set = cpu_set_t()
+    withUnsafeMutableBytes(of: &set) { $0[cpu / 8] = UInt8(1 << (cpu % 8)) }
+    // sched_setaffinity is a GNU extension the Glibc module does not export: look it up.
+    typealias SetAffinity = @convention(c) (pid_t, Int, UnsafeRawPointer) -> Int32
+    guard let symbol = dlsym(nil, "sched_setaffinity") else { return false }
+    let setAffinity = unsafeBitCast(symbol, to: SetAffinity.self)
+    return withUnsafeBytes(of: &set) { setAffinity(0, MemoryLayout<cpu_set_t>.size, $0.baseAddress!) } == 0
+}
