@@ -17,5 +17,5 @@ nice=()
 [ "$(id -u)" -eq 0 ] && [ "${BENCH_NICE:--15}" != 0 ] && nice=(nice -n "${BENCH_NICE:--15}")
 echo "machine: $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg); $(date -u +%Y-%m-%dT%H:%MZ); ${nice[*]:-not niced}"
 "${nice[@]}" "$bin" stop "${1:-2000}" 50
-"${nice[@]}" "$bin" slowdown "${2:-3}" 1
+"${nice[@]}" "$bin" slowdown "${2:-5}" 0.5
 "${nice[@]}" "$bin" idle "${3:-3}" "${4:-4}"

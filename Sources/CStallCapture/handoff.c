@@ -12,7 +12,6 @@
 #include <errno.h>
 #include <limits.h>
 #include <linux/futex.h>
-#include <sched.h>
 #include <stdatomic.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -24,12 +23,12 @@
 
 _Atomic uint64_t stallcap_request_word = 0;
 
-/// How long the watchdog spins before it sleeps: a sample's whole round trip (signal delivery, unwinding) takes
-/// 15-40 µs here when the thread is on a CPU; beyond that the thread is not running and spinning would only burn
-/// the watchdog's CPU (or keep the thread off it).
-#define SPIN_NS 60000ull
-/// After this much spinning, each check also yields: the sampled thread may be queued on the watchdog's CPU.
-#define YIELD_AFTER_NS 20000ull
+/// How long the watchdog spins before it sleeps: signal delivery and unwinding take 10-20 µs here when the thread
+/// is on another CPU; beyond that the thread is not running (preempted, or queued on the watchdog's own CPU) and
+/// spinning would only burn the watchdog's CPU and keep the thread off it. No sched_yield: on a shared CPU the
+/// yielded-to thread runs out its slice (milliseconds) before the watchdog gets back, while sleeping lets the
+/// handler's wake-up bring the watchdog back at once.
+#define SPIN_NS 50000ull
 
 static _Atomic uint64_t g_spin_hits = 0;
 static _Atomic uint64_t g_waits = 0;
@@ -92,9 +91,7 @@ int stallcap_handoff_wait(uint32_t gen, pid_t tid, uint64_t deadline_ns) {
         }
         cpu_relax();
         if (i % 16 != 0) continue;
-        uint64_t t = now_ns();
-        if (t >= spin_end) break;
-        if (t - start >= YIELD_AFTER_NS) sched_yield();
+        if (now_ns() >= spin_end) break;
     }
     atomic_fetch_add_explicit(&g_waits, 1, memory_order_relaxed);
     struct timespec deadline = {.tv_sec = (time_t)(deadline_ns / 1000000000ull),

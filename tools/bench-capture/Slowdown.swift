@@ -54,36 +54,45 @@ final class RateSampler: @unchecked Sendable {
     return chunks &+ Int(x & 1)
 }
 
-/// Runs `rounds` of [off, 100 Hz, off, 1 kHz] windows of `seconds` each on the main thread; prints the slowdown.
+/// Runs `rounds` of [off, 100 Hz, off, 1 kHz, off] windows of `seconds` each on the main thread; prints the
+/// slowdown: work per second of the main thread's own CPU time (the handler and the signal's kernel work are
+/// charged to it, so this keeps every cost of a sample while other processes taking the CPU away do not count),
+/// and work per wall-clock second (which also loses what the sampler takes from a shared CPU, and the noise).
 func benchSlowdown(rounds: Int, seconds: Double, depth: Int) {
     precondition(stallcap_install(SIGPROF) == 0, "cannot install the handler")
     stallcap_warm_thread()
     let tid = stallcap_gettid()
-    func window(hz: Int?) -> (rate: Double, samples: Int) {
+    struct Window { var perCPU: Double; var perWall: Double; var samples: Int }
+    func window(hz: Int?) -> Window {
         let sampler = hz.map { RateSampler(tid: tid, hz: $0) }
         sampler?.start()
+        let c0 = ownThreadCPUNs()
         let t0 = stallcap_monotonic_ns()
-        let chunks = work(depth: depth, until: t0 + UInt64(seconds * 1e9))
+        let chunks = Double(work(depth: depth, until: t0 + UInt64(seconds * 1e9)))
         let elapsed = Double(stallcap_monotonic_ns() - t0) / 1e9
+        let cpu = Double(ownThreadCPUNs() &- c0) / 1e9
         sampler?.stop()
-        return (Double(chunks) / elapsed, sampler?.taken ?? 0)
+        return Window(perCPU: chunks / cpu, perWall: chunks / elapsed, samples: sampler?.taken ?? 0)
     }
     _ = window(hz: nil)  // warm-up
-    var slow100: [Double] = [], slow1k: [Double] = [], taken100 = 0, taken1k = 0
+    var slow: [Int: (cpu: [Double], wall: [Double], samples: Int)] = [100: ([], [], 0), 1000: ([], [], 0)]
+    var before = window(hz: nil)
     for _ in 0..<rounds {
-        let a = window(hz: nil).rate
-        let s100 = window(hz: 100)
-        let b = window(hz: nil).rate
-        let s1k = window(hz: 1000)
-        let c = window(hz: nil).rate
-        slow100.append(100 * (1 - s100.rate / ((a + b) / 2)))
-        slow1k.append(100 * (1 - s1k.rate / ((b + c) / 2)))
-        taken100 += s100.samples
-        taken1k += s1k.samples
+        for hz in [100, 1000] {  // off, 100 Hz, off, 1 kHz, off, ...: each sampled window between two plain ones
+            let sampled = window(hz: hz)
+            let after = window(hz: nil)
+            slow[hz]!.cpu.append(100 * (1 - sampled.perCPU / ((before.perCPU + after.perCPU) / 2)))
+            slow[hz]!.wall.append(100 * (1 - sampled.perWall / ((before.perWall + after.perWall) / 2)))
+            slow[hz]!.samples += sampled.samples
+            before = after
+        }
     }
     print(String(format: "busy main thread (%d frames of work), %d rounds of %.1f s windows, interleaved:", depth, rounds, seconds))
-    line("slowdown sampled at 100 Hz", String(format: "median %5.2f %%   (rounds: %@; %d samples)", median(slow100),
-         slow100.map { String(format: "%.2f", $0) }.joined(separator: " "), taken100))
-    line("slowdown sampled at 1 kHz", String(format: "median %5.2f %%   (rounds: %@; %d samples)", median(slow1k),
-         slow1k.map { String(format: "%.2f", $0) }.joined(separator: " "), taken1k))
+    for hz in [100, 1000] {
+        let (cpu, wall, samples) = slow[hz]!
+        line("slowdown sampled at \(hz == 100 ? "100 Hz" : "1 kHz"), per CPU second", String(format: "median %5.2f %%   (%d samples; rounds: %@)",
+             median(cpu), samples, cpu.map { String(format: "%.2f", $0) }.joined(separator: " ")))
+        line("  per wall-clock second", String(format: "median %5.2f %%   (rounds: %@)", median(wall),
+             wall.map { String(format: "%.2f", $0) }.joined(separator: " ")))
+    }
 }

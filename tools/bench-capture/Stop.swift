@@ -27,6 +27,8 @@ struct StopFigures {
     var depth = 0
     /// Per sample: true when the hand-off ended while the watchdog spun (no futex wait, no wake-up).
     var spun: [Bool] = []
+    /// Per sample: the handler's own unwinding time (µs), from stallcap_sample_info.
+    var unwinds: [Double] = []
 }
 
 /// Samples `spinner` with stallcap_sample: (status ok, window).
@@ -48,6 +50,7 @@ func realSample(_ spinner: GapSpinner, _ frames: inout [UInt], _ figures: inout 
     stallcap_handoff_counts(&after)
     figures.spun.append(after.spun > before.spun)
     figures.depth = Int(info.frame_count)
+    figures.unwinds.append(Double(info.unwind_ns) / 1000)
     figures.windows.append((t0, t1))
     figures.roundTrips.append(Double(t1 - t0) / 1000)
     figures.samplerCPU.append(Double(c1 &- c0) / 1000)
@@ -127,6 +130,8 @@ func benchStop(samples: Int, depth: Int) {
     line("main-thread stop per sample, stallprof", String(format: "median %6.1f us   p90 %6.1f us", rm, r9))
     line("  of which the hand-off ended while spinning", String(format: "median %6.1f us   p90 %6.1f us   (%d)", percentile(spunStops, 0.5), percentile(spunStops, 0.9), spunStops.count))
     line("  of which the watchdog slept (handler late)", String(format: "median %6.1f us   p90 %6.1f us   (%d)", percentile(waitStops, 0.5), percentile(waitStops, 0.9), waitStops.count))
+    let u = real.unwinds.sorted()
+    line("  of which unwinding in the handler", String(format: "median %6.1f us   p90 %6.1f us", percentile(u, 0.5), percentile(u, 0.9)))
     line("floor (tgkill + handler storing one atomic)", String(format: "median %6.1f us   p90 %6.1f us", fm, f9))
     line("ratio stallprof / floor", String(format: "median %6.2fx   p90 %6.2fx", rm / fm, r9 / f9))
     let rc = median(real.samplerCPU), fc = median(floor.samplerCPU)

@@ -19,7 +19,7 @@ switch arguments.count > 1 ? arguments[1] : "" {
 case "stop":
     benchStop(samples: Int(argument(2, 2000)), depth: Int(argument(3, 50)))
 case "slowdown":
-    benchSlowdown(rounds: Int(argument(2, 3)), seconds: argument(3, 1), depth: 50)
+    benchSlowdown(rounds: Int(argument(2, 5)), seconds: argument(3, 0.5), depth: 50)
 case "idle":
     benchIdle(pairs: Int(argument(2, 3)), seconds: argument(3, 4))
 case "idle-child" where arguments.count == 4:

@@ -83,7 +83,7 @@ void stallcap_warm_thread(void);
 void stallcap_install_alt_stack(void);
 
 /// Samples thread `tid` of this process: sends the signal and waits at most `timeout_ns` for the handler: it spins
-/// for up to 60 µs (the handler then wakes nobody), and only then sleeps on a futex that the handler wakes.
+/// for up to 50 µs (the handler then wakes nobody), and only then sleeps on a futex that the handler wakes.
 /// On STALLCAP_OK, up to `max_frames` addresses (leaf first; the leaf is the interrupted instruction, the others
 /// are return addresses) are copied to `frames` and `info` is filled in. Call from one thread at a time.
 stallcap_status stallcap_sample(pid_t tid, int64_t timeout_ns, uintptr_t *frames, uint32_t max_frames,
