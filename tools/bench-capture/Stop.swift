@@ -113,6 +113,7 @@ func benchStop(samples: Int, depth: Int) {
         }
         taken += block
     }
+    let parts = watchdogParts(spinner.tid, count: 500)
     spinner.stop()
     var counts = stallcap_handoff_stats()
     stallcap_handoff_counts(&counts)
@@ -137,7 +138,33 @@ func benchStop(samples: Int, depth: Int) {
     let rc = median(real.samplerCPU), fc = median(floor.samplerCPU)
     line("watchdog CPU per sample, stallprof", String(format: "median %6.1f us", rc))
     line("watchdog CPU per sample, floor", String(format: "median %6.1f us   (ratio %.2fx)", fc, rc / fc))
+    line("  of which: handler still ours? (sigaction)", String(format: "median %6.1f us", parts.sigaction))
+    line("  of which: /proc/<tid>/syscall read", String(format: "median %6.1f us", parts.syscall))
+    line("  of which: thread CPU clock, from outside", String(format: "median %6.1f us", parts.cpuClock))
     let rt = real.roundTrips.sorted(), ft = floor.roundTrips.sorted()
     line("round trip (signal to result), stallprof", String(format: "median %6.1f us   p90 %6.1f us", percentile(rt, 0.5), percentile(rt, 0.9)))
     line("round trip, floor", String(format: "median %6.1f us   p90 %6.1f us   (ratio %.2fx)", percentile(ft, 0.5), percentile(ft, 0.9), percentile(rt, 0.5) / percentile(ft, 0.5)))
+}
+
+/// The watchdog-side steps of one sample on their own, each `count` times: its CPU per call (median, µs).
+func watchdogParts(_ tid: pid_t, count: Int) -> (sigaction: Double, syscall: Double, cpuClock: Double) {
+    func cost(_ body: () -> Void) -> Double {
+        var values: [Double] = []
+        for _ in 0..<count {
+            let c0 = ownThreadCPUNs()
+            body()
+            values.append(Double(ownThreadCPUNs() &- c0) / 1000)
+        }
+        // Less the cost of reading the clock twice.
+        var empty: [Double] = []
+        for _ in 0..<count {
+            let c0 = ownThreadCPUNs()
+            empty.append(Double(ownThreadCPUNs() &- c0) / 1000)
+        }
+        return max(0, median(values) - median(empty))
+    }
+    var current = sigaction()
+    var state = stallcap_syscall_state()
+    return (cost { sigaction(SIGPROF, nil, &current) }, cost { _ = stallcap_read_syscall(tid, &state) },
+            cost { _ = stallcap_thread_cpu_ns(tid) })
 }
