@@ -160,6 +160,7 @@ int stallcap_install(int signo) {
     if (current == signo && is_ours(&old)) return 0;
     if (!is_default(&old) && !is_ours(&old)) return EBUSY;  // the app handles or ignores it: never replace that
     if (current != 0 && current != signo) return EALREADY;
+    stallcap_handoff_setup();
     // Warm libunwind up on this thread so that its caches and lazily bound symbols exist before any handler runs.
     stallcap_warm_thread();
 

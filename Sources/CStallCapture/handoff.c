@@ -12,6 +12,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <linux/futex.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -29,6 +30,10 @@ _Atomic uint64_t stallcap_request_word = 0;
 /// yielded-to thread runs out its slice (milliseconds) before the watchdog gets back, while sleeping lets the
 /// handler's wake-up bring the watchdog back at once.
 #define SPIN_NS 50000ull
+
+/// The spin actually used: 0 when this process may run on one CPU only (the thread could then never answer
+/// while the watchdog spins). Set by stallcap_handoff_setup.
+static _Atomic uint64_t g_spin_ns = SPIN_NS;
 
 static _Atomic uint64_t g_spin_hits = 0;
 static _Atomic uint64_t g_waits = 0;
@@ -48,6 +53,12 @@ static inline void cpu_relax(void) {
 #elif defined(__aarch64__)
     __asm__ __volatile__("yield" ::: "memory");
 #endif
+}
+
+void stallcap_handoff_setup(void) {
+    cpu_set_t set;
+    int cpus = sched_getaffinity(0, sizeof set, &set) == 0 ? CPU_COUNT(&set) : 2;
+    atomic_store(&g_spin_ns, cpus > 1 ? SPIN_NS : 0);
 }
 
 uint64_t stallcap_handoff_claim(pid_t self) {
@@ -82,7 +93,8 @@ static int time_out(uint32_t gen, pid_t tid) {
 
 int stallcap_handoff_wait(uint32_t gen, pid_t tid, uint64_t deadline_ns) {
     uint64_t start = now_ns();
-    uint64_t spin_end = start + SPIN_NS < deadline_ns ? start + SPIN_NS : deadline_ns;
+    uint64_t spin = atomic_load_explicit(&g_spin_ns, memory_order_relaxed);
+    uint64_t spin_end = start + spin < deadline_ns ? start + spin : deadline_ns;
     for (unsigned i = 1;; i++) {
         uint64_t word = atomic_load_explicit(&stallcap_request_word, memory_order_acquire);
         if (WORD_STATE(word) == ST_DONE && WORD_GEN(word) == gen) {

@@ -23,6 +23,10 @@ enum { ST_IDLE = 0, ST_REQUESTED = 1, ST_CLAIMED = 2, ST_DONE = 3 };
 /// The one request slot.
 extern _Atomic uint64_t stallcap_request_word __attribute__((visibility("hidden")));
 
+/// Decides, once at install, whether spinning can pay off: not when the process may use only one CPU (the
+/// watchdog's affinity mask is the process's unless the app changed it). Not in signal context.
+__attribute__((visibility("hidden"))) void stallcap_handoff_setup(void);
+
 /// Handler side: claims the request if it is REQUESTED for thread `self` (keeping the sleeping bit). Returns the
 /// claimed word, or 0 when there was nothing to claim. Async-signal-safe.
 __attribute__((visibility("hidden"))) uint64_t stallcap_handoff_claim(pid_t self);
