@@ -9,7 +9,8 @@ import Testing
 /// handler wakes. Part of ``WatchdogTests`` (one sampler at a time in this process).
 extension WatchdogTests {
     /// A thread that spins with SIGPROF blocked until `release` is set, then spins with it unblocked until `stop`.
-    /// With `lateMs`, it unblocks by itself that long after it sees our signal pending.
+    /// With `lateMs`, it unblocks by itself that long after it sees our signal pending. Its spins lock and unlock
+    /// an uncontended mutex (no system call): under TSan a signal is delivered only at an intercepted call.
     final class SignalBlocker: @unchecked Sendable {
         let tid = Atomic<Int32>(0)
         let release = Atomic<Bool>(false)
@@ -25,7 +26,15 @@ extension WatchdogTests {
                 pthread_sigmask(SIG_BLOCK, &blocked, &previous)
                 tid.store(stallcap_gettid(), ordering: .releasing)
                 var pendingSince: UInt64? = nil
+                var mutex = pthread_mutex_t()
+                pthread_mutex_init(&mutex, nil)
+                defer { pthread_mutex_destroy(&mutex) }
+                func touch() {
+                    pthread_mutex_lock(&mutex)
+                    pthread_mutex_unlock(&mutex)
+                }
                 while !release.load(ordering: .acquiring) {
+                    touch()
                     if let lateMs {
                         var pending = sigset_t()
                         sigpending(&pending)
@@ -34,7 +43,7 @@ extension WatchdogTests {
                     }
                 }
                 pthread_sigmask(SIG_SETMASK, &previous, nil)  // a pending signal is delivered here
-                while !stop.load(ordering: .acquiring) {}
+                while !stop.load(ordering: .acquiring) { touch() }
                 done.signal()
             }.start()
             while tid.load(ordering: .acquiring) == 0 { usleep(100) }
