@@ -1,20 +1,21 @@
 // The signal handler and the request protocol between the watchdog and the sampled thread.
 //
-// One request is in flight at a time. Its state lives in one atomic 64-bit word:
-//   bits 0-1 state (IDLE, REQUESTED, CLAIMED, DONE), bits 2-31 target tid, bits 32-63 generation.
-// The watchdog publishes REQUESTED and sends the signal. The handler claims the request with a compare-and-swap
-// (REQUESTED -> CLAIMED) only if it runs on the target thread, unwinds into static buffers, stores DONE and posts
-// a semaphore. On timeout the watchdog cancels with a compare-and-swap (REQUESTED -> IDLE): a handler that runs
-// later finds nothing to claim and writes nothing. A claimed request is never reused until its handler is done.
+// One request is in flight at a time, in one atomic 64-bit word (handoff.h: state IDLE, REQUESTED, CLAIMED, DONE,
+// target tid, a "watchdog asleep" bit, generation). The watchdog publishes REQUESTED and sends the signal. The
+// handler claims the request with a compare-and-swap (REQUESTED -> CLAIMED) only if it runs on the target thread,
+// unwinds into static buffers and stores DONE; it wakes the watchdog only if the watchdog, tired of spinning, said
+// it sleeps (handoff.c). On timeout the watchdog cancels with a compare-and-swap (REQUESTED -> IDLE): a handler that
+// runs later finds nothing to claim and writes nothing. A claimed request is never reused until its handler is done.
 #define _GNU_SOURCE
 #include "stallcapture.h"
 #include "stallcapture_blocked.h"
+#include "stallcapture_support.h"
+#include "handoff.h"
 
 #define UNW_LOCAL_ONLY
 #include <libunwind.h>
 #include <errno.h>
 #include <pthread.h>
-#include <semaphore.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <string.h>
@@ -23,16 +24,9 @@
 #include <ucontext.h>
 #include <unistd.h>
 
-enum { ST_IDLE = 0, ST_REQUESTED = 1, ST_CLAIMED = 2, ST_DONE = 3 };
+#define g_state stallcap_request_word
 
-#define WORD(gen, tid, st) (((uint64_t)(gen) << 32) | ((uint64_t)((uint32_t)(tid) & 0x3fffffffu) << 2) | (uint64_t)(st))
-#define WORD_STATE(w) ((int)((w) & 3u))
-#define WORD_TID(w) ((pid_t)(((w) >> 2) & 0x3fffffffu))
-#define WORD_GEN(w) ((uint32_t)((w) >> 32))
-
-static _Atomic uint64_t g_state = 0;
 static _Atomic int g_signo = 0;
-static sem_t g_done;
 
 // Written only by the handler that holds the CLAIMED state; read by the watchdog after it sees DONE.
 static uintptr_t g_frames[STALLCAP_MAX_FRAMES];
@@ -102,21 +96,17 @@ static void handler(int signo, siginfo_t *info, void *context) {
     (void)signo;
     (void)info;
     int saved_errno = errno;
-    uint64_t word = atomic_load_explicit(&g_state, memory_order_acquire);
-    pid_t self = (pid_t)syscall(SYS_gettid);
-    if (WORD_STATE(word) == ST_REQUESTED && WORD_TID(word) == (self & 0x3fffffff)) {
-        uint64_t claimed = WORD(WORD_GEN(word), WORD_TID(word), ST_CLAIMED);
-        if (atomic_compare_exchange_strong_explicit(&g_state, &word, claimed, memory_order_acq_rel,
-                                                    memory_order_acquire)) {
-            uint32_t flags = 0;
-            g_info.timestamp_ns = clock_ns(CLOCK_MONOTONIC);
-            g_info.thread_cpu_ns = clock_ns(CLOCK_THREAD_CPUTIME_ID);
-            g_info.frame_count = unwind_interrupted((ucontext_t *)context, &flags);
-            g_info.flags = flags;
-            g_info.unwind_ns = clock_ns(CLOCK_MONOTONIC) - g_info.timestamp_ns;
-            atomic_store_explicit(&g_state, WORD(WORD_GEN(word), WORD_TID(word), ST_DONE), memory_order_release);
-            sem_post(&g_done);
-        }
+    // Only what must happen on the thread happens here: the thread's CPU clock is read by the watchdog (its clock
+    // id is readable from outside), and the watchdog is woken only when it sleeps (handoff.c).
+    uint64_t claimed = stallcap_handoff_claim((pid_t)syscall(SYS_gettid));
+    if (claimed != 0) {
+        uint32_t flags = 0;
+        g_info.timestamp_ns = clock_ns(CLOCK_MONOTONIC);
+        g_info.thread_cpu_ns = 0;
+        g_info.frame_count = unwind_interrupted((ucontext_t *)context, &flags);
+        g_info.flags = flags;
+        g_info.unwind_ns = clock_ns(CLOCK_MONOTONIC) - g_info.timestamp_ns;
+        stallcap_handoff_done(claimed);
     }
     errno = saved_errno;
 }
@@ -144,14 +134,12 @@ void stallcap_warm_thread(void) {
     (void)unw_backtrace(frames, 64);
 }
 
-static _Atomic int semaphore_ready = 0;
 static void (*g_child_callback)(void) = NULL;
 
-// In the child of fork(): no request is in flight there (the watchdog thread does not exist) and the semaphore
-// may have been in use by a thread that is gone: start both afresh, then let the Swift side reset itself.
+// In the child of fork(): no request is in flight there (the watchdog thread does not exist): start afresh, then
+// let the Swift side reset itself.
 static void atfork_child(void) {
     atomic_store(&g_state, 0);
-    if (atomic_load(&semaphore_ready)) sem_init(&g_done, 0, 0);
     if (g_child_callback) g_child_callback();
 }
 
@@ -172,10 +160,7 @@ int stallcap_install(int signo) {
     if (current == signo && is_ours(&old)) return 0;
     if (!is_default(&old) && !is_ours(&old)) return EBUSY;  // the app handles or ignores it: never replace that
     if (current != 0 && current != signo) return EALREADY;
-    if (!atomic_exchange(&semaphore_ready, 1) && sem_init(&g_done, 0, 0) != 0) {
-        atomic_store(&semaphore_ready, 0);
-        return errno;
-    }
+    stallcap_handoff_setup();
     // Warm libunwind up on this thread so that its caches and lazily bound symbols exist before any handler runs.
     stallcap_warm_thread();
 
@@ -196,6 +181,9 @@ int stallcap_install(int signo) {
 static stallcap_status collect(uintptr_t *frames, uint32_t max_frames, stallcap_sample_info *info, uint32_t gen,
                                pid_t tid) {
     stallcap_sample_info copy = g_info;
+    // Read from here, right after the handler finished: the thread has run a microsecond or two more since.
+    int64_t cpu = stallcap_thread_cpu_ns(tid);
+    copy.thread_cpu_ns = cpu > 0 ? (uint64_t)cpu : 0;
     uint32_t n = copy.frame_count < max_frames ? copy.frame_count : max_frames;
     if (n < copy.frame_count) copy.flags |= STALLCAP_FLAG_TRUNCATED;
     memcpy(frames, g_frames, n * sizeof(uintptr_t));
@@ -214,9 +202,6 @@ stallcap_status stallcap_sample(pid_t tid, int64_t timeout_ns, uintptr_t *frames
     if (sigaction(signo, NULL, &current) != 0 || !is_ours(&current)) return STALLCAP_NOT_INSTALLED;
     uint64_t word = atomic_load_explicit(&g_state, memory_order_acquire);
     if (WORD_STATE(word) == ST_CLAIMED) return STALLCAP_BUSY;
-    while (sem_trywait(&g_done) == 0) {
-        // Drop posts of handlers that finished after their request timed out.
-    }
     uint32_t gen = WORD_GEN(word) + 1;
     // The caller checked that the thread is not in a system call; it may have entered one since. Check again
     // here, as late as it can be (a few microseconds before the signal, instead of the caller's Swift code and
@@ -232,29 +217,10 @@ stallcap_status stallcap_sample(pid_t tid, int64_t timeout_ns, uintptr_t *frames
         errno = err;
         return err == ESRCH ? STALLCAP_NO_THREAD : STALLCAP_ERROR;
     }
-    struct timespec deadline;
-    clock_gettime(CLOCK_MONOTONIC, &deadline);
     if (timeout_ns < 0) timeout_ns = 0;
-    deadline.tv_sec += timeout_ns / 1000000000;
-    deadline.tv_nsec += timeout_ns % 1000000000;
-    if (deadline.tv_nsec >= 1000000000) {
-        deadline.tv_sec += 1;
-        deadline.tv_nsec -= 1000000000;
-    }
-    for (;;) {
-        if (sem_clockwait(&g_done, CLOCK_MONOTONIC, &deadline) == 0) {
-            word = atomic_load_explicit(&g_state, memory_order_acquire);
-            if (WORD_GEN(word) == gen && WORD_STATE(word) == ST_DONE) return collect(frames, max_frames, info, gen, tid);
-            continue;  // a late post from an older request
-        }
-        if (errno == EINTR) continue;
-        // Timed out: cancel unless the handler has claimed the request in the meantime.
-        uint64_t expected = WORD(gen, tid, ST_REQUESTED);
-        if (atomic_compare_exchange_strong(&g_state, &expected, WORD(gen, tid, ST_IDLE))) return STALLCAP_TIMEOUT;
-        if (WORD_STATE(expected) == ST_DONE) {
-            (void)sem_trywait(&g_done);
-            return collect(frames, max_frames, info, gen, tid);
-        }
-        return STALLCAP_BUSY;  // claimed and still running: leave it to finish
+    switch (stallcap_handoff_wait(gen, tid, stallcap_monotonic_ns() + (uint64_t)timeout_ns)) {
+    case ST_DONE: return collect(frames, max_frames, info, gen, tid);
+    case ST_IDLE: return STALLCAP_TIMEOUT;
+    default: return STALLCAP_BUSY;  // claimed and still running: leave it to finish
     }
 }

@@ -47,7 +47,8 @@ typedef enum {
 typedef struct {
     /// CLOCK_MONOTONIC, nanoseconds, when the handler ran.
     uint64_t timestamp_ns;
-    /// CPU time the sampled thread had consumed, nanoseconds (CLOCK_THREAD_CPUTIME_ID).
+    /// CPU time the sampled thread had consumed, nanoseconds: its CPU clock, read by the caller right after the
+    /// handler finished (not in the handler: that saves the thread a system call per sample).
     uint64_t thread_cpu_ns;
     /// Number of frames written, leaf first.
     uint32_t frame_count;
@@ -81,11 +82,25 @@ void stallcap_warm_thread(void);
 /// thread exit) unless it has one already: an app's own is never replaced. Called by `stallcap_warm_thread`.
 void stallcap_install_alt_stack(void);
 
-/// Samples thread `tid` of this process: sends the signal and waits at most `timeout_ns` for the handler.
+/// Samples thread `tid` of this process: sends the signal and waits at most `timeout_ns` for the handler: it spins
+/// for up to 50 µs (the handler then wakes nobody), and only then sleeps on a futex that the handler wakes.
 /// On STALLCAP_OK, up to `max_frames` addresses (leaf first; the leaf is the interrupted instruction, the others
 /// are return addresses) are copied to `frames` and `info` is filled in. Call from one thread at a time.
 stallcap_status stallcap_sample(pid_t tid, int64_t timeout_ns, uintptr_t *frames, uint32_t max_frames,
                                 stallcap_sample_info *info);
+
+/// Counts of `stallcap_sample` hand-offs since the process started. For benchmarks and tests.
+typedef struct {
+    /// Ended while the caller spun: the handler stored DONE and woke nobody.
+    uint64_t spun;
+    /// Went on to sleep on the futex (the handler was late, or nobody answered).
+    uint64_t slept;
+    /// Reached the timeout (cancelled, left to a handler still running, or found done only then).
+    uint64_t deadlines;
+} stallcap_handoff_stats;
+
+/// Reads the hand-off counts (relaxed: figures, not synchronisation).
+void stallcap_handoff_counts(stallcap_handoff_stats *counts);
 
 #ifdef __cplusplus
 }

@@ -1,0 +1,115 @@
+import CStallCapture
+import Foundation
+import Synchronization
+import Testing
+
+@testable import StallProfiler
+
+/// The sample hand-off (handoff.c): the watchdog spins briefly for the handler, then sleeps on a futex that a late
+/// handler wakes. Part of ``WatchdogTests`` (one sampler at a time in this process).
+extension WatchdogTests {
+    /// A thread that spins with SIGPROF blocked until `release` is set, then spins with it unblocked until `stop`.
+    /// With `lateMs`, it unblocks by itself that long after it sees our signal pending. Its spins lock and unlock
+    /// an uncontended mutex (no system call): under TSan a signal is delivered only at an intercepted call.
+    final class SignalBlocker: @unchecked Sendable {
+        let tid = Atomic<Int32>(0)
+        let release = Atomic<Bool>(false)
+        let stop = Atomic<Bool>(false)
+        let done = DispatchSemaphore(value: 0)
+
+        init(lateMs: UInt64?) {
+            Thread { [self] in
+                stallcap_warm_thread()
+                var blocked = sigset_t(), previous = sigset_t()
+                sigemptyset(&blocked)
+                sigaddset(&blocked, SIGPROF)
+                pthread_sigmask(SIG_BLOCK, &blocked, &previous)
+                tid.store(stallcap_gettid(), ordering: .releasing)
+                var pendingSince: UInt64? = nil
+                var mutex = pthread_mutex_t()
+                pthread_mutex_init(&mutex, nil)
+                defer { pthread_mutex_destroy(&mutex) }
+                func touch() {
+                    pthread_mutex_lock(&mutex)
+                    pthread_mutex_unlock(&mutex)
+                }
+                while !release.load(ordering: .acquiring) {
+                    touch()
+                    if let lateMs {
+                        var pending = sigset_t()
+                        sigpending(&pending)
+                        if pendingSince == nil && sigismember(&pending, SIGPROF) == 1 { pendingSince = stallcap_monotonic_ns() }
+                        if let since = pendingSince, stallcap_monotonic_ns() - since > lateMs * 1_000_000 { break }
+                    }
+                }
+                pthread_sigmask(SIG_SETMASK, &previous, nil)  // a pending signal is delivered here
+                while !stop.load(ordering: .acquiring) { touch() }
+                done.signal()
+            }.start()
+            while tid.load(ordering: .acquiring) == 0 { usleep(100) }
+        }
+
+        func finish() {
+            release.store(true, ordering: .releasing)
+            stop.store(true, ordering: .releasing)
+            done.wait()
+        }
+    }
+
+    static func handoffCounts() -> stallcap_handoff_stats {
+        var counts = stallcap_handoff_stats()
+        stallcap_handoff_counts(&counts)
+        return counts
+    }
+
+    @Test func aHandlerThatFinishesLateWakesTheSleepingSamplerAndTheSampleIsTaken() throws {
+        #expect(stallcap_install(SIGPROF) == 0)
+        // The thread holds the signal for 30 ms after it arrives: far past the sampler's spin, well inside the
+        // timeout. The handler then runs, finds the sampler asleep and wakes it.
+        let thread = SignalBlocker(lateMs: 30)
+        defer { thread.finish() }
+        let before = Self.handoffCounts()
+        var frames = [UInt](repeating: 0, count: 256)
+        var info = stallcap_sample_info()
+        var status = STALLCAP_IN_SYSCALL
+        for _ in 0..<100 where status == STALLCAP_IN_SYSCALL {  // sigpending() itself is a system call: retry
+            status = frames.withUnsafeMutableBufferPointer {
+                stallcap_sample(thread.tid.load(ordering: .acquiring), 2_000_000_000, $0.baseAddress, 256, &info)
+            }
+        }
+        let after = Self.handoffCounts()
+        #expect(status == STALLCAP_OK)
+        #expect(info.frame_count > 0)
+        #expect(info.thread_cpu_ns > 0)
+        #expect(after.slept >= before.slept + 1)
+        // Woken by the handler, not found done only at the deadline (2 s against a 30 ms delay).
+        #expect(after.deadlines == before.deadlines)
+    }
+
+    @Test func aRequestNobodyAnswersIsAMissedSampleAndTheNextOneIsTaken() throws {
+        #expect(stallcap_install(SIGPROF) == 0)
+        let thread = SignalBlocker(lateMs: nil)
+        defer { thread.finish() }
+        var configuration = StallWatchdog.Configuration(outputPath: "/dev/null")
+        configuration.sampleTimeout = .milliseconds(50)
+        let tid = thread.tid.load(ordering: .acquiring)
+        let sampler = StallSampler(stallID: 1, threadID: tid, configuration: configuration)
+        let before = Self.handoffCounts()
+        #expect(sampler.sample() == nil)
+        #expect(sampler.missedCount == 1)
+        let after = Self.handoffCounts()
+        #expect(after.slept >= before.slept + 1)  // it spun, slept, timed out
+        #expect(after.deadlines >= before.deadlines + 1)
+        // Unblocked, the pending signal finds the request cancelled; the slot is free for the next request.
+        thread.release.store(true, ordering: .releasing)
+        var frames = [UInt](repeating: 0, count: 256)
+        var info = stallcap_sample_info()
+        var status = STALLCAP_TIMEOUT
+        for _ in 0..<20 where status != STALLCAP_OK {
+            status = frames.withUnsafeMutableBufferPointer { stallcap_sample(tid, 5_000_000_000, $0.baseAddress, 256, &info) }
+        }
+        #expect(status == STALLCAP_OK)
+        #expect(info.frame_count > 0)
+        #expect(sampler.missedCount == 1)
+    }
+}

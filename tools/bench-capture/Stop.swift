@@ -1,0 +1,170 @@
+// How long one sample stops the sampled thread, against the floor of any signal: tgkill to the same thread with a
+// handler that only stores one atomic, the sampler spinning on it.
+import CStallCapture
+import Foundation
+import Synchronization
+
+/// Set by the floor handler; reset by the sampler before each signal.
+let floorFlag = Atomic<UInt32>(0)
+
+/// The floor's signal: SIGUSR2, with a handler that stores one atomic (same flags and mask as stallprof's).
+func installFloorHandler() {
+    floorFlag.store(0, ordering: .relaxed)  // initialise the global before any handler can touch it
+    var action = sigaction()
+    action.__sigaction_handler.sa_sigaction = { _, _, _ in floorFlag.store(1, ordering: .releasing) }
+    action.sa_flags = SA_SIGINFO | SA_RESTART | SA_ONSTACK
+    sigfillset(&action.sa_mask)
+    precondition(sigaction(SIGUSR2, &action, nil) == 0, "cannot install the floor handler")
+}
+
+/// One method's figures: per-sample stop of the sampled thread, sampler CPU, round trip.
+struct StopFigures {
+    var stops: [Double] = []  // µs
+    var samplerCPU: [Double] = []  // µs
+    var roundTrips: [Double] = []  // µs
+    var windows: [(UInt64, UInt64)] = []
+    var missed = 0
+    var depth = 0
+    /// Per sample: true when the hand-off ended while the watchdog spun (no futex wait, no wake-up).
+    var spun: [Bool] = []
+    /// Per sample: the handler's own unwinding time (µs), from stallcap_sample_info.
+    var unwinds: [Double] = []
+}
+
+/// Samples `spinner` with stallcap_sample: (status ok, window).
+func realSample(_ spinner: GapSpinner, _ frames: inout [UInt], _ figures: inout StopFigures) {
+    var info = stallcap_sample_info()
+    var before = stallcap_handoff_stats(), after = stallcap_handoff_stats()
+    stallcap_handoff_counts(&before)
+    let c0 = ownThreadCPUNs()
+    let t0 = stallcap_monotonic_ns()
+    let status = frames.withUnsafeMutableBufferPointer {
+        stallcap_sample(spinner.tid, 100_000_000, $0.baseAddress, 256, &info)
+    }
+    let t1 = stallcap_monotonic_ns()
+    let c1 = ownThreadCPUNs()
+    guard status == STALLCAP_OK else {
+        figures.missed += 1
+        return
+    }
+    stallcap_handoff_counts(&after)
+    figures.spun.append(after.spun > before.spun)
+    figures.depth = Int(info.frame_count)
+    figures.unwinds.append(Double(info.unwind_ns) / 1000)
+    figures.windows.append((t0, t1))
+    figures.roundTrips.append(Double(t1 - t0) / 1000)
+    figures.samplerCPU.append(Double(c1 &- c0) / 1000)
+}
+
+/// The floor: signal, spin until the handler stored its atomic.
+func floorSample(_ spinner: GapSpinner, _ figures: inout StopFigures) {
+    floorFlag.store(0, ordering: .relaxed)
+    let c0 = ownThreadCPUNs()
+    let t0 = stallcap_monotonic_ns()
+    guard let thread = spinner.pthread, pthread_kill(thread, SIGUSR2) == 0 else {
+        figures.missed += 1
+        return
+    }
+    var answered = true
+    while floorFlag.load(ordering: .acquiring) == 0 {
+        let spent = stallcap_monotonic_ns() - t0
+        // Spin 50 µs like stallprof, then poll sleeping: a sampler spinning on while the thread waits for a CPU
+        // would keep it off this one (the handler runs only when the thread runs).
+        if spent > 50_000 { usleep(20) }
+        if spent > 100_000_000 {
+            answered = false
+            break
+        }
+    }
+    let t1 = stallcap_monotonic_ns()
+    let c1 = ownThreadCPUNs()
+    guard answered else {
+        figures.missed += 1
+        return
+    }
+    figures.windows.append((t0, t1))
+    figures.roundTrips.append(Double(t1 - t0) / 1000)
+    figures.samplerCPU.append(Double(c1 &- c0) / 1000)
+}
+
+/// Interleaves blocks of real and floor samples, one every millisecond, on a thread spinning `depth` frames deep.
+/// The spinner and the sampler are pinned to CPUs 0 and 1: the watchdog on the other core, as in an app where it
+/// does not share the main thread's CPU (on a busy 2-core machine the scheduler otherwise often wakes the sampler
+/// on the spinner's CPU, and the sampler's own run time lands in the measured stop).
+func benchStop(samples: Int, depth: Int) {
+    precondition(stallcap_install(SIGPROF) == 0, "cannot install the handler")
+    installFloorHandler()
+    let spinner = GapSpinner(depth: depth)
+    let pinned = pinToCPU(1)
+    if pinned { spinner.cpu = 0 }
+    spinner.start()
+    var frames = [UInt](repeating: 0, count: 256)
+    var real = StopFigures(), floor = StopFigures()
+    let block = 100
+    var taken = 0
+    while taken < samples {
+        for _ in 0..<min(block, samples - taken) {
+            realSample(spinner, &frames, &real)
+            usleep(1000)
+        }
+        for _ in 0..<min(block, samples - taken) {
+            floorSample(spinner, &floor)
+            usleep(1000)
+        }
+        taken += block
+    }
+    let parts = watchdogParts(spinner.tid, count: 500)
+    spinner.stop()
+    var counts = stallcap_handoff_stats()
+    stallcap_handoff_counts(&counts)
+    let realGaps = spinner.longestGaps(in: real.windows)
+    real.stops = realGaps.compactMap { $0.map { Double($0) / 1000 } }
+    let spunStops = zip(realGaps, real.spun).compactMap { $1 ? $0.map { Double($0) / 1000 } : nil }.sorted()
+    let waitStops = zip(realGaps, real.spun).compactMap { !$1 ? $0.map { Double($0) / 1000 } : nil }.sorted()
+    floor.stops = spinner.longestGaps(in: floor.windows).compactMap { $0.map { Double($0) / 1000 } }
+    let r = real.stops.sorted(), f = floor.stops.sorted()
+    print(String(format: "sample hand-off: %d samples each at 1 kHz, thread %d frames deep%@; missed: %d real, %d floor",
+                 samples, real.depth, pinned ? ", sampler and thread pinned to CPUs 1 and 0" : "", real.missed, floor.missed))
+    print(String(format: "  (stops found: %d real, %d floor; hand-off finished while spinning %llu, after a wait %llu)",
+                 r.count, f.count, counts.spun, counts.slept))
+    let rm = percentile(r, 0.5), fm = percentile(f, 0.5), r9 = percentile(r, 0.9), f9 = percentile(f, 0.9)
+    line("main-thread stop per sample, stallprof", String(format: "median %6.1f us   p90 %6.1f us", rm, r9))
+    line("  of which the hand-off ended while spinning", String(format: "median %6.1f us   p90 %6.1f us   (%d)", percentile(spunStops, 0.5), percentile(spunStops, 0.9), spunStops.count))
+    line("  of which the watchdog slept (handler late)", String(format: "median %6.1f us   p90 %6.1f us   (%d)", percentile(waitStops, 0.5), percentile(waitStops, 0.9), waitStops.count))
+    let u = real.unwinds.sorted()
+    line("  of which unwinding in the handler", String(format: "median %6.1f us   p90 %6.1f us", percentile(u, 0.5), percentile(u, 0.9)))
+    line("floor (tgkill + handler storing one atomic)", String(format: "median %6.1f us   p90 %6.1f us", fm, f9))
+    line("ratio stallprof / floor", String(format: "median %6.2fx   p90 %6.2fx", rm / fm, r9 / f9))
+    let rc = median(real.samplerCPU), fc = median(floor.samplerCPU)
+    line("watchdog CPU per sample, stallprof", String(format: "median %6.1f us", rc))
+    line("watchdog CPU per sample, floor", String(format: "median %6.1f us   (ratio %.2fx)", fc, rc / fc))
+    line("  of which: handler still ours? (sigaction)", String(format: "median %6.1f us", parts.sigaction))
+    line("  of which: /proc/<tid>/syscall read", String(format: "median %6.1f us", parts.syscall))
+    line("  of which: thread CPU clock, from outside", String(format: "median %6.1f us", parts.cpuClock))
+    let rt = real.roundTrips.sorted(), ft = floor.roundTrips.sorted()
+    line("round trip (signal to result), stallprof", String(format: "median %6.1f us   p90 %6.1f us", percentile(rt, 0.5), percentile(rt, 0.9)))
+    line("round trip, floor", String(format: "median %6.1f us   p90 %6.1f us   (ratio %.2fx)", percentile(ft, 0.5), percentile(ft, 0.9), percentile(rt, 0.5) / percentile(ft, 0.5)))
+}
+
+/// The watchdog-side steps of one sample on their own, each `count` times: its CPU per call (median, µs).
+func watchdogParts(_ tid: pid_t, count: Int) -> (sigaction: Double, syscall: Double, cpuClock: Double) {
+    func cost(_ body: () -> Void) -> Double {
+        var values: [Double] = []
+        for _ in 0..<count {
+            let c0 = ownThreadCPUNs()
+            body()
+            values.append(Double(ownThreadCPUNs() &- c0) / 1000)
+        }
+        // Less the cost of reading the clock twice.
+        var empty: [Double] = []
+        for _ in 0..<count {
+            let c0 = ownThreadCPUNs()
+            empty.append(Double(ownThreadCPUNs() &- c0) / 1000)
+        }
+        return max(0, median(values) - median(empty))
+    }
+    var current = sigaction()
+    var state = stallcap_syscall_state()
+    return (cost { sigaction(SIGPROF, nil, &current) }, cost { _ = stallcap_read_syscall(tid, &state) },
+            cost { _ = stallcap_thread_cpu_ns(tid) })
+}
