@@ -34,10 +34,10 @@ import Testing
         #expect(report.profile.heaviestStackCount == 250_000 && report.profile.heaviestStack.last == "native_safe_halt")
         #expect(report.profile.hints.isEmpty)
         let text = report.text()
-        #expect(text.hasPrefix("profile \(FoldFixture.path("perf-script.txt")) (perf script)\n"
-            + "  total 500 µs of time (500138 counts of 1 ns) in 6 distinct stacks\n"))
+        #expect(text.hasPrefix("profile (perf script): "))
+        #expect(text.contains("\n  total 500 µs of time (500138 counts of 1 ns) in 6 distinct stacks\n"))
         #expect(text.contains("  250 µs   49.99%  clock_gettime@@GLIBC_2.17\n"))
-        #expect(text.contains("  500 µs  100.00%  my_app\n"))
+        #expect(text.contains("  500 µs   99.97%  my_app\n"))
         #expect(text.contains("heaviest stack: 250 µs, 49.99% (6 frames, root first)\n    my_app\n    [unknown]\n"))
     }
 

@@ -7,8 +7,10 @@ extension ProfileReport {
     /// profile's unit, share, name), the heaviest stack (root first) and the hints.
     public func text() -> String {
         let width = StallReport.textWidth
-        let names = inputs.map { "\($0.path) (\(Self.formatName($0.format)))" }.joined(separator: ", ")
-        var lines = StallReport.wrap("profile " + (inputs.isEmpty ? "(no input with data)" : names), indent: "  ")
+        var lines = inputs.isEmpty ? ["profile: no input with data"] : inputs.map { input in
+            let prefix = "profile (\(Self.formatName(input.format))): "
+            return prefix + ReportFormat.fit(input.path, width: width - prefix.count)
+        }
         lines += StallReport.wrap("total \(totalText) in \(stacks) distinct stack\(stacks == 1 ? "" : "s")",
                                   first: "  ", indent: "    ")
         guard profile.total != 0 || !profile.topSelf.isEmpty else { return render(lines + ["  no samples"]) }
