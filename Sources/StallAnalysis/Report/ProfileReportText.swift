@@ -82,7 +82,7 @@ extension ProfileReport {
         let document: JSONValue = .object([
             ("schema", .string(Self.jsonSchema)),
             ("inputs", .array(inputs.map { .object([("path", .string($0.path)), ("format", .string($0.format.rawValue))]) })),
-            ("unit", .text(unitName)), ("nanosecondsPerCount", .number(scale)),
+            ("unit", .text(unitName)), ("nanosecondsPerCount", scale.map(Self.count) ?? .null),
             ("total", Self.count(profile.total)), ("stacks", .int(stacks)),
             ("topSelf", shares(topSelf)), ("topTotal", shares(topTotal)),
             ("heaviestStack", .strings(profile.heaviestStack)),
