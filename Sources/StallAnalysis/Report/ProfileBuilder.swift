@@ -33,6 +33,7 @@ struct ProfileBuilder {
         stacks[names, default: (0, app)].count += weight
         selfCounts[leaf, default: 0] += weight
         var lastIndex: [String: Int] = [:]  // also: the app names already counted in this sample
+        lastIndex.reserveCapacity(names.count)
         var appSequence: [String] = []
         var cycle: [String]? = nil
         for (depth, name) in names.enumerated() where app[depth] {
