@@ -1,18 +1,20 @@
 import StallAnalysis
 import StallFormat
 
-/// `stallprof report`: what captures say about their freezes, as text or JSON.
+/// `stallprof report`: what captures say about their freezes, or a summary of another profile, as text or JSON.
 enum ReportCommand {
     /// What `report` is given.
     struct Run {
         var report = StallReportOptions()
+        /// How inputs are read (`--format`, `--strict`, the perf and other formats' options, the capture options).
+        var input = FoldOptions()
         var json = false
         var output: String? = nil
     }
 
     static var command: Command<Run> {
         Command(
-            name: "report", abstract: "a summary of captures: stalls, busy or blocked, where the time went",
+            name: "report", abstract: "a summary of captures (stalls, busy or blocked, where the time went) or profiles",
             synopsis: "[--json] [--top N] [options] [-o OUT] FILE...",
             discussion: """
                 Summarizes stallprof captures: each capture's episodes (stalls and saturated periods: wall-clock \
@@ -21,40 +23,43 @@ enum ReportCommand {
                 for each group of episodes with alike stacks, the top self functions, the app frames on the stack \
                 (the loop's driver beside the leaf that burns the time), hints (recursion, a pass re-entered from \
                 the run loop, no app code) and what a blocked episode waited for (a mutex's owner and its stack, \
-                a system call). --stall and --range choose the episodes and samples described. See docs/REPORT.md.
+                a system call). --stall and --range choose the episodes and samples described.
+                Other profiles ('stallprof fold' reads them: perf script, macOS sample, folded stacks, speedscope) \
+                get a summary like 'perf report --stdio': the total in the profile's unit, the top self and total \
+                functions, the heaviest stack, recursion (JSON schema stallprof.profile-report/v1). Captures and \
+                other profiles cannot be mixed in one report (exit 64). See docs/REPORT.md.
                 """,
             groups: [
                 OptionGroup(title: "OPTIONS", options: [
-                    .flag("--json", help: "JSON (schema stallprof.report/v1) instead of text") { $0.json = true },
-                    .integer("--top", help: "functions listed per section in the text",
+                    .flag("--json", help: "JSON (schema stallprof.report/v1; other profiles: "
+                        + "stallprof.profile-report/v1) instead of text") { $0.json = true },
+                    .integer("--top", help: "functions listed per section (other profiles: also in the JSON)",
                              default: "\(StallReportOptions().topFunctions)") { $0.report.topFunctions = $1 },
                     SharedOptions.output.lifted(\.output),
                 ]),
-                SharedOptions.captureSelection.lifted(\.report.capture),
-            ],
-            arguments: [("FILE", "a capture file; - reads standard input")], defaults: Run(), body: run)
+            ] + SharedOptions.reading(\.input),
+            arguments: [("FILE", "a capture or another profile; - reads standard input")], defaults: Run(), body: run)
     }
 
     static func run(_ invocation: Invocation<Run>) throws {
-        guard !invocation.positionals.isEmpty else { throw UsageError(message: "no capture files") }
-        var captures: [Capture] = []
-        for path in invocation.positionals {
-            var diagnostics = Diagnostics()  // an empty input: the same warning as every command, no data
-            let opened = try Folder.openForDetection(InputSource(path: path), diagnostics: &diagnostics)
-            diagnostics.warnings.forEach { Output.error("warning: \($0)") }
-            guard let (stream, head) = opened else { continue }
-            guard StallCaptureImporter.recognizes(head) else {
-                throw AnalysisError.badData(
-                    path: stream.name, position: "byte 0", reason: "not a stallprof capture (no STALLPRF header); "
-                        + "report summarizes captures, fold, flamegraph, diff and export read other profiles")
-            }
-            let capture = try StallCaptureImporter.read(stream)
-            capture.warnings.forEach { Output.error("warning: \($0)") }
-            captures.append(capture)
+        guard !invocation.positionals.isEmpty else { throw UsageError(message: "no input files") }
+        var options = invocation.options.report
+        options.capture = invocation.options.input.capture
+        var diagnostics = Diagnostics()  // an empty input: the same warning as every command, no data
+        let input = try ReportInput.read(
+            invocation.positionals.map(InputSource.init(path:)), options: invocation.options.input,
+            diagnostics: &diagnostics)
+        diagnostics.warnings.forEach { Output.error("warning: \($0)") }
+        let text: String
+        switch input {
+        case .captures(let captures):
+            let report = StallReport(captures: captures, options: options)
+            report.warnings.forEach { Output.error("warning: \($0)") }
+            text = invocation.options.json ? report.json() : report.text()
+        case .profile(let stacks, let inputs):
+            let report = ProfileReport(stacks, inputs: inputs, options: options)
+            text = invocation.options.json ? report.json() : report.text()
         }
-        let report = StallReport(captures: captures, options: invocation.options.report)
-        report.warnings.forEach { Output.error("warning: \($0)") }
-        let text = invocation.options.json ? report.json() : report.text()
         try Output.write(text, to: invocation.options.output)
     }
 }

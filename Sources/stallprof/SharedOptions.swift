@@ -42,7 +42,7 @@ enum SharedOptions {
         ])
     }
 
-    /// How every input is read and rewritten: fold, flamegraph, diff and export. `formatName` is `--format`,
+    /// How every input is read and rewritten: fold, flamegraph, diff, export and report. `formatName` is `--format`,
     /// except for export, whose `--format` is the output's.
     static func input(formatName: String = "--format") -> OptionGroup<FoldOptions> {
         OptionGroup(title: "INPUT", options: [

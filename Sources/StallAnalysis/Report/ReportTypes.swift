@@ -8,6 +8,9 @@ public struct FunctionShare: Equatable, Sendable {
     public var samples: Int
     /// `samples` over the analyzed samples, in [0, 1].
     public var share: Double
+    /// Its weight: equal to `samples` for captures; in a profile report (``ProfileReport``), its count in the
+    /// profile's unit (samples, nanoseconds, cycles...), which may be fractional or beyond Int.
+    public var count: Double
 }
 
 /// One capture read by the report.
@@ -73,6 +76,10 @@ public struct SampleProfile: Sendable {
     public var noAppCodeShare: Double
     /// Plain-language hints: loops, recursion, framework-only stacks.
     public var hints: [String]
+    /// The analyzed weight: `analyzedSamples` for captures; a profile report's total in its unit.
+    public var total: Double
+    /// The heaviest stack's weight: `heaviestStackSamples` for captures.
+    public var heaviestStackCount: Double
 }
 
 /// One episode (stall or saturated period) of one capture.

@@ -1,0 +1,85 @@
+/// A summary of a profile that is not a stallprof capture (perf script, macOS sample, folded stacks, speedscope
+/// JSON), in the spirit of `perf report --stdio`: the total in the profile's unit, the top self (leaf) and total
+/// (inclusive) functions with counts and shares, the heaviest stack and the recursion hint. ``text()`` and
+/// ``json()`` render it.
+///
+/// Built with the capture report's ``ProfileBuilder``, one weighted sample per distinct stack. Such a profile has
+/// no image map, so no frame can be told to be app code: every frame counts, the total shares are every
+/// function's, and the only hints are recursion (a function twice on a stack; unresolved `[...]` frames never
+/// count) and `[truncated]` stacks (folded stallprof captures).
+public struct ProfileReport: Sendable {
+    /// The schema name written as `schema` (docs/REPORT.md).
+    public static let jsonSchema = "stallprof.profile-report/v1"
+
+    /// The options used: ``StallReportOptions/topFunctions`` (the capture options do not apply).
+    public let options: StallReportOptions
+    /// The inputs, in the order given, with the format each was read as.
+    public let inputs: [ProfileInput]
+    /// What the counts measure (``CountUnit``); nil: unknown (folded text), read as samples.
+    public let unit: CountUnit?
+    /// Distinct stacks (an empty stack included).
+    public let stacks: Int
+    /// Where the weight was: ``SampleProfile/total`` is the profile's total; ``SampleProfile/topSelf`` the leaf
+    /// functions; ``SampleProfile/appFrames`` every function's total (inclusive) share, counted once per stack
+    /// however often it recurs, each at least 1 %; the heaviest stack and the hints.
+    public let profile: SampleProfile
+
+    /// Summarizes `folded`, read from `inputs`.
+    public init(_ folded: FoldedStacks, inputs: [ProfileInput], options: StallReportOptions = StallReportOptions()) {
+        self.options = options
+        self.inputs = inputs
+        unit = folded.unit
+        stacks = folded.count
+        var builder = ProfileBuilder()
+        folded.forEach { bytes, count in
+            let names = bytes.isEmpty ? [] : bytes.split(separator: UInt8(ascii: ";"), omittingEmptySubsequences: false)
+                .map { String(decoding: $0, as: UTF8.self) }
+            builder.add(names: names, app: Array(repeating: true, count: names.count), weight: count)
+        }
+        profile = builder.profile(kind: nil, state: nil, weightName: Self.weightName(folded.unit))
+    }
+
+    /// What hints call the weight: `samples`, `the time`, or the unit's name (`cycles`).
+    static func weightName(_ unit: CountUnit?) -> String {
+        switch unit {
+        case nil, .samples: return "samples"
+        case .time: return "the time"
+        case .named(let name): return name
+        }
+    }
+
+    /// `count` in the profile's unit: a duration for time (`1.23 ms`), otherwise the number as folded files
+    /// write it.
+    func amount(_ count: Double) -> String { unit?.duration(count) ?? CountFormat.plain(count) }
+
+    /// The total with its unit: `42 samples`, `500 µs of time (500138 counts of 1 ns)`, `1200 cycles`.
+    var totalText: String {
+        let total = profile.total
+        switch unit {
+        case .time(let scale):
+            return "\(amount(total)) of time (\(CountFormat.plain(total)) counts of \(CountFormat.plain(scale)) ns)"
+        default: return quantity(total)
+        }
+    }
+
+    /// `50.00%`: a share with two decimals as `perf report` prints it, clamped to [0, 1].
+    static func percent(_ share: Double) -> String {
+        let hundredths = Int((min(max(share.isFinite ? share : 0, 0), 1) * 10_000).rounded())
+        let fraction = String(hundredths % 100)
+        return "\(hundredths / 100)." + String(repeating: "0", count: 2 - fraction.count) + fraction + "%"
+    }
+
+    /// `count` with its unit: `6 samples`, `250 µs`, `1200 cycles`.
+    func quantity(_ count: Double) -> String {
+        switch unit {
+        case nil, .samples: return count == 1 ? "1 sample" : "\(CountFormat.plain(count)) samples"
+        case .time: return amount(count)
+        case .named(let name): return "\(CountFormat.plain(count)) \(name)"
+        }
+    }
+
+    /// The functions listed: the first ``StallReportOptions/topFunctions`` leaf and total functions.
+    var topSelf: ArraySlice<FunctionShare> { profile.topSelf.prefix(max(options.topFunctions, 0)) }
+    /// See ``topSelf``.
+    var topTotal: ArraySlice<FunctionShare> { profile.appFrames.prefix(max(options.topFunctions, 0)) }
+}

@@ -1,0 +1,102 @@
+extension ProfileReport {
+    /// Frames of the heaviest stack the text prints whole; a deeper stack shows its root, `...` and its leaf end.
+    static let stackLines = 16
+
+    /// The summary as text that fits 80 columns (long names shortened as in ``StallReport/text()``; control
+    /// characters shown as `?`): the inputs and the total, the top self and top total functions (count in the
+    /// profile's unit, share, name), the heaviest stack (root first) and the hints.
+    public func text() -> String {
+        let width = StallReport.textWidth
+        var lines = inputs.isEmpty ? ["profile: no input with data"] : inputs.map { input in
+            let prefix = "profile (\(Self.formatName(input.format))): "
+            return prefix + ReportFormat.fit(input.path, width: width - prefix.count)
+        }
+        lines += StallReport.wrap("total \(totalText) in \(stacks) distinct stack\(stacks == 1 ? "" : "s")",
+                                  first: "  ", indent: "    ")
+        guard profile.total != 0 || !profile.topSelf.isEmpty else { return render(lines + ["  no samples"]) }
+        lines += [""] + table("top self functions (the leaf of each stack)", heading: "self", topSelf)
+        lines += [""] + table("top total functions (anywhere on the stack, once per stack even when it recurs)",
+                              heading: "total", topTotal)
+        let stack = profile.heaviestStack
+        if !stack.isEmpty {
+            lines.append("")
+            lines += StallReport.wrap("heaviest stack: \(quantity(profile.heaviestStackCount)), "
+                + Self.percent(profile.heaviestStackCount / profile.total) + " (\(stack.count) frames, root first)",
+                indent: "  ")
+            let shown = stack.count <= Self.stackLines
+                ? stack.map(Optional.some)
+                : stack.prefix(3).map(Optional.some) + [nil] + stack.suffix(Self.stackLines - 4).map(Optional.some)
+            lines += shown.map { name in
+                name.map { "    " + ReportFormat.fit($0, width: width - 4) }
+                    ?? "    ... (\(stack.count - Self.stackLines + 1) more frames)"
+            }
+        }
+        if !profile.hints.isEmpty { lines.append("") }
+        for hint in profile.hints { lines += StallReport.wrap("hint: " + hint, indent: "  ") }
+        return render(lines)
+    }
+
+    private func render(_ lines: [String]) -> String {
+        lines.map(StallReport.printable).joined(separator: "\n") + "\n"
+    }
+
+    /// `title`, then rows of count (right-aligned, in the profile's unit), share and name.
+    private func table(_ title: String, heading: String, _ shares: ArraySlice<FunctionShare>) -> [String] {
+        let counts = shares.map { amount($0.count) }
+        let countWidth = max(heading.count, counts.map(\.count).max() ?? 0)
+        let pad = { (text: String, width: Int) in String(repeating: " ", count: max(0, width - text.count)) + text }
+        var lines = [title, "  " + pad(heading, countWidth) + "    share  function"]
+        for (share, count) in zip(shares, counts) {
+            let prefix = "  " + pad(count, countWidth) + "  " + pad(Self.percent(share.share), 7) + "  "
+            lines.append(prefix + ReportFormat.fit(share.function, width: StallReport.textWidth - prefix.count))
+        }
+        return lines
+    }
+
+    /// How the text names a format: `perf script`, `macOS sample`, `folded`, `speedscope`.
+    static func formatName(_ format: InputFormat) -> String {
+        switch format {
+        case .perf: return "perf script"
+        case .sample: return "macOS sample"
+        case .stallprof: return "stallprof capture"
+        case .auto, .folded, .speedscope: return format.rawValue
+        }
+    }
+
+    /// The summary as JSON (schema `stallprof.profile-report/v1`, docs/REPORT.md), ending with a newline. Counts
+    /// in the profile's unit (integers when whole), shares in [0, 1] with four decimals, names as `stallprof fold`
+    /// prints them.
+    public func json() -> String {
+        let (unitName, scale): (String?, Double?) = switch unit {
+        case nil: (nil, nil)
+        case .samples: ("samples", nil)
+        case .time(let scale): ("time", scale)
+        case .named(let name): (name, nil)
+        }
+        let shares = { (list: ArraySlice<FunctionShare>) in
+            JSONValue.array(list.map {
+                .object([("function", .string($0.function)), ("count", Self.count($0.count)),
+                         ("share", .double(Self.share($0.share)))])
+            })
+        }
+        let document: JSONValue = .object([
+            ("schema", .string(Self.jsonSchema)),
+            ("inputs", .array(inputs.map { .object([("path", .string($0.path)), ("format", .string($0.format.rawValue))]) })),
+            ("unit", .text(unitName)), ("nanosecondsPerCount", scale.map(Self.count) ?? .null),
+            ("total", Self.count(profile.total)), ("stacks", .int(stacks)),
+            ("topSelf", shares(topSelf)), ("topTotal", shares(topTotal)),
+            ("heaviestStack", .strings(profile.heaviestStack)),
+            ("heaviestStackCount", Self.count(profile.heaviestStackCount)),
+            ("heaviestStackShare", .double(Self.share(profile.heaviestStackCount / (profile.total > 0 ? profile.total : 1)))),
+            ("hints", .strings(profile.hints)),
+        ])
+        return document.written() + "\n"
+    }
+
+    /// A count: an integer when whole and exact in a Double, otherwise a number.
+    private static func count(_ value: Double) -> JSONValue {
+        value == value.rounded() && abs(value) < 9_007_199_254_740_992 ? .int(Int(value)) : .double(value)
+    }
+
+    private static func share(_ value: Double) -> Double { ReportFormat.rounded(min(max(value, 0), 1), 4) }
+}

@@ -1,0 +1,76 @@
+import StallFormat
+
+/// What `stallprof report` was given: stallprof captures (described by ``StallReport``) or other profiles that
+/// `stallprof fold` reads (perf script, macOS sample, folded stacks, speedscope JSON; summarized by
+/// ``ProfileReport``). One report describes one kind: a capture among other profiles is a usage error.
+public enum ReportInput {
+    /// Every input was a capture (or empty), in the order given.
+    case captures([Capture])
+    /// Every input was another profile: their stacks folded together (``FoldOptions/transforms`` applied), and
+    /// each input with the format it was read as.
+    case profile(FoldedStacks, inputs: [ProfileInput])
+
+    /// Reads `inputs` in order with `options` (`--format`, `--strict`, the perf and other formats' options).
+    /// With `--format auto` each input is a capture when it starts like one (``StallCaptureImporter/recognizes(_:)``);
+    /// `--format stallprof` makes every input a capture, any other format none. Empty inputs are warned about in
+    /// `diagnostics` and skipped (no input at all: no captures). Captures' own warnings go to `diagnostics` too.
+    ///
+    /// Throws ``AnalysisError/usage(_:)`` when captures and other profiles are mixed, the importers' bad data
+    /// (file and position), and bad data when the profiles hold data but no stack.
+    public static func read(_ inputs: [InputSource], options: FoldOptions, diagnostics: inout Diagnostics) throws
+        -> ReportInput
+    {
+        var captures: [Capture] = []
+        var stacks = FoldedStacks()
+        var profiles: [ProfileInput] = []
+        for input in inputs {
+            guard let (stream, head) = try Folder.openForDetection(input, diagnostics: &diagnostics) else { continue }
+            let isCapture = options.format == .stallprof
+                || (options.format == .auto && StallCaptureImporter.recognizes(head))
+            if let first = isCapture ? profiles.first?.path : captures.first?.source {
+                let (capture, other) = isCapture ? (stream.name, first) : (first, stream.name)
+                throw AnalysisError.usage(
+                    "\(capture) is a stallprof capture and \(other) is not: report describes captures or other "
+                        + "profiles, not both at once; report them separately, or fold them together first "
+                        + "(stallprof fold \(capture) \(other) | stallprof report -)")
+            }
+            if isCapture {
+                guard StallCaptureImporter.recognizes(head) else {
+                    throw AnalysisError.badData(
+                        path: stream.name, position: "byte 0", reason: "not a stallprof capture (no STALLPRF header); "
+                            + "--format stallprof reads captures only")
+                }
+                let capture = try StallCaptureImporter.read(stream)
+                capture.warnings.forEach { diagnostics.warn($0) }
+                captures.append(capture)
+                continue
+            }
+            let decoded = try stream.decodingUTF16()
+            var resolved = options
+            resolved.format = try Folder.resolve(options.format, stream: decoded)
+            try Folder.fold(decoded, options: resolved, into: &stacks, diagnostics: &diagnostics)
+            profiles.append(ProfileInput(path: stream.name, format: resolved.format))
+        }
+        guard !profiles.isEmpty || (captures.isEmpty && options.format != .auto && options.format != .stallprof)
+        else { return .captures(captures) }
+        if stacks.count == 0, !profiles.isEmpty {
+            throw AnalysisError.badData(
+                path: profiles.map(\.path).joined(separator: ", "), position: "", reason: "no stack counts found")
+        }
+        return .profile(options.transforms.apply(to: stacks), inputs: profiles)
+    }
+}
+
+/// One profile read by ``ReportInput/read(_:options:diagnostics:)``.
+public struct ProfileInput: Sendable, Equatable {
+    /// How messages name it: the path, or `<stdin>`.
+    public var path: String
+    /// The format it was read as (detected, or `--format`).
+    public var format: InputFormat
+
+    /// Creates an entry for `path` read as `format`.
+    public init(path: String, format: InputFormat) {
+        self.path = path
+        self.format = format
+    }
+}
