@@ -93,6 +93,13 @@ struct StallDetector {
     /// Advances to `nowNs`, taking `answer` (the latest answered ping, if any) into account.
     mutating func step(nowNs: UInt64, answer: Answer?) -> [Action] {
         var actions: [Action] = []
+        step(nowNs: nowNs, answer: answer, into: &actions)
+        return actions
+    }
+
+    /// ``step(nowNs:answer:)`` appending to `actions`, so that the watchdog loop reuses one buffer instead of
+    /// allocating an array on each of its 16 idle steps a second.
+    mutating func step(nowNs: UInt64, answer: Answer?, into actions: inout [Action]) {
         defer { lastStepNs = nowNs }
         if let answer {
             mainQueueThread = answer.threadID
@@ -158,7 +165,6 @@ struct StallDetector {
                 nextSampleNs = max(nextSampleNs + sampleIntervalNs, nowNs + sampleIntervalNs / 2)
             }
         }
-        return actions
     }
 
     /// When the next step is due, given the current time.

@@ -39,13 +39,15 @@ extension WatchdogLoop {
 
     /// Steps the saturation detector (not during a stall) and acts on what it says.
     func stepSaturation() {
-        guard var detector = saturation, !self.detector.isStalled else { return }
+        guard saturation != nil, !self.detector.isStalled else { return }
         let thread = self.detector.mainQueueThread
-        let actions = detector.step(
+        let tick = tickCPU  // read at this step's start
+        // Stepped in place (not copied out and back: that retained and copied its window on every step).
+        let actions = saturation!.step(
             nowNs: stallcap_monotonic_ns(), threadID: thread,
             cpu: {
                 guard let thread else { return nil }
-                if let tick = self.tickCPU, tick.thread == thread { return tick.ns }  // read at this step's start
+                if let tick, tick.thread == thread { return tick.ns }
                 let cpu = stallcap_thread_cpu_ns(thread)
                 return cpu >= 0 ? UInt64(cpu) : nil
             },
@@ -58,7 +60,6 @@ extension WatchdogLoop {
                 return SaturationDetector.Detail(
                     waitNs: wait, voluntarySwitches: voluntary, isRunnable: MainQueueThreads.isRunnable(thread))
             })
-        saturation = detector
         for action in actions {
             switch action {
             case .begin(let startNs, let threadID): beginSaturatedEpisode(startNs: startNs, threadID: threadID)

@@ -87,6 +87,8 @@ final class WatchdogLoop {
             threadID: stallcap_gettid(), sampleTimeoutNs: configuration.effectiveSampleTimeoutNs,
             ownerSampleTimeoutNs: configuration.ownerSampleTimeoutNs)
         var sequence = stallcap_wd_sequence()
+        var actions: [StallDetector.Action] = []
+        actions.reserveCapacity(8)
         while !shared.stopRequested.load(ordering: .acquiring) {
             creditPause(pauses.step(watching: sampler != nil || saturatedSampler != nil || presampler != nil))
             tickCPU = detector.mainQueueThread.flatMap { thread in
@@ -107,7 +109,9 @@ final class WatchdogLoop {
             // A ping answered quietly is taken at once (a second step at the same time), so the loop sleeps a
             // whole check interval, not half of one (the presampling wake of an outstanding ping).
             repeat {
-                for action in detector.step(nowNs: now, answer: answer) { perform(action) }
+                actions.removeAll(keepingCapacity: true)
+                detector.step(nowNs: now, answer: answer, into: &actions)
+                for action in actions { perform(action) }
                 answer = quietAnswer
                 quietAnswer = nil
             } while answer != nil
