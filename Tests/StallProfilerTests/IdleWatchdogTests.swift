@@ -4,8 +4,9 @@ import StallSamples
 import Testing
 
 /// An app that idles in `RunLoop.main` is not woken by the watchdog (RunLoopWait.swift), and stalls that follow a
-/// long quiet period are detected as before, under each way of servicing the main queue.
-@Suite struct IdleWatchdogTests {
+/// long quiet period are detected as before, under each way of servicing the main queue. Serialized: seven sample
+/// apps with busy stalls at once loaded CI's sanitizer run enough to starve the other suites' sampling.
+@Suite(.serialized) struct IdleWatchdogTests {
     /// The voluntary context switches of thread `tid` of process `pid` (each sleep the thread makes counts one).
     static func voluntarySwitches(pid: Int32, tid: Int32) -> Int? {
         guard let text = try? String(contentsOfFile: "/proc/\(pid)/task/\(tid)/status", encoding: .utf8),
