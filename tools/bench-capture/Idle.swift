@@ -1,38 +1,53 @@
-// The idle cost of the watchdog: a RunLoop.main app that never stalls, in child processes with and without
+// The idle cost of the watchdog: an app that never stalls, its main queue serviced by RunLoop.main (the watchdog
+// checks it without waking it) or by dispatchMain() (every check is a ping), in child processes with and without
 // StallWatchdog (threshold 250 ms), interleaved; each child measures its own CPU over the same window.
 import CStallCapture
 import Foundation
 import StallProfiler
 
-/// Child: runs RunLoop.main for `seconds` (after a 0.5 s settle) and prints "cpu <ms per s>" and one
-/// "thread <name> <ms per s>" line per thread, all over the measured window only.
-func idleChild(seconds: Double, watchdog: Bool) {
+/// Child: services the main queue with `loop` ("runloop" or "dispatch") for `seconds` (after a 0.5 s settle) and
+/// prints "cpu <ms per s>" and one "thread <name> <ms per s>" line per thread, all over the measured window only.
+func idleChild(seconds: Double, watchdog: Bool, loop: String) {
     let path = NSTemporaryDirectory() + "stallprof-bench-idle-\(getpid()).stalls"
     let w = watchdog ? try! StallWatchdog.start(.init(threshold: .milliseconds(250), outputPath: path)) : nil
-    RunLoop.main.run(until: Date().addingTimeInterval(0.5))
-    let threads0 = threadCPUSnapshot()
-    let cpu0 = processCPUSeconds()
-    let t0 = stallcap_monotonic_ns()
-    RunLoop.main.run(until: Date().addingTimeInterval(seconds))
-    let wall = Double(stallcap_monotonic_ns() - t0) / 1e9
-    let cpu = processCPUSeconds() - cpu0
-    let threads1 = threadCPUSnapshot()
-    print(String(format: "cpu %.4f", cpu / wall * 1000))
-    for (name, ns) in threadCPUDelta(from: threads0, to: threads1) {
-        print(String(format: "thread %@ %.4f", name, Double(ns) / 1e6 / wall))
+    nonisolated(unsafe) var start: (threads: [String: UInt64], cpu: Double, ns: UInt64) = ([:], 0, 0)
+    let finish: @Sendable () -> Void = {
+        let wall = Double(stallcap_monotonic_ns() - start.ns) / 1e9
+        let cpu = processCPUSeconds() - start.cpu
+        let threads1 = threadCPUSnapshot()
+        print(String(format: "cpu %.4f", cpu / wall * 1000))
+        for (name, ns) in threadCPUDelta(from: start.threads, to: threads1) {
+            print(String(format: "thread %@ %.4f", name, Double(ns) / 1e6 / wall))
+        }
+        print("stalls \(w?.statistics.stalls ?? 0)")
+        w?.stop()
+        unlink(path)
     }
-    let stalls = w?.statistics.stalls ?? 0
-    print("stalls \(stalls)")
-    w?.stop()
-    unlink(path)
+    guard loop == "dispatch" else {
+        RunLoop.main.run(until: Date().addingTimeInterval(0.5))
+        start = (threadCPUSnapshot(), processCPUSeconds(), stallcap_monotonic_ns())
+        RunLoop.main.run(until: Date().addingTimeInterval(seconds))
+        finish()
+        return
+    }
+    // Two main-queue blocks in all: one starts the window, one ends it.
+    DispatchQueue.main.asyncAfter(deadline: .now() + 0.5) {
+        start = (threadCPUSnapshot(), processCPUSeconds(), stallcap_monotonic_ns())
+        DispatchQueue.main.asyncAfter(deadline: .now() + seconds) {
+            finish()
+            fflush(nil)  // every stream: the parent reads the lines from a pipe
+            exit(0)
+        }
+    }
+    dispatchMain()
 }
 
 /// Parent: `pairs` interleaved children without and with the watchdog, `seconds` each.
-func benchIdle(pairs: Int, seconds: Double) {
+func benchIdle(pairs: Int, seconds: Double, loop: String) {
     func run(watchdog: Bool) -> (cpu: Double, threads: [String], stalls: Int) {
         let child = Process()
         child.executableURL = URL(fileURLWithPath: CommandLine.arguments[0])
-        child.arguments = ["idle-child", String(seconds), watchdog ? "1" : "0"]
+        child.arguments = ["idle-child", String(seconds), watchdog ? "1" : "0", loop]
         let pipe = Pipe()
         child.standardOutput = pipe
         try! child.run()
@@ -57,7 +72,8 @@ func benchIdle(pairs: Int, seconds: Double) {
         }
     }
     let a = median(without), b = median(with)
-    print(String(format: "idle RunLoop.main app, threshold 250 ms: %d + %d child processes of %.0f s, interleaved (stalls seen: %d)", pairs, pairs, seconds, stalls))
+    let name = loop == "dispatch" ? "dispatchMain() app (every check a ping)" : "RunLoop.main app"
+    print(String(format: "idle %@, threshold 250 ms: %d + %d child processes of %.0f s, interleaved (stalls seen: %d)", name, pairs, pairs, seconds, stalls))
     line("without watchdog", String(format: "median %6.3f ms CPU per second   (runs: %@)", a, without.map { String(format: "%.3f", $0) }.joined(separator: " ")))
     line("with watchdog", String(format: "median %6.3f ms CPU per second   (runs: %@)", b, with.map { String(format: "%.3f", $0) }.joined(separator: " ")))
     line("watchdog's idle cost (difference)", String(format: "%6.3f ms CPU per second   (ratio %.1fx)", b - a, b / max(a, 0.001)))

@@ -2,8 +2,9 @@
 //
 //   stallprof-bench-capture stop [SAMPLES] [DEPTH]          main-thread stop per sample against the signal floor
 //   stallprof-bench-capture slowdown [ROUNDS] [SECONDS]     busy main thread sampled at 100 Hz and 1 kHz
-//   stallprof-bench-capture idle [PAIRS] [SECONDS]          watchdog on an idle RunLoop.main app (child processes)
-//   stallprof-bench-capture idle-child SECONDS 0|1          one such child (used by `idle`)
+//   stallprof-bench-capture idle [PAIRS] [SECONDS] [LOOP]   watchdog on an idle app (child processes); LOOP is
+//                                                           runloop (RunLoop.main, default) or dispatch
+//   stallprof-bench-capture idle-child SECONDS 0|1 LOOP     one such child (used by `idle`)
 import Foundation
 
 let arguments = CommandLine.arguments
@@ -20,11 +21,11 @@ case "stop":
     benchStop(samples: Int(argument(2, 2000)), depth: Int(argument(3, 50)))
 case "slowdown":
     benchSlowdown(rounds: Int(argument(2, 5)), seconds: argument(3, 0.5), depth: 50)
-case "idle":
-    benchIdle(pairs: Int(argument(2, 3)), seconds: argument(3, 4))
-case "idle-child" where arguments.count == 4:
-    idleChild(seconds: argument(2, 4), watchdog: arguments[3] == "1")
+case "idle" where arguments.count < 5 || ["runloop", "dispatch"].contains(arguments[4]):
+    benchIdle(pairs: Int(argument(2, 3)), seconds: argument(3, 4), loop: arguments.count > 4 ? arguments[4] : "runloop")
+case "idle-child" where arguments.count == 5:
+    idleChild(seconds: argument(2, 4), watchdog: arguments[3] == "1", loop: arguments[4])
 default:
-    FileHandle.standardError.write(Data("usage: stallprof-bench-capture stop [SAMPLES] [DEPTH] | slowdown [ROUNDS] [SECONDS] | idle [PAIRS] [SECONDS]\n".utf8))
+    FileHandle.standardError.write(Data("usage: stallprof-bench-capture stop [SAMPLES] [DEPTH] | slowdown [ROUNDS] [SECONDS] | idle [PAIRS] [SECONDS] [runloop|dispatch]\n".utf8))
     exit(64)
 }
