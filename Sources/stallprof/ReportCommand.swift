@@ -36,9 +36,9 @@ enum ReportCommand {
         var captures: [Capture] = []
         for path in args.positionals {
             var diagnostics = Diagnostics()  // an empty input: the same warning as every command, no data
-            let opened = try Folder.openForDetection(InputSource(path: path), diagnostics: &diagnostics)
+            let opened = try Folder.openCapture(InputSource(path: path), diagnostics: &diagnostics)
             diagnostics.warnings.forEach { Output.error("warning: \($0)") }
-            guard let stream = opened?.stream else { continue }
+            guard let stream = opened else { continue }
             let capture = try StallCaptureImporter.read(stream)
             capture.warnings.forEach { Output.error("warning: \($0)") }
             captures.append(capture)

@@ -61,7 +61,7 @@ import Testing
         var diagnostics = Diagnostics()
         let text = StackDiff.diff(before: try Self.load("before.folded"), after: try Self.load("after.folded"),
                                   diagnostics: &diagnostics)
-        let stacks = text.split(separator: "\n").compactMap { FoldedTextReader.parse($0) }
+        let stacks = text.split(separator: "\n").compactMap { FoldedImporter.profileStack($0) }
         #expect(stacks.allSatisfy { $0.before != nil })
         let svg = try #require(SVGFrames(SVGFlameGraph().render(StackProfile(stacks: stacks), diagnostics: &diagnostics)))
         #expect(svg.total == 105)  // width from AFTER

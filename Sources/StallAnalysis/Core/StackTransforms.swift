@@ -21,24 +21,40 @@ public struct StackTransforms: Sendable {
         var result = FoldedStacks()
         var cache: [Substring: String] = [:]
         stacks.forEach { bytes, count in
-            let text = String(decoding: bytes, as: UTF8.self)
-            var frames = text.split(separator: ";", omittingEmptySubsequences: false).map(String.init)
-            if demangleSwift {
-                frames = frames.map { frame in
-                    if let known = cache[Substring(frame)] { return known }
-                    let readable = Self.demangled(frame)
-                    cache[Substring(frame)] = readable
-                    return readable
-                }
-            }
-            if mergeRecursion {
-                var merged: [String] = []
-                for frame in frames where merged.last != frame { merged.append(frame) }
-                frames = merged
-            }
-            result.add(frames: frames, count: count)
+            result.add(folded: rewrite(String(decoding: bytes, as: UTF8.self), cache: &cache), count: count)
         }
         return result
+    }
+
+    /// `stacks` in their order, each rewritten (the flame graph's folded input, which keeps order and before
+    /// counts).
+    public func apply(to stacks: [ProfileStack]) -> [ProfileStack] {
+        guard !isIdentity else { return stacks }
+        var cache: [Substring: String] = [:]
+        return stacks.map { entry in
+            var rewritten = entry
+            rewritten.stack = rewrite(entry.stack, cache: &cache)
+            return rewritten
+        }
+    }
+
+    /// One folded stack rewritten; `cache` remembers demangled frames.
+    private func rewrite(_ text: String, cache: inout [Substring: String]) -> String {
+        var frames = text.split(separator: ";", omittingEmptySubsequences: false).map(String.init)
+        if demangleSwift {
+            frames = frames.map { frame in
+                if let known = cache[Substring(frame)] { return known }
+                let readable = Self.demangled(frame)
+                cache[Substring(frame)] = readable
+                return readable
+            }
+        }
+        if mergeRecursion {
+            var merged: [String] = []
+            for frame in frames where merged.last != frame { merged.append(frame) }
+            frames = merged
+        }
+        return frames.joined(separator: ";")
     }
 
     /// One frame demangled, an annotation suffix kept after the readable name and a `module`` prefix (macOS
