@@ -35,7 +35,7 @@ enum ReportFixtures {
     /// and under TSan that page holds only the runtime's shadow mappings, not this binary.
     static let ownImage: ImageRecord = {
         let exe = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? ""
-        let maps = (try? CaptureReader.readWholeFile("/proc/self/maps")).map { String(decoding: $0, as: UTF8.self) } ?? ""
+        let maps = FileReader.text(of: "/proc/self/maps") ?? ""
         var start: UInt64 = .max, end: UInt64 = 0
         for line in maps.split(separator: "\n") where line.hasSuffix(exe) {
             let fields = line.split(separator: " ", omittingEmptySubsequences: true)
