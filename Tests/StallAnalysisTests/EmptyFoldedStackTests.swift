@@ -6,7 +6,7 @@ import Testing
 /// them, by every command that reads folded text.
 @Suite struct EmptyFoldedStackTests {
     @Test func foldKeepsThemAndReadsItsOwnOutputBack() throws {
-        let text = try FoldFixture.foldBytes(Array(" 2\nmain;a 3\n\t 1\r\n".utf8))
+        let text = try FoldFixture.foldBytes(Array(" 2\nmain;a 3\n 1 \r\n".utf8))
         #expect(text == " 3\nmain;a 3\n")
         #expect(try FoldFixture.foldBytes(Array(text.utf8)) == text)
         #expect(try FoldFixture.foldBytes(Array(" 2\n".utf8)) == " 2\n")  // detected as folded on its own
@@ -23,9 +23,12 @@ import Testing
     }
 
     @Test func theReaderRulesAreTheSameForFoldAndFlameGraph() {
-        for line in ["  main;a  5  ", "main;a 5\r", "\tmain;a\t5"] {
+        for line in ["main;a 5  ", "main;a 5\r", "main;a\t5"] {
             #expect(FoldedImporter.profileStack(line) == ProfileStack(stack: "main;a", count: 5))
         }
+        // flamegraph.pl's `^(.*)\s+?(\d+...)$`: the stack is everything before the one blank, blanks included.
+        #expect(FoldedImporter.profileStack(" main;a  5") == ProfileStack(stack: " main;a ", count: 5))
+        #expect(FoldedImporter.profileStack("main; 5") == ProfileStack(stack: "main;", count: 5))
         #expect(FoldedImporter.profileStack("main;a 3 4") == ProfileStack(stack: "main;a", count: 4, before: 3))
         #expect(FoldedImporter.profileStack("5") == nil)
         #expect(FoldedImporter.profileStack("main;a") == nil)

@@ -4,10 +4,10 @@
 /// (``read(_:into:diagnostics:)``).
 ///
 /// Line rules, the same for both: the count is the trailing number (`\d+(\.\d*)?`, like flamegraph.pl's
-/// `^(.*)\s+?(\d+(?:\.\d*)?)$`) after a blank; the stack is everything before that blank, without leading and
-/// trailing blanks. The stack may be empty: py-spy's raw output starts with ` 2`, samples without a stack, which
+/// `^(.*)\s+?(\d+(?:\.\d*)?)$`) after a blank; the stack is everything before that blank, as flamegraph.pl reads
+/// it (a frame may be a blank: `a; 5` is the stack `a;` and `a;  5` the stack `a; `). The stack may be empty: py-spy's raw output starts with ` 2`, samples without a stack, which
 /// count in the total like flamegraph.pl counts them (the root grows, no frame is drawn). Blank lines and `# `
-/// comment lines are skipped; CRLF line ends and trailing blanks are accepted; any other line without a count is
+/// comment lines are skipped; CRLF line ends and blanks after the count are accepted; any other line without a count is
 /// counted and reported (``UnrecognizedLines``; an error with `--strict`).
 public struct FoldedImporter: StackImporter {
     /// Options for folded input. Every field documents its default.
@@ -40,7 +40,7 @@ public struct FoldedImporter: StackImporter {
 
     /// One folded line taken apart: where its stack and its (last) count lie, and the count's value.
     struct Line {
-        /// The stack, without blanks around it (may be empty).
+        /// The stack: everything before the blank in front of the count (may be empty).
         var stack: Range<Int>
         /// The digits of the count.
         var digits: Range<Int>
@@ -54,11 +54,7 @@ public struct FoldedImporter: StackImporter {
         var end = line.count
         while end > 0, isBlank(line[end - 1]) { end -= 1 }
         guard let (stackEnd, count) = parse(UnsafeBufferPointer(rebasing: line[0..<end])) else { return nil }
-        var start = 0
-        var last = stackEnd
-        while start < last, isBlank(line[start]) { start += 1 }
-        while last > start, isBlank(line[last - 1]) { last -= 1 }
-        return Line(stack: start..<last, digits: (stackEnd + 1)..<end, count: count)
+        return Line(stack: 0..<stackEnd, digits: (stackEnd + 1)..<end, count: count)
     }
 
     /// Splits a line that ends in its count into the length of what comes before the one blank in front of the
@@ -161,11 +157,9 @@ public struct FoldedImporter: StackImporter {
     {
         var stack = parts.stack
         var before: Double? = nil
-        if let (shorter, first) = parse(UnsafeBufferPointer(rebasing: line[0..<stack.upperBound])) {
+        if let (shorter, first) = parse(UnsafeBufferPointer(rebasing: line[stack])) {
             before = first
-            var upper = shorter
-            while upper > stack.lowerBound, isBlank(line[upper - 1]) { upper -= 1 }
-            stack = min(stack.lowerBound, upper)..<upper
+            stack = 0..<shorter
         }
         let bytes = UnsafeBufferPointer(rebasing: line[stack])
         try ProfileLoader.checkDepth(bytes, path: path, position: "line \(number)")
