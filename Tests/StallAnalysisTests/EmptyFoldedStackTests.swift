@@ -22,13 +22,14 @@ import Testing
         #expect(layout.frames.first { layout.name(of: $0) == "main" }?.width == 3)
     }
 
-    @Test func theReaderRulesAreTheSameForFoldAndFlameGraph() {
-        for line in ["main;a 5  ", "main;a 5\r", "main;a\t5"] {
+    @Test func theReaderRulesAreTheSameForFoldAndFlameGraph() throws {
+        for line in ["main;a 5  ", "main;a 5\r", "main;a\t5", " main;a  5"] {
             #expect(FoldedImporter.profileStack(line) == ProfileStack(stack: "main;a", count: 5))
         }
-        // flamegraph.pl's `^(.*)\s+?(\d+...)$`: the stack is everything before the one blank, blanks included.
-        #expect(FoldedImporter.profileStack(" main;a  5") == ProfileStack(stack: " main;a ", count: 5))
         #expect(FoldedImporter.profileStack("main; 5") == ProfileStack(stack: "main;", count: 5))
+        #expect(FoldedImporter.profileStack("main;  5") == ProfileStack(stack: "main;", count: 5))  // inferno's leaf ``
+        // fold keeps flamegraph.pl's stack, everything before the one blank, so its own output reads back.
+        #expect(try FoldFixture.foldBytes(Array("main;  5\n".utf8)) == "main;  5\n")
         #expect(FoldedImporter.profileStack("main;a 3 4") == ProfileStack(stack: "main;a", count: 4, before: 3))
         #expect(FoldedImporter.profileStack("5") == nil)
         #expect(FoldedImporter.profileStack("main;a") == nil)

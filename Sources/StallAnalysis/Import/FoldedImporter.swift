@@ -5,7 +5,8 @@
 ///
 /// Line rules, the same for both: the count is the trailing number (`\d+(\.\d*)?`, like flamegraph.pl's
 /// `^(.*)\s+?(\d+(?:\.\d*)?)$`) after a blank; the stack is everything before that blank, as flamegraph.pl reads
-/// it (a frame may be a blank: `a; 5` is the stack `a;` and `a;  5` the stack `a; `). The stack may be empty: py-spy's raw output starts with ` 2`, samples without a stack, which
+/// it (`a;  5` is the stack `a; `, so `fold | fold` gives back every stack `fold` prints); the flame graph draws it
+/// without the blanks around it, as inferno does (leaf ``). The stack may be empty: py-spy's raw output starts with ` 2`, samples without a stack, which
 /// count in the total like flamegraph.pl counts them (the root grows, no frame is drawn). Blank lines and `# `
 /// comment lines are skipped; CRLF line ends and blanks after the count are accepted; any other line without a count is
 /// counted and reported (``UnrecognizedLines``; an error with `--strict`).
@@ -161,6 +162,11 @@ public struct FoldedImporter: StackImporter {
             before = first
             stack = 0..<shorter
         }
+        // Drawn without the blanks around it, as inferno draws it (`a; 5` has the leaf `` not ` `).
+        var (lower, upper) = (stack.lowerBound, stack.upperBound)
+        while lower < upper, isBlank(line[lower]) { lower += 1 }
+        while upper > lower, isBlank(line[upper - 1]) { upper -= 1 }
+        stack = lower..<upper
         let bytes = UnsafeBufferPointer(rebasing: line[stack])
         try ProfileLoader.checkDepth(bytes, path: path, position: "line \(number)")
         return ProfileStack(stack: String(decoding: bytes, as: UTF8.self), count: parts.count, before: before)
