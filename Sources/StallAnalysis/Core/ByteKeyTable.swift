@@ -11,8 +11,11 @@ struct ByteKeyTable: Sendable {
     private(set) var arena: [UInt8] = []
     /// Where each key lives in `arena` and its hash, in insertion order (the entry number is the index).
     private var keys: [Key] = []
-    /// Entry number + 1, 0 for an empty slot. The size is a power of two, at most 3/4 full.
+    /// Entry number + 1, 0 for an empty slot. The size is a power of two, at most `quarters`/4 full.
     private var slots: [Int32]
+    /// How full the slots may get, in quarters: 3 for sets that mostly find their keys (stacks), 2 for caches
+    /// that often miss (a miss probes until an empty slot: about 8 slots at 3/4 full, 2.5 at 1/2).
+    private let quarters: Int
 
     private struct Key: Sendable {
         var offset: Int
@@ -20,10 +23,12 @@ struct ByteKeyTable: Sendable {
         var hash: UInt64
     }
 
-    /// An empty table with room for about `capacity` keys before it first grows (default 48).
-    init(capacity: Int = 48) {
+    /// An empty table with room for about `capacity` keys before it first grows (default 48), whose slots may
+    /// get `quarters`/4 full (default 3, 3/4).
+    init(capacity: Int = 48, quarters: Int = 3) {
+        self.quarters = quarters
         var size = 64
-        while size * 3 < capacity * 4 { size *= 2 }
+        while size * quarters < capacity * 4 { size *= 2 }
         slots = Array(repeating: 0, count: size)
     }
 
@@ -60,7 +65,7 @@ struct ByteKeyTable: Sendable {
         keys.append(Key(offset: arena.count, length: key.count, hash: hash))
         arena.append(contentsOf: key)
         slots[slot] = Int32(keys.count)
-        if keys.count * 4 > slots.count * 3 { grow() }
+        if keys.count * 4 > slots.count * quarters { grow() }
         return (keys.count - 1, true)
     }
 

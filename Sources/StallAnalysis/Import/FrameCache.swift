@@ -3,7 +3,7 @@
 /// over when it holds `limit` bytes. The keys live in a ``ByteKeyTable``, the values back to back in `values`.
 struct FrameCache {
     /// The frame lines seen (with the flag mixed into the hash).
-    private var table = ByteKeyTable(capacity: 3 << 10)
+    private var table = ByteKeyTable(capacity: 2 << 10, quarters: 2)
     /// Every value's bytes, back to back.
     private var values: [UInt8] = []
     /// Where each entry's value lies in `values`, by entry number.
