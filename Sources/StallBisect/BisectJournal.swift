@@ -27,8 +27,11 @@ public final class BisectJournal {
     /// Returns no trials when the file does not exist. A last line cut short by a kill is ignored.
     public static func load(path: String, flags: [String], command: [String]) throws -> [BisectTrial] {
         guard access(path, F_OK) == 0 else { return [] }
-        guard let text = FileReader.text(of: path) else {
-            throw BisectError.input(path: path, reason: String(cString: strerror(errno)))
+        let text: String
+        do {
+            text = String(decoding: try FileReader.contents(of: path), as: UTF8.self)
+        } catch let error as FileReadError {
+            throw BisectError.input(path: path, reason: error.reason)  // errno as it was, not after close
         }
         var lines = text.split(separator: "\n", omittingEmptySubsequences: true)
         if !text.hasSuffix("\n"), !lines.isEmpty { lines.removeLast() }

@@ -162,7 +162,7 @@ public struct FoldedImporter: StackImporter {
             before = first
             stack = 0..<shorter
         }
-        // Drawn without the blanks around it, as inferno draws it (`a; 5` has the leaf `` not ` `).
+        // Drawn without the blanks around it, as inferno draws it (`a;  5` has the leaf ``, not ` `).
         var (lower, upper) = (stack.lowerBound, stack.upperBound)
         while lower < upper, isBlank(line[lower]) { lower += 1 }
         while upper > lower, isBlank(line[upper - 1]) { upper -= 1 }
