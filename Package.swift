@@ -15,14 +15,14 @@ let package = Package(
         .executable(name: "stall-demo", targets: ["stall-demo"]),
         .executable(name: "stall-demo-async", targets: ["stall-demo-async"]),
         .executable(name: "stallprof-bench-capture", targets: ["stallprof-bench-capture"]),
-        .executable(name: "stallprof-bench-bisect", targets: ["stallprof-bench-bisect"]),  // bisect (issue 3)
+        .executable(name: "stallprof-bench-bisect", targets: ["stallprof-bench-bisect"]),  // bisect
         .executable(name: "stallprof-bench-blocked", targets: ["stallprof-bench-blocked"]),  // who holds the lock
-        .executable(name: "flag-repro", targets: ["flag-repro"]),  // bisect (issue 3)
-        .executable(name: "chat-freeze", targets: ["chat-freeze"]),  // bisect (issue 3)
-        .executable(name: "cell-height", targets: ["cell-height"]),  // saturated main thread (issue 8)
-        .executable(name: "watchdog-trials", targets: ["watchdog-trials"]),  // a small stack, fork (issue 9)
-        .executable(name: "long-press", targets: ["long-press"]),  // app markers on the timeline (issue 10)
-        .executable(name: "stallprof-bench-markers", targets: ["stallprof-bench-markers"]),  // issue 10
+        .executable(name: "flag-repro", targets: ["flag-repro"]),  // bisect
+        .executable(name: "chat-freeze", targets: ["chat-freeze"]),  // bisect
+        .executable(name: "cell-height", targets: ["cell-height"]),  // saturated main thread
+        .executable(name: "watchdog-trials", targets: ["watchdog-trials"]),  // a small stack, fork
+        .executable(name: "long-press", targets: ["long-press"]),  // app markers on the timeline
+        .executable(name: "stallprof-bench-markers", targets: ["stallprof-bench-markers"]),  // StallMarker cost
     ],
     targets: [
         .systemLibrary(
@@ -47,16 +47,16 @@ let package = Package(
         .executableTarget(name: "stall-demo", dependencies: ["StallSamples"], path: "samples/stall-demo"),
         .executableTarget(
             name: "stall-demo-async", dependencies: ["StallSamples"], path: "samples/stall-demo-async"),
-        // Bisect (issue 3): a tiny app that freezes when given flag groups are enabled (end-to-end tests).
+        // Bisect: a tiny app that freezes when given flag groups are enabled (end-to-end tests).
         .executableTarget(name: "flag-repro", dependencies: ["StallProfiler"], path: "samples/flag-repro"),
-        // Bisect (issue 3): the post-mortem's chat app; freezes when autoscroll and lazy-stack are both on.
+        // Bisect: the post-mortem's chat app; freezes when autoscroll and lazy-stack are both on.
         .executableTarget(name: "chat-freeze", dependencies: ["StallProfiler"], path: "samples/chat-freeze"),
-        // Issue 8: a layout loop across run-loop turns (saturated, never stalled); flags self-sizing, height-cache.
+        // A layout loop across run-loop turns (saturated, never stalled); flags self-sizing, height-cache.
         .executableTarget(name: "cell-height", dependencies: ["StallProfiler"], path: "samples/cell-height"),
-        // Issue 9: a main thread with ~8 KiB of stack left when sampled; a watchdog started in a forked child.
+        // A main thread with ~8 KiB of stack left when sampled; a watchdog started in a forked child.
         .executableTarget(
             name: "watchdog-trials", dependencies: ["StallSamples"], path: "samples/watchdog-trials"),
-        // Issue 10: a long-press callback that runs while the finger is down and stalls; touches marked.
+        // A long-press callback that runs while the finger is down and stalls; touches marked.
         .executableTarget(name: "long-press", dependencies: ["StallProfiler"], path: "samples/long-press"),
 
         // Benchmarks (driven by scripts in tools/).
@@ -65,14 +65,14 @@ let package = Package(
             dependencies: ["CStallCapture", "StallProfiler"],
             path: "tools/bench-capture"
         ),
-        // Who holds the lock (issue 8): what one blocked-on probe costs.
+        // Who holds the lock: what one blocked-on probe costs.
         .executableTarget(
             name: "stallprof-bench-blocked", dependencies: ["CStallCapture", "StallSamples"], path: "tools/bench-blocked"),
-        // Issue 10: what a StallMarker call costs and whether it allocates (tools/bench-markers.sh).
+        // What a StallMarker call costs and whether it allocates (tools/bench-markers.sh).
         .executableTarget(
             name: "stallprof-bench-markers", dependencies: ["StallProfiler", "StallFormat"], path: "tools/bench-markers",
             exclude: ["count-allocations.c"]),
-        // Bisect (issue 3): run counts of the search on simulated repros.
+        // Bisect: run counts of the search on simulated repros.
         .executableTarget(name: "stallprof-bench-bisect", dependencies: ["StallBisect"], path: "tools/bench-bisect"),
 
         .testTarget(name: "StallFormatTests", dependencies: ["StallFormat"]),

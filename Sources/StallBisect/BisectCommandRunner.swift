@@ -46,16 +46,11 @@ public final class BisectCommandRunner {
         defer { (reports + captures).forEach { unlink($0) } }
         let observations = try ProcessRunner.run(launches, options: classifier)
         for report in reports {
-            guard let text = readWholeFile(report) else { continue }
+            guard let text = FileReader.text(of: report) else { continue }
             consultedFlags.formUnion(text.split(separator: "\n").map(String.init))
         }
         return observations
     }
-}
-
-/// The contents of a file as text, or nil when it cannot be read.
-func readWholeFile(_ path: String) -> String? {
-    (try? CaptureReader.readWholeFile(path)).map { String(decoding: $0, as: UTF8.self) }
 }
 
 /// A private directory for a command's scratch files (in `$TMPDIR`, else /tmp, made with `mkdtemp`), removed

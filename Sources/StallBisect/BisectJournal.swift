@@ -1,4 +1,5 @@
 import FoundationEssentials
+import StallFormat
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -26,8 +27,11 @@ public final class BisectJournal {
     /// Returns no trials when the file does not exist. A last line cut short by a kill is ignored.
     public static func load(path: String, flags: [String], command: [String]) throws -> [BisectTrial] {
         guard access(path, F_OK) == 0 else { return [] }
-        guard let text = readWholeFile(path) else {
-            throw BisectError.input(path: path, reason: String(cString: strerror(errno)))
+        let text: String
+        do {
+            text = String(decoding: try FileReader.contents(of: path), as: UTF8.self)
+        } catch let error as FileReadError {
+            throw BisectError.input(path: path, reason: error.reason)  // errno as it was, not after close
         }
         var lines = text.split(separator: "\n", omittingEmptySubsequences: true)
         if !text.hasSuffix("\n"), !lines.isEmpty { lines.removeLast() }
@@ -53,7 +57,7 @@ public final class BisectJournal {
     /// cut short by a kill), else starts it anew.
     public init(path: String, flags: [String], command: [String], resuming: Bool) throws {
         self.path = path
-        let existing = resuming ? Array((readWholeFile(path) ?? "").utf8) : []
+        let existing = resuming ? Array((FileReader.text(of: path) ?? "").utf8) : []
         let complete = existing.lastIndex(of: UInt8(ascii: "\n")).map { $0 + 1 } ?? 0
         let fresh = complete == 0
         fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | (fresh ? O_TRUNC : 0), 0o644)

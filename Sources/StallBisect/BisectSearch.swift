@@ -2,7 +2,7 @@
 ///
 /// The predicate is `run`: given configurations (each the names of the flags to disable), it runs the command
 /// once per configuration and reports what each run showed. Tests pass simulated predicates; the CLI passes
-/// ``BisectRunner``.
+/// ``BisectCommandRunner``.
 ///
 /// The search, in order:
 /// 1. Calibration: the all-enabled configuration must freeze (else `not-reproducible`); if its first run freezes

@@ -61,7 +61,7 @@ enum ProcessReaper {
         while let entry = readdir(directory) {
             let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
             guard let pid = pid_t(name), pid != getpid(),
-                let environment = try? CaptureReader.readWholeFile("/proc/\(name)/environ"),
+                let environment = try? FileReader.contents(of: "/proc/\(name)/environ"),
                 environment.split(separator: 0).contains(where: { $0.elementsEqual(needle) }), !isZombie(pid)
             else { continue }
             found.append(pid)
@@ -70,7 +70,7 @@ enum ProcessReaper {
     }
 
     private static func isZombie(_ pid: pid_t) -> Bool {
-        guard let stat = readWholeFile("/proc/\(pid)/stat"), let close = stat.lastIndex(of: ")") else { return false }
+        guard let stat = FileReader.text(of: "/proc/\(pid)/stat"), let close = stat.lastIndex(of: ")") else { return false }
         return stat[stat.index(after: close)...].hasPrefix(" Z")
     }
 }

@@ -227,11 +227,11 @@ private func spawn(_ launch: ProcessRunner.Launch) throws -> pid_t {
 /// seconds: from schedstat (nanoseconds), else CPU time from stat's utime + stime (clock ticks) and no wait.
 /// Nil when the thread is gone.
 func mainThreadTimes(_ pid: pid_t) -> (cpu: Double, wait: Double)? {
-    if let text = readWholeFile("/proc/\(pid)/task/\(pid)/schedstat") {
+    if let text = FileReader.text(of: "/proc/\(pid)/task/\(pid)/schedstat") {
         let fields = text.split(separator: " ").compactMap { Double($0.trimmingPrefix(" ")) }
         if fields.count >= 2 { return (fields[0] / 1e9, fields[1] / 1e9) }
     }
-    guard let text = readWholeFile("/proc/\(pid)/task/\(pid)/stat"), let close = text.lastIndex(of: ")") else { return nil }
+    guard let text = FileReader.text(of: "/proc/\(pid)/task/\(pid)/stat"), let close = text.lastIndex(of: ")") else { return nil }
     let fields = text[text.index(after: close)...].split(separator: " ")
     // After the command name: state is field 3, utime 14 and stime 15 (1-based over the whole line).
     guard fields.count > 12, let user = Double(fields[11]), let system = Double(fields[12]) else { return nil }
@@ -241,7 +241,7 @@ func mainThreadTimes(_ pid: pid_t) -> (cpu: Double, wait: Double)? {
 /// How many times the main thread of `pid` has slept voluntarily (`voluntary_ctxt_switches` in its /proc status);
 /// nil when unknown.
 func mainThreadSleeps(_ pid: pid_t) -> Int? {
-    guard let text = readWholeFile("/proc/\(pid)/task/\(pid)/status"),
+    guard let text = FileReader.text(of: "/proc/\(pid)/task/\(pid)/status"),
         let line = text.split(separator: "\n").first(where: { $0.hasPrefix("voluntary_ctxt_switches:") })
     else { return nil }
     return Int(line.dropFirst("voluntary_ctxt_switches:".count).trimmingPrefix(while: { $0 == " " || $0 == "\t" }))

@@ -34,23 +34,15 @@ public enum CaptureReader {
         try parse(readWholeFile(path), source: path)
     }
 
-    /// Reads a whole file into memory; a missing or unreadable file throws ``CaptureFormatError`` at offset 0.
+    /// Reads a whole capture file into memory; a missing or unreadable file throws ``CaptureFormatError`` (at the
+    /// offset where reading failed). For any other file (`/proc`, journals, ELF images) use ``FileReader``, whose
+    /// errors are not capture format errors.
     public static func readWholeFile(_ path: String) throws -> [UInt8] {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
-        if fd < 0 { throw CaptureFormatError(source: path, offset: 0, reason: String(cString: strerror(errno))) }
-        defer { close(fd) }
-        var bytes: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 1 << 16)
-        while true {
-            let n = chunk.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
-            if n < 0 {
-                if errno == EINTR { continue }
-                throw CaptureFormatError(source: path, offset: bytes.count, reason: String(cString: strerror(errno)))
-            }
-            if n == 0 { break }
-            bytes.append(contentsOf: chunk[0..<n])
+        do {
+            return try FileReader.contents(of: path)
+        } catch let error as FileReadError {
+            throw CaptureFormatError(source: path, offset: error.offset, reason: error.reason)
         }
-        return bytes
     }
 
     /// Decodes every complete record of `bytes`, in file order. Returns the records and a warning when the last

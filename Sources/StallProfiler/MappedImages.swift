@@ -12,7 +12,7 @@ import StallFormat
 enum MappedImages {
     /// Images mapped now whose paths are not in `known`.
     static func unknown(excluding known: Set<String>) -> [ImageRecord] {
-        guard let bytes = try? CaptureReader.readWholeFile("/proc/self/maps") else { return [] }
+        guard let bytes = try? FileReader.contents(of: "/proc/self/maps") else { return [] }
         let text = String(decoding: bytes, as: UTF8.self)
         var ranges: [String: (start: UInt64, end: UInt64, base: UInt64?)] = [:]
         var order: [String] = []

@@ -23,10 +23,12 @@ import Testing
         #expect(try FoldFixture.foldBytes([]) == "")
         #expect(try FoldFixture.foldBytes(Array(" \n\r\n".utf8)) == "")
         let binary: [UInt8] = [0x7F, 0x45, 0x4C, 0x46, 0x02, 0x01, 0x01, 0x00, 0x00]
-        #expect(FoldFixture.badData { try FoldFixture.foldBytes(binary) }?.reason.contains("binary data") == true)
+        #expect(FoldFixture.badData { try FoldFixture.foldBytes(binary) }?.reason == "this is an ELF file, not a profile")
         #expect(FoldFixture.badData {
             try FoldFixture.foldBytes(binary) { $0.format = .perf }
-        }?.reason.contains("binary data") == true)
+        }?.reason == "this is an ELF file, not a profile")
+        let unknown: [UInt8] = [0x01, 0x02, 0x00, 0x41]
+        #expect(FoldFixture.badData { try FoldFixture.foldBytes(unknown) }?.reason.contains("binary data") == true)
     }
 
     @Test func sampleCountsThatOverflowOrAreNegativeAreBadData() {

@@ -9,7 +9,7 @@ import Testing
     static func render(_ lines: [String], _ configure: (inout FlameGraphOptions) -> Void = { _ in }) -> SVGFrames {
         var options = FlameGraphOptions()
         configure(&options)
-        let stacks = lines.compactMap { FoldedTextReader.parse(Substring($0)) }
+        let stacks = lines.compactMap { FoldedImporter.profileStack(Substring($0)) }
         var diagnostics = Diagnostics()
         let svg = SVGFlameGraph(options: options).render(StackProfile(stacks: stacks), diagnostics: &diagnostics)
         return SVGFrames(svg)!
@@ -64,10 +64,10 @@ import Testing
     }
 
     @Test func countsTooLargeForADoubleAreNotCounts() {
-        #expect(FoldedTextReader.parse(Substring("a;b " + String(repeating: "9", count: 400))) == nil)
-        let precise = FoldedTextReader.parse(Substring("a;c 1." + String(repeating: "0", count: 400) + "5"))
+        #expect(FoldedImporter.profileStack(Substring("a;b " + String(repeating: "9", count: 400))) == nil)
+        let precise = FoldedImporter.profileStack(Substring("a;c 1." + String(repeating: "0", count: 400) + "5"))
         #expect(precise?.count == 1)
-        #expect(FoldedTextReader.parse(Substring("a;b 12345678901234567"))?.count == 12345678901234567)
+        #expect(FoldedImporter.profileStack(Substring("a;b 12345678901234567"))?.count == 12345678901234567)
     }
 
     @Test func labelsAreTruncatedOrLeftOut() {
@@ -145,7 +145,7 @@ import Testing
         #expect(profile.stacks.count == 4)
         #expect(profile.total == 101)
         #expect(diagnostics.warnings.count == 1)
-        #expect(diagnostics.warnings.first?.contains("ignored 1 lines") == true)
+        #expect(diagnostics.warnings.first?.contains("1 unrecognized line skipped (line 6") == true)
         var renderDiagnostics = Diagnostics()
         let svg = try #require(SVGFrames(SVGFlameGraph().render(profile, diagnostics: &renderDiagnostics)))
         let layout = try #require(svg.frame("CALayer.layout"))

@@ -20,3 +20,29 @@ import Testing
         #expect(stacks.counts["s999"] == 5)
     }
 }
+
+/// The perf importer's cache of folded frame lines, on the same table.
+@Suite struct FrameCacheTests {
+    @Test func aKeyIsFoundOnlyWithItsFlagAndTheCacheStartsOverAtItsLimit() {
+        var cache = FrameCache(limit: 64)
+        let key = Array("  4005d0 main+0x10 (/app)".utf8)
+        key.withUnsafeBufferPointer { key in
+            var out: [UInt8] = []
+            #expect(!cache.append(key, flag: false, to: &out))
+            cache.insert(key, flag: false, value: ArraySlice("main".utf8))
+            #expect(cache.append(key, flag: false, to: &out) && out == Array("main".utf8))
+            #expect(!cache.append(key, flag: true, to: &out))
+            cache.insert(key, flag: true, value: ArraySlice("main_[j]".utf8))
+            out = []
+            #expect(cache.append(key, flag: true, to: &out) && out == Array("main_[j]".utf8))
+            // Past 64 bytes it starts over: the older entries are gone, the new one is there.
+            let other = Array("  4005e0 helper+0x4 (/app)".utf8)
+            other.withUnsafeBufferPointer { other in
+                cache.insert(other, flag: false, value: ArraySlice("helper".utf8))
+                #expect(!cache.append(key, flag: false, to: &out))
+                out = []
+                #expect(cache.append(other, flag: false, to: &out) && out == Array("helper".utf8))
+            }
+        }
+    }
+}

@@ -5,14 +5,8 @@ import Testing
 @Suite struct SampleAndFoldedTests {
     @Test func sampleKeepsBlockedMainThreadWithSelfCounts() throws {
         let text = try FoldFixture.text("sample-report.txt")
-        #expect(text == """
-            Thread_1001 DispatchQueue_1: com.apple.main-thread (serial);dyld`start;MyApp`main 2
-            Thread_1001 DispatchQueue_1: com.apple.main-thread (serial);dyld`start;MyApp`main;MyApp`$s5MyApp4loadyyF;libsystem_kernel`__ulock_wait 25
-            Thread_1001 DispatchQueue_1: com.apple.main-thread (serial);dyld`start;MyApp`main;MyApp`compute 1
-            Thread_1001 DispatchQueue_1: com.apple.main-thread (serial);dyld`start;MyApp`main;MyApp`compute;MyApp`compute 2
-            Thread_1002;libsystem_pthread`thread_start;MyApp`work;libsystem_platform`memcpy 5
-
-            """)
+        // The whole output: Fixtures/golden/fold/sample-report.expected.
+        #expect(text.contains(";MyApp`$s5MyApp4loadyyF;libsystem_kernel`__ulock_wait 25\n"))
     }
 
     @Test func sampleFilterWaitingNoModulesAndDemangle() throws {

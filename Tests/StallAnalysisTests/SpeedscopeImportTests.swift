@@ -16,12 +16,8 @@ import Testing
 
     @Test func pySpySampledProfilesMergeWithNulls() throws {
         let text = try FoldFixture.text("speedscope/pyspy-sampled.json")
-        #expect(text == """
-            <module> (app.py:1);main (app.py:12);layout (view.py:77) 3
-            <module> (app.py:1);main (app.py:12);render (view.py:40) 4.25
-            <module> (app.py:1);poll (worker.py:5) 1.5
-
-            """)
+        // The whole output: Fixtures/golden/fold/speedscope-pyspy-sampled.expected.
+        #expect(text.contains(";render (view.py:40) 4.25\n"))
     }
 
     @Test func profileNamesCanBeRootFrames() throws {
@@ -31,13 +27,8 @@ import Testing
     }
 
     @Test func pyinstrumentEventedTimeGoesToTheOpenFrames() throws {
-        #expect(try FoldFixture.text("speedscope/pyinstrument-evented.json") == """
-            <module> 0.5
-            <module>;main 0.25
-            <module>;main;[self] 0.5
-            <module>;main;render 0.5
-
-            """)
+        // The whole output: Fixtures/golden/fold/speedscope-pyinstrument-evented.expected.
+        #expect(try FoldFixture.text("speedscope/pyinstrument-evented.json").contains("<module>;main;[self] 0.5\n"))
     }
 
     @Test func emptyStacksAndZeroWeightsAddNothing() throws {
@@ -87,7 +78,7 @@ import Testing
         let plain = FoldFixture.badData { try FoldFixture.text("speedscope/not-speedscope.json") }
         #expect(plain?.reason.hasPrefix("JSON without speedscope's $schema (keys: \"frames\", \"profiles\", \"version\")") == true)
         let gzip = FoldFixture.badData { try FoldFixture.foldBytes([0x1F, 0x8B, 8, 0, 0, 0, 0, 0, 0, 3, 1, 2]) }
-        #expect(gzip?.reason.hasPrefix("binary data: gzip-compressed data, perhaps a pprof profile") == true)
+        #expect(gzip?.reason.hasPrefix("this is gzip-compressed: decompress it first") == true)
     }
 
     @Test func foldedStacksThatLookLikeBracketsStayFolded() throws {

@@ -82,7 +82,7 @@ import Testing
         #expect(stall.samples.count > real.count * 5)
     }
 
-    @Test func busyAndBlockedStallsAreTellApartByCPU() throws {
+    @Test func busyAndBlockedStallsAreToldApartByCPU() throws {
         let busy = try #require(try capture(stall: { _ = BusyWork.spin(milliseconds: 400) }).stalls.first)
         let blocked = try #require(try capture(stall: { BlockedWork.waitForWorkerLock(milliseconds: 400) }).stalls.first)
         let busyActive = try #require(busy.activeRatio), blockedActive = try #require(blocked.activeRatio)

@@ -30,11 +30,11 @@ public enum ReportFixtures {
         path: "/usr/lib/x86_64-linux-gnu/libsystemfake.so.1", loadBias: 0x1000, start: 0x1000, end: 0x9000, buildID: [])
 
     /// This test binary as an image at its real load address. /proc/self/maps is read to its end with
-    /// `readWholeFile`: Foundation's `String(contentsOfFile:)` stops after the first read, one page of a /proc file,
+    /// `FileReader`: Foundation's `String(contentsOfFile:)` stops after the first read, one page of a /proc file,
     /// and under TSan that page holds only the runtime's shadow mappings, not this binary.
     public static let ownImage: ImageRecord = {
         let exe = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? ""
-        let maps = (try? CaptureReader.readWholeFile("/proc/self/maps")).map { String(decoding: $0, as: UTF8.self) } ?? ""
+        let maps = FileReader.text(of: "/proc/self/maps") ?? ""
         var start: UInt64 = .max, end: UInt64 = 0
         for line in maps.split(separator: "\n") where line.hasSuffix(exe) {
             let fields = line.split(separator: " ", omittingEmptySubsequences: true)

@@ -261,6 +261,6 @@ import Glibc
     }
 
     func readFile(_ path: String) -> String? {
-        (try? CaptureReader.readWholeFile(path)).map { String(decoding: $0, as: UTF8.self) }
+        FileReader.text(of: path)
     }
 }

@@ -1,5 +1,5 @@
-// libFuzzer target: differential folded input (`stack before after`, FoldedTextReader as flamegraph and diff read
-// it) and StackDiff of two folded profiles (the input split at its first NUL byte, or in halves).
+// libFuzzer target: differential folded input (`stack before after`, FoldedImporter.read as flamegraph and diff
+// read it) and StackDiff of two folded profiles (the input split at its first NUL byte, or in halves).
 // Built by tools/fuzz.sh with -sanitize=fuzzer,address against the StallFormat and StallAnalysis sources.
 @testable import StallAnalysis
 
@@ -18,7 +18,7 @@ public func fuzzDiff(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
     let bytes = data.map { Array(UnsafeBufferPointer(start: $0, count: size)) } ?? []
     var profile: [ProfileStack] = []
     var diagnostics = Diagnostics()
-    if (try? FoldedTextReader.read(ByteStream(bytes: bytes, name: "fuzz"), into: &profile,
+    if (try? FoldedImporter().read(ByteStream(bytes: bytes, name: "fuzz"), into: &profile,
                                    diagnostics: &diagnostics)) != nil {
         _ = StackProfile(stacks: profile)
     }

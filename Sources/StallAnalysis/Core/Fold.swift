@@ -37,12 +37,6 @@ public struct FoldOptions: Sendable {
 
 /// Folds inputs of any known format into one set of stacks.
 public enum Folder {
-    /// How many bytes format detection looks at (perf script headers can be long).
-    static let detectionBytes = 1 << 16
-
-    /// The formats `--format auto` tries, in order.
-    static let detectable: [InputFormat] = [.stallprof, .speedscope, .sample, .perf, .folded]
-
     /// Folds every input together, then applies `options.transforms`. Returns the stacks and the tolerated problems.
     /// Inputs are parsed in parallel (a fleet's or a CI matrix's captures use every core) and their counts summed
     /// in input order; the first input that fails, in input order, is the error thrown.
@@ -66,7 +60,9 @@ public enum Folder {
         let parts = Parallel.map(inputs) { input in
             var stacks = FoldedStacks()
             var diagnostics = Diagnostics()
-            try fold(input.open(), options: options, into: &stacks, diagnostics: &diagnostics)
+            if let opened = try open(input, format: options.format, diagnostics: &diagnostics) {
+                try fold(opened, options: options, into: &stacks, diagnostics: &diagnostics)
+            }
             return (stacks, diagnostics)
         }
         for (input, part) in zip(inputs, parts) {
@@ -90,21 +86,16 @@ public enum Folder {
     /// `options.transforms` are not applied: apply them once all inputs are folded.
     public static func fold(_ opened: ByteStream, options: FoldOptions, into stacks: inout FoldedStacks,
                             diagnostics: inout Diagnostics) throws {
-        let stream = try opened.decodingUTF16()
-        if try isEmptyInput(stream) {
-            diagnostics.emptyInput(stream.name)
-            return
-        }
-        let format = try resolve(options.format, stream: stream)
-        if format != .stallprof && format != .auto {
-            let head = try stream.peek(detectionBytes)
-            if let nul = head.firstIndex(of: 0) {
-                throw AnalysisError.badData(
-                    path: stream.name, position: "byte \(nul - head.startIndex)",
-                    reason: "binary data (\(BinaryInput.describe(head))), not a \(format.rawValue) text profile")
-            }
-        }
-        switch format {
+        guard let input = try detect(opened, format: options.format, diagnostics: &diagnostics) else { return }
+        try fold(input, options: options, into: &stacks, diagnostics: &diagnostics)
+    }
+
+    /// Folds an input already detected (``open(_:format:diagnostics:)``) into `stacks`, with the importer of its
+    /// format. `options.transforms` are not applied: apply them once all inputs are folded.
+    public static func fold(_ input: DetectedInput, options: FoldOptions, into stacks: inout FoldedStacks,
+                            diagnostics: inout Diagnostics) throws {
+        let stream = input.stream
+        switch input.format {
         case .stallprof, .auto:
             try StallCaptureImporter(options: options.capture)
                 .importStacks(from: stream, into: &stacks, diagnostics: &diagnostics)
@@ -121,73 +112,5 @@ public enum Folder {
             try SpeedscopeImporter(options: options.speedscope)
                 .importStacks(from: stream, into: &stacks, diagnostics: &diagnostics)
         }
-    }
-
-    /// Opens `input` for a command that detects its format: its stream and first bytes (``detectionBytes``), or nil
-    /// with the empty-input warning every command gives (``Diagnostics/emptyInput(_:)``) when it holds no data.
-    public static func openForDetection(_ input: InputSource, diagnostics: inout Diagnostics) throws
-        -> (stream: ByteStream, head: ArraySlice<UInt8>)?
-    {
-        let stream = try input.open()
-        if try isEmptyInput(stream) {
-            diagnostics.emptyInput(stream.name)
-            return nil
-        }
-        return (stream, try stream.peek(detectionBytes))
-    }
-
-    /// True when `stream` holds no data: no bytes, or only white space. Every command treats such an input the
-    /// same way: a warning naming it (``Diagnostics/emptyInput(_:)``), no stacks, exit 0.
-    public static func isEmptyInput(_ stream: ByteStream) throws -> Bool {
-        let head = try stream.peek(detectionBytes)
-        return head.count < detectionBytes && head.allSatisfy { $0 == 32 || ($0 >= 9 && $0 <= 13) }
-    }
-
-    /// True when `head` looks like `format`.
-    static func recognizes(_ format: InputFormat, _ head: ArraySlice<UInt8>) -> Bool {
-        switch format {
-        case .auto: return false
-        case .stallprof: return StallCaptureImporter.recognizes(head)
-        case .perf: return PerfScriptImporter.recognizes(head)
-        case .sample: return MacSampleImporter.recognizes(head)
-        case .folded: return FoldedImporter.recognizes(head)
-        case .speedscope: return SpeedscopeImporter.recognizes(head)
-        }
-    }
-
-    /// The concrete format of `stream`: the requested one, or the detected one for `.auto`.
-    static func resolve(_ format: InputFormat, stream: ByteStream) throws -> InputFormat {
-        guard format == .auto else { return format }
-        var head = try stream.peek(detectionBytes)
-        // A first line longer than the window (a deep folded stack): look further, up to the line length limit.
-        while !head.contains(10) && head.count >= detectionBytes && head.count < ByteStream.maxLineLength {
-            let longer = try stream.peek(min(head.count * 4, ByteStream.maxLineLength))
-            if longer.count == head.count { break }
-            head = longer
-        }
-        if let found = detectable.first(where: { recognizes($0, head) }) { return found }
-        let tried = detectable.map(\.rawValue).joined(separator: ", ")
-        if let binary = BinaryInput.name(head) {
-            throw AnalysisError.badData(path: stream.name, position: "byte 0", reason: "binary data: \(binary); not a profile stallprof reads (tried \(tried))")
-        }
-        if let nul = head.firstIndex(of: 0) {
-            throw AnalysisError.badData(
-                path: stream.name, position: "byte \(nul - head.startIndex)",
-                reason: "binary data (\(BinaryInput.describe(head))), not a profile stallprof reads (tried \(tried))")
-        }
-        let lines = head.split(separator: 10, omittingEmptySubsequences: false)
-        guard let index = lines.firstIndex(where: { line in
-            !line.allSatisfy(PerfLineSyntax.isSpace) && line.first != UInt8(ascii: "#")
-        }) else {
-            throw AnalysisError.badData(
-                path: stream.name, position: "",
-                reason: head.isEmpty
-                    ? "empty input; cannot detect its format (tried \(tried))"
-                    : "no data lines, only blank or comment lines; cannot detect the format (tried \(tried))")
-        }
-        throw AnalysisError.badData(
-            path: stream.name, position: "line \(index + 1)",
-            reason: "cannot detect the format (tried \(tried)); this line fits none: "
-                + UnrecognizedLines.quote(lines[index]) + "; use --format")
     }
 }

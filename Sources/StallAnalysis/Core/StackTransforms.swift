@@ -22,21 +22,26 @@ public struct StackTransforms: Sendable {
         result.unit = stacks.unit
         var cache: [Substring: String] = [:]
         stacks.forEach { bytes, count in
-            result.add(frames: rewrite(String(decoding: bytes, as: UTF8.self), cache: &cache), count: count)
+            result.add(folded: rewrite(String(decoding: bytes, as: UTF8.self), cache: &cache), count: count)
         }
         return result
     }
 
-    /// One `;`-joined stack rewritten (the flame graph's folded text, which keeps its line order and two counts).
-    public func apply(toStack stack: String) -> String {
-        guard !isIdentity else { return stack }
+    /// `stacks` in their order, each rewritten (the flame graph's folded input, which keeps order and before
+    /// counts).
+    public func apply(to stacks: [ProfileStack]) -> [ProfileStack] {
+        guard !isIdentity else { return stacks }
         var cache: [Substring: String] = [:]
-        return rewrite(stack, cache: &cache).joined(separator: ";")
+        return stacks.map { entry in
+            var rewritten = entry
+            rewritten.stack = rewrite(entry.stack, cache: &cache)
+            return rewritten
+        }
     }
 
-    /// The frames of `stack` rewritten; `cache` keeps each frame's demangled name.
-    private func rewrite(_ stack: String, cache: inout [Substring: String]) -> [String] {
-        var frames = stack.split(separator: ";", omittingEmptySubsequences: false).map(String.init)
+    /// One folded stack rewritten; `cache` remembers demangled frames.
+    private func rewrite(_ text: String, cache: inout [Substring: String]) -> String {
+        var frames = text.split(separator: ";", omittingEmptySubsequences: false).map(String.init)
         if demangleSwift {
             frames = frames.map { frame in
                 if let known = cache[Substring(frame)] { return known }
@@ -50,7 +55,7 @@ public struct StackTransforms: Sendable {
             for frame in frames where merged.last != frame { merged.append(frame) }
             frames = merged
         }
-        return frames
+        return frames.joined(separator: ";")
     }
 
     /// One frame demangled, an annotation suffix kept after the readable name and a `module`` prefix (macOS

@@ -75,15 +75,13 @@ public enum Exporter {
         var folded = FoldedStacks()
         var untimed: [String] = []
         for input in inputs {
-            guard let (stream, head) = try Folder.openForDetection(input, diagnostics: &diagnostics) else { continue }
-            let isCapture = options.format == .stallprof
-                || (options.format == .auto && StallCaptureImporter.recognizes(head))
-            guard isCapture else {
-                try Folder.fold(stream, options: options, into: &folded, diagnostics: &diagnostics)
-                untimed.append(stream.name)
+            guard let opened = try Folder.open(input, format: options.format, diagnostics: &diagnostics) else { continue }
+            guard opened.format == .stallprof else {
+                try Folder.fold(opened, options: options, into: &folded, diagnostics: &diagnostics)
+                untimed.append(opened.stream.name)
                 continue
             }
-            let capture = try StallCaptureImporter.read(stream)
+            let capture = try StallCaptureImporter.read(opened.stream)
             let next = TimelineBuilder.build(capture, options: options.capture, diagnostics: &diagnostics)
             guard var merged = timeline else {
                 timeline = next

@@ -38,7 +38,8 @@ struct FrameLayout {
     /// Lays out `profile`: reversed stacks and a flame chart as `options` say; frames narrower than the minimum
     /// width at `framesWidth` pixels are left out as they close (their children are narrower still).
     init(_ profile: StackProfile, options: FlameGraphOptions, framesWidth: Double) {
-        let stacks = profile.stacks.filter { !$0.stack.isEmpty }
+        // An empty stack (py-spy's ` 2`) counts in the total and draws nothing, as in flamegraph.pl.
+        let stacks = profile.stacks
         total = stacks.reduce(0) { $0 + $1.count }
         minimum = options.minWidth.counts(total: total, framesWidth: framesWidth)
         var spans: [Range<Int>] = []
@@ -103,7 +104,7 @@ struct FrameLayout {
         for (span, entry) in ordered {
             ends.removeAll(keepingCapacity: true)
             for index in span where bytes[index] == UInt8(ascii: ";") { ends.append(index) }
-            ends.append(span.upperBound)
+            if !span.isEmpty { ends.append(span.upperBound) }  // an empty stack opens no frame
             var common = 0
             let limit = min(previous.count, span.count)
             while common < limit, bytes[previous.lowerBound + common] == bytes[span.lowerBound + common] { common += 1 }

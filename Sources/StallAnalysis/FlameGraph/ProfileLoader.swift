@@ -21,31 +21,27 @@ public enum ProfileLoader {
         var placed: [(stacksEnd: Int, markers: [ChartMarker])] = []
         var unit: CountUnit? = nil
         for input in inputs {
-            guard let (stream, head) = try Folder.openForDetection(input, diagnostics: &diagnostics) else { continue }
-            // A first line longer than the detection window (a very deep stack) is detected further on.
-            if options.format == .auto, !StallCaptureImporter.recognizes(head),
-                FoldedTextReader.recognizes(head) || (try? Folder.resolve(.auto, stream: stream)) == .folded
-            {
-                let first = stacks.count
-                try FoldedTextReader.read(stream, strict: options.folded.strict, into: &stacks, diagnostics: &diagnostics)
-                for index in stacks.indices[first...] {
-                    stacks[index].stack = options.transforms.apply(toStack: stacks[index].stack)
-                }
+            guard let opened = try Folder.open(input, format: options.format, diagnostics: &diagnostics) else { continue }
+            // Folded text keeps its order (for --flamechart) and the two counts of differential lines.
+            if opened.format == .folded {
+                var read: [ProfileStack] = []
+                try FoldedImporter(options: options.folded).read(opened.stream, into: &read, diagnostics: &diagnostics)
+                stacks += options.transforms.apply(to: read)
                 continue
             }
-            if timeOrder, options.format == .auto || options.format == .stallprof, StallCaptureImporter.recognizes(head) {
+            if timeOrder, opened.format == .stallprof {
                 let importer = StallCaptureImporter(options: options.capture)
-                let capture = try StallCaptureImporter.read(stream)
+                let capture = try StallCaptureImporter.read(opened.stream)
                 stacks += importer.timeOrdered(capture, diagnostics: &diagnostics)
                 placed.append((stacks.count, ChartMarker.place(capture, options: options.capture)))
                 continue
             }
             var folded = FoldedStacks()
-            try Folder.fold(stream, options: options, into: &folded, diagnostics: &diagnostics)
+            try Folder.fold(opened, options: options, into: &folded, diagnostics: &diagnostics)
             var failure: Error?
             folded.forEach { bytes, _ in
                 if failure == nil {
-                    do { try checkDepth(ArraySlice(bytes), path: stream.name, position: "a folded stack") }
+                    do { try checkDepth(ArraySlice(bytes), path: opened.stream.name, position: "a folded stack") }
                     catch { failure = error }
                 }
             }

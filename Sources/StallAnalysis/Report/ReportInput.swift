@@ -10,10 +10,12 @@ public enum ReportInput {
     /// each input with the format it was read as.
     case profile(FoldedStacks, inputs: [ProfileInput])
 
-    /// Reads `inputs` in order with `options` (`--format`, `--strict`, the perf and other formats' options).
-    /// With `--format auto` each input is a capture when it starts like one (``StallCaptureImporter/recognizes(_:)``);
-    /// `--format stallprof` makes every input a capture, any other format none. Empty inputs are warned about in
-    /// `diagnostics` and skipped (no input at all: no captures). Captures' own warnings go to `diagnostics` too.
+    /// Reads `inputs` in order with `options` (`--format`, `--strict`, the perf and other formats' options), each
+    /// opened and detected by ``Folder/open(_:format:diagnostics:)``, the detector of every command (binary files
+    /// such as perf.data, pprof and gzip are bad data naming what they are). With `--format auto` each input is a
+    /// capture when it is detected as one; `--format stallprof` makes every input a capture, any other format none.
+    /// Empty inputs are warned about in `diagnostics` and skipped (no input at all: no captures). Captures' own
+    /// warnings go to `diagnostics` too.
     ///
     /// Throws ``AnalysisError/usage(_:)`` when captures and other profiles are mixed, the importers' bad data
     /// (file and position), and bad data when the profiles hold data but no stack.
@@ -24,9 +26,11 @@ public enum ReportInput {
         var stacks = FoldedStacks()
         var profiles: [ProfileInput] = []
         for input in inputs {
-            guard let (stream, head) = try Folder.openForDetection(input, diagnostics: &diagnostics) else { continue }
-            let isCapture = options.format == .stallprof
-                || (options.format == .auto && StallCaptureImporter.recognizes(head))
+            guard let opened = try Folder.open(input, format: options.format, diagnostics: &diagnostics) else {
+                continue
+            }
+            let stream = opened.stream
+            let isCapture = opened.format == .stallprof
             if let first = isCapture ? profiles.first?.path : captures.first?.source {
                 let (capture, other) = isCapture ? (stream.name, first) : (first, stream.name)
                 throw AnalysisError.usage(
@@ -35,7 +39,7 @@ public enum ReportInput {
                         + "(stallprof fold \(capture) \(other) | stallprof report -)")
             }
             if isCapture {
-                guard StallCaptureImporter.recognizes(head) else {
+                guard StallCaptureImporter.recognizes(try stream.peek(Folder.detectionBytes)) else {
                     throw AnalysisError.badData(
                         path: stream.name, position: "byte 0", reason: "not a stallprof capture (no STALLPRF header); "
                             + "--format stallprof reads captures only")
@@ -45,11 +49,8 @@ public enum ReportInput {
                 captures.append(capture)
                 continue
             }
-            let decoded = try stream.decodingUTF16()
-            var resolved = options
-            resolved.format = try Folder.resolve(options.format, stream: decoded)
-            try Folder.fold(decoded, options: resolved, into: &stacks, diagnostics: &diagnostics)
-            profiles.append(ProfileInput(path: stream.name, format: resolved.format))
+            try Folder.fold(opened, options: options, into: &stacks, diagnostics: &diagnostics)
+            profiles.append(ProfileInput(path: stream.name, format: opened.format))
         }
         guard !profiles.isEmpty || (captures.isEmpty && options.format != .auto && options.format != .stallprof)
         else { return .captures(captures) }

@@ -1,6 +1,4 @@
-#if canImport(Glibc)
-import Glibc
-#endif
+import StallFormat
 
 /// Names of the Linux system calls a blocked thread commonly waits in, for x86_64 and aarch64 (the numbers
 /// /proc/<pid>/task/<tid>/syscall reports). Other numbers read `syscall N`.
@@ -58,13 +56,10 @@ public enum SyscallNames {
     }
 
     private static func readPrefix(_ path: String, count: Int) throws -> [UInt8] {
-        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
-        guard fd >= 0 else { return [] }
-        defer { close(fd) }
-        var info = stat()  // a path from a capture: read only a regular file, never a FIFO or a device
-        guard fstat(fd, &info) == 0, info.st_mode & S_IFMT == S_IFREG else { return [] }
-        var buffer = [UInt8](repeating: 0, count: count)
-        let got = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, count) }
-        return got == count ? buffer : []
+        // A path from a capture: read only a regular file, never a FIFO or a device.
+        guard let bytes = try? FileReader(path: path, regularOnly: true).bytes(at: 0, count: count),
+            bytes.count == count
+        else { return [] }
+        return bytes
     }
 }

@@ -41,7 +41,7 @@ public enum SwiftDemangler {
         var candidates = ["libswiftDemangle.so"]
         // The runtime this process uses, from the kernel's map of it:
         // <toolchain>/usr/lib/swift/linux/libswiftCore.so -> <toolchain>/usr/lib/libswiftDemangle.so
-        if let maps = try? CaptureReader.readWholeFile("/proc/self/maps"),
+        if let maps = try? FileReader.contents(of: "/proc/self/maps"),
             let line = String(decoding: maps, as: UTF8.self).split(separator: "\n").first(where: {
                 $0.hasSuffix("/libswiftCore.so")
             }),
