@@ -106,41 +106,8 @@ enum ExportTools {
     /// Runs `executable` with `arguments` and `input`; the exit status, standard output and standard error.
     static func run(_ executable: String, _ arguments: [String], input: [UInt8] = [],
                     environment: [String: String] = [:]) throws -> (Int32, [UInt8], String) {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = arguments
-        if !environment.isEmpty {
-            process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
-        }
-        let (stdin, stdout, stderr) = (Pipe(), Pipe(), Pipe())
-        process.standardInput = stdin
-        process.standardOutput = stdout
-        process.standardError = stderr
-        try process.run()
-        // Standard input and standard error on threads of their own: no pipe can fill up and block the other.
-        Thread {
-            stdin.fileHandleForWriting.write(Data(input))
-            try? stdin.fileHandleForWriting.close()
-        }.start()
-        let errors = ErrorText()
-        let done = DispatchSemaphore(value: 0)
-        Thread {
-            errors.set(stderr.fileHandleForReading.readDataToEndOfFile())
-            done.signal()
-        }.start()
-        let out = stdout.fileHandleForReading.readDataToEndOfFile()
-        done.wait()
-        let err = errors.text
-        process.waitUntilExit()
-        return (process.terminationStatus, Array(out), err)
-    }
-
-    /// Standard error, filled on another thread.
-    private final class ErrorText: @unchecked Sendable {
-        private var data = Data()
-        private let lock = NSLock()
-        func set(_ value: Data) { lock.lock(); data = value; lock.unlock() }
-        var text: String { lock.lock(); defer { lock.unlock() }; return String(decoding: data, as: UTF8.self) }
+        let r = try ProcessRunner.run(executable, arguments, input: input, environment: environment)
+        return (r.status, r.bytes, r.err)
     }
 
     /// Writes `bytes` to a new temporary file and returns its path.

@@ -1,4 +1,5 @@
 import Foundation
+import StallTestSupport
 import Testing
 
 /// The `stallprof` built with the tests (the test target depends on it), run as a user runs it.
@@ -35,66 +36,29 @@ enum CLI {
     }
 
     /// Runs `executable` (default: stallprof) with `arguments`; standard input is `input` through a pipe, or a
-    /// terminal when `terminal`. Standard input and error are served on threads of their own, so no pipe fills up.
+    /// terminal when `terminal`.
     static func run(_ arguments: [String], input: [UInt8] = [], terminal: Bool = false,
                     environment: [String: String] = [:], executable: String = path) throws -> Result {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = arguments
-        if !environment.isEmpty {
-            process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+        guard terminal else {
+            let r = try ProcessRunner.run(executable, arguments, input: input, environment: environment)
+            return Result(status: r.status, bytes: r.bytes, err: r.err)
         }
-        let (stdin, stdout, stderr) = (Pipe(), Pipe(), Pipe())
-        var pty: (master: Int32, slave: Int32)?
-        if terminal {
-            // posix_openpt and friends are not visible from Swift's Glibc: /dev/ptmx with TIOCSPTLCK (unlock) and
-            // TIOCGPTN (number), the generic Linux ioctl numbers.
-            let master = open("/dev/ptmx", O_RDWR | O_NOCTTY)
-            var unlock: Int32 = 0, number: Int32 = -1
-            #expect(master >= 0 && ioctl(master, 0x4004_5431, &unlock) == 0 && ioctl(master, 0x8004_5430, &number) == 0)
-            let slave = open("/dev/pts/\(number)", O_RDWR | O_NOCTTY)
-            #expect(slave >= 0)
-            pty = (master, slave)
-            process.standardInput = FileHandle(fileDescriptor: slave, closeOnDealloc: false)
-        } else {
-            process.standardInput = stdin
-        }
-        process.standardOutput = stdout
-        process.standardError = stderr
-        try process.run()
-        if let pty {
-            close(pty.slave)
-        } else {
-            Thread {
-                stdin.fileHandleForWriting.write(Data(input))
-                try? stdin.fileHandleForWriting.close()
-            }.start()
-        }
-        let errors = ErrorText()
-        let done = DispatchSemaphore(value: 0)
-        Thread {
-            errors.set(stderr.fileHandleForReading.readDataToEndOfFile())
-            done.signal()
-        }.start()
-        let out = stdout.fileHandleForReading.readDataToEndOfFile()
-        done.wait()
-        process.waitUntilExit()
-        if let pty { close(pty.master) }
-        return Result(status: process.terminationStatus, bytes: Array(out), err: errors.text)
+        // posix_openpt and friends are not visible from Swift's Glibc: /dev/ptmx with TIOCSPTLCK (unlock) and
+        // TIOCGPTN (number), the generic Linux ioctl numbers.
+        let master = open("/dev/ptmx", O_RDWR | O_NOCTTY)
+        var unlock: Int32 = 0, number: Int32 = -1
+        #expect(master >= 0 && ioctl(master, 0x4004_5431, &unlock) == 0 && ioctl(master, 0x8004_5430, &number) == 0)
+        let slave = open("/dev/pts/\(number)", O_RDWR | O_NOCTTY)
+        #expect(slave >= 0)
+        defer { close(slave); close(master) }
+        let r = try ProcessRunner.run(executable, arguments, environment: environment, terminal: slave)
+        return Result(status: r.status, bytes: r.bytes, err: r.err)
     }
 
     /// As ``run(_:input:terminal:environment:executable:)`` with text input; (status, stdout, stderr).
     static func run(_ arguments: [String], input: String, terminal: Bool = false) throws -> (Int32, String, String) {
         let result = try run(arguments, input: Array(input.utf8), terminal: terminal)
         return (result.status, result.out, result.err)
-    }
-
-    /// Standard error, filled on another thread.
-    private final class ErrorText: @unchecked Sendable {
-        private var data = Data()
-        private let lock = NSLock()
-        func set(_ value: Data) { lock.lock(); data = value; lock.unlock() }
-        var text: String { lock.lock(); defer { lock.unlock() }; return String(decoding: data, as: UTF8.self) }
     }
 
     /// A fresh path in the temporary directory.
