@@ -2,6 +2,7 @@
 // conversions on each of the 16 wakes per second of an idle watchdog.
 #define _GNU_SOURCE
 #include "stallcapture_support.h"
+#include "stallcapture_blocked.h"
 
 #include <limits.h>
 #include <linux/futex.h>
@@ -23,5 +24,6 @@ void stallcap_wd_sleep(uint32_t seen, int64_t timeout_ns) {
 
 void stallcap_wd_wake(void) {
     atomic_fetch_add_explicit(&stallcap_wd_word, 1, memory_order_release);
+    stallcap_wd_wake_deep();
     syscall(SYS_futex, &stallcap_wd_word, FUTEX_WAKE_PRIVATE, INT_MAX, NULL, NULL, 0);
 }

@@ -41,7 +41,8 @@ struct RunLoopWait {
     /// it again: the idle cost rose from 0.8 to 1.2-1.6 ms/s at load 8).
     static let promptNs: UInt64 = 10_000_000
     /// Quiet answers in a row after which one real ping is sent anyway. 40: every 2.6 s at the default 250 ms
-    /// threshold (a check every 62.5 ms), ~50 us of main-thread CPU per second.
+    /// threshold while checks come every 62.5 ms (~50 us of main-thread CPU per second), every 10 s once the
+    /// watchdog sleeps deeply (a check per threshold).
     static let verifyEvery = 40
     /// Most waits remembered (a nested run loop adds one).
     static let capacity = 8
@@ -66,6 +67,11 @@ struct RunLoopWait {
     private var quietInARow = 0
     /// The main thread's CPU clock when it was last seen in a trusted wait.
     private var quietAtCPU: UInt64? = nil
+    /// True when the last check answered quietly because the main thread's clock had not moved since the check
+    /// before: it slept in its run loop's wait for a whole check interval (the watchdog may sleep deeply).
+    private(set) var isStill = false
+    /// The reading of the trusted wait the main thread was last seen in.
+    private(set) var trustedWait: SyscallState? = nil
 
     /// Creates the state for a process whose first thread is `mainThread`.
     init(mainThread: Int32) { self.mainThread = mainThread }
@@ -80,12 +86,14 @@ struct RunLoopWait {
         includesMainQueue: (SyscallState) -> Bool, read: () -> SyscallState
     ) -> Bool {
         candidate = nil
+        isStill = false
         guard thread == mainThread else {
             forget()
             return false
         }
         if quietInARow < Self.verifyEvery, let cpuNs, cpuNs == quietAtCPU {
             quietInARow += 1
+            isStill = true
             return true
         }
         let state = read()
@@ -111,6 +119,7 @@ struct RunLoopWait {
         }
         quietInARow += 1
         quietAtCPU = cpuNs
+        trustedWait = state
         return true
     }
 
@@ -118,6 +127,7 @@ struct RunLoopWait {
     private mutating func forget() {
         quietInARow = 0
         quietAtCPU = nil
+        isStill = false
     }
 
     /// Ping `pingID` was answered by `thread` at `atNs`.

@@ -84,6 +84,9 @@ struct StallDetector {
         return nextStallID
     }
 
+    /// True when no ping is outstanding and no stall is in progress.
+    var isIdle: Bool { phase == .idle }
+
     /// True while a stall is in progress.
     var isStalled: Bool {
         if case .stalled = phase { return true }

@@ -57,6 +57,7 @@ public final class StallWatchdog: Sendable {
 
     /// In the child of a fork: no watchdog runs there, so the child may start its own.
     private static func resetAfterFork() {
+        stallcap_wd_forget()  // the deep sleep's descriptors are the parent's watchdog's
         running.store(false, ordering: .relaxed)
         MarkerRing.active.store(false, ordering: .relaxed)
     }

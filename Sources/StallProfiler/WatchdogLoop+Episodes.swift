@@ -115,4 +115,25 @@ extension WatchdogLoop {
         presampler?.pausedNs += ns
         saturatedSampler?.pausedNs += ns
     }
+
+    /// Sleeps until the main thread leaves its run loop's wait, or for a threshold, instead of one check interval,
+    /// when nothing is going on: the main thread slept in its trusted wait since the check before, no ping is
+    /// outstanding and no episode is sampled (deep sleep, wddeep.c). False when it did not sleep: the caller sleeps
+    /// as usual.
+    ///
+    /// The wait must be on the run loop's epoll set alone, without a timeout: then the main thread leaves it only
+    /// when that set becomes ready (or a signal interrupts it: then it is checked a threshold later), and the same
+    /// readiness wakes the watchdog. Armed before the main thread's CPU clock is read again: a thread that left the
+    /// wait before the arming has a moved clock, and one that leaves it after makes the armed set ready.
+    func sleepDeeply(sequence: UInt32) -> Bool {
+        guard detector.isIdle, sampler == nil, presampler == nil, saturatedSampler == nil,
+            let tick = tickCPU, tick.thread == runLoopWait.mainThread, let wait = runLoopWait.trustedWait
+        else { return false }
+        let fd = withUnsafePointer(to: wait.raw) { stallcap_wait_single_epoll($0) }
+        guard fd >= 0, stallcap_wd_watch(fd) == 0, stallcap_wd_arm() == 0,
+            stallcap_thread_cpu_ns(tick.thread) == Int64(tick.ns)
+        else { return false }
+        _ = stallcap_wd_deep_sleep(sequence, Int64(detector.thresholdNs))
+        return true
+    }
 }

@@ -19,6 +19,8 @@ final class WatchdogLoop {
     var runLoopWait = RunLoopWait(mainThread: getpid())
     /// An answer found that way, for the detector's next step.
     private var quietAnswer: StallDetector.Answer? = nil
+    /// True when this step answered quietly with the main thread still in its wait since the check before.
+    var stillThisStep = false
     /// The CPU clock of the thread servicing the main queue, read once at the start of this step (nil when it
     /// is unknown or gone): the quiet check and the saturation check share it.
     var tickCPU: (thread: Int32, ns: UInt64)? = nil
@@ -120,8 +122,13 @@ final class WatchdogLoop {
             flush()
             let wake = nextWakeNs(nowNs: stallcap_monotonic_ns())
             let now2 = stallcap_monotonic_ns()
-            pauses.willSleep(wake > now2 ? wake - now2 : 0)
-            if wake > now2 { stallcap_wd_sleep(sequence, Int64(wake - now2)) }
+            if stillThisStep, sleepDeeply(sequence: sequence) {
+                pauses.willSleep(0)
+            } else {
+                pauses.willSleep(wake > now2 ? wake - now2 : 0)
+                if wake > now2 { stallcap_wd_sleep(sequence, Int64(wake - now2)) }
+            }
+            stillThisStep = false
             sequence = stallcap_wd_sequence()
         }
         // Stopped during an episode: close it where the watchdog stopped, so it is not read as unfinished.
@@ -131,6 +138,7 @@ final class WatchdogLoop {
         writer.append(.close(timestampNs: stallcap_monotonic_ns()))
         flush(force: true)
         try? writer.close()
+        stallcap_wd_forget()
     }
 
     func perform(_ action: StallDetector.Action) {
@@ -145,6 +153,7 @@ final class WatchdogLoop {
                 read: { SyscallState(thread: thread) })
             {
                 quietAnswer = .init(pingID: id, atNs: stallcap_monotonic_ns(), threadID: thread)
+                stillThisStep = runLoopWait.isStill
                 return
             }
             // Not the process's first thread (dispatchMain(), async @main): a ping is the only way to know.

@@ -15,9 +15,21 @@ import Testing
         return Int(line.split(separator: ":")[1].trimmingCharacters(in: .whitespaces))
     }
 
+    /// The thread of process `pid` named `name`, or nil.
+    static func thread(named name: String, of pid: Int32) -> Int32? {
+        let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task")) ?? []
+        return tasks.compactMap(Int32.init).first { tid in
+            (try? String(contentsOfFile: "/proc/\(pid)/task/\(tid)/comm", encoding: .utf8))?
+                .trimmingCharacters(in: .whitespacesAndNewlines) == name
+        }
+    }
+
     /// Runs stall-demo idle for 2.5 s, then a 600 ms stall of `kind`. Returns the capture, and the main thread's
-    /// sleeps counted over one second in the middle of the idle time (nil when they cannot be read).
-    func run(loop: String, _ kind: StallKind) throws -> (capture: Capture, mainThreadSleeps: Int?, stderr: String) {
+    /// and the watchdog thread's sleeps counted over one second in the middle of the idle time (nil when they
+    /// cannot be read).
+    func run(loop: String, _ kind: StallKind) throws
+        -> (capture: Capture, mainThreadSleeps: Int?, watchdogSleeps: Int?, stderr: String)
+    {
         let path = TestSupport.temporaryPath("idle-\(loop)-\(kind.rawValue).stalls")
         let errors = TestSupport.temporaryPath("idle-\(loop)-\(kind.rawValue).err")
         defer { unlink(path); unlink(errors) }
@@ -33,23 +45,31 @@ import Testing
         let pid = process.processIdentifier
         // The watchdog learns the run loop's wait from its first pings (a few hundred milliseconds), then goes quiet.
         usleep(1_000_000)
+        let watchdog = Self.thread(named: "stallprof-wd", of: pid)
         let before = Self.voluntarySwitches(pid: pid, tid: pid)
+        let watchdogBefore = watchdog.flatMap { Self.voluntarySwitches(pid: pid, tid: $0) }
         usleep(1_000_000)
         let after = Self.voluntarySwitches(pid: pid, tid: pid)
+        let watchdogAfter = watchdog.flatMap { Self.voluntarySwitches(pid: pid, tid: $0) }
         process.waitUntilExit()
         let stderr = (try? String(contentsOfFile: errors, encoding: .utf8)) ?? ""
         #expect(process.terminationStatus == 0, "\(stderr)")
         let sleeps = before.flatMap { b in after.map { $0 - b } }
-        return (try CaptureReader.read(path: path), sleeps, stderr)
+        let watchdogSleeps = watchdogBefore.flatMap { b in watchdogAfter.map { $0 - b } }
+        return (try CaptureReader.read(path: path), sleeps, watchdogSleeps, stderr)
     }
 
     @Test(arguments: [StallKind.busy, .blocked, .sleep])
     func anIdleRunLoopIsNotWokenAndTheStallAfterItIsCaught(_ kind: StallKind) throws {
-        let (capture, sleeps, stderr) = try run(loop: "runloop", kind)
+        let (capture, sleeps, watchdogSleeps, stderr) = try run(loop: "runloop", kind)
         // Pinged every 62.5 ms, the main thread would sleep (after answering) 16 times a second; answered from its
         // run loop wait it sleeps only for the real ping sent every 40 checks and the app's own timers.
         let count = try #require(sleeps, "the main thread's status was not readable")
         #expect(count <= 5, "the main thread slept \(count) times in one idle second")
+        // Checking every 62.5 ms, the watchdog would wake 16 times a second; sleeping on the run loop's own epoll
+        // set, it wakes once per threshold (250 ms).
+        let wakes = try #require(watchdogSleeps, "the watchdog thread's status was not readable")
+        #expect(wakes <= 8, "the watchdog woke \(wakes) times in one idle second")
         #expect(capture.closedCleanly, "\(stderr)")
         #expect(capture.stalls.count == 1, "\(capture.stalls.map(\.begin))")
         let stall = try #require(capture.stalls.first)
@@ -63,7 +83,7 @@ import Testing
 
     @Test(arguments: [StallKind.busy, .blocked])
     func afterDispatchMainEveryCheckIsAPingAndStallsAreCaught(_ kind: StallKind) throws {
-        let (capture, _, stderr) = try run(loop: "dispatch", kind)
+        let (capture, _, _, stderr) = try run(loop: "dispatch", kind)
         #expect(capture.closedCleanly, "\(stderr)")
         #expect(capture.stalls.count == 1, "\(capture.stalls.map(\.begin))")
         let stall = try #require(capture.stalls.first)
@@ -94,5 +114,31 @@ import Testing
         let stall = try #require(capture.stalls.first)
         #expect(stall.begin.threadID == capture.process?.pid)
         #expect(stall.state == .blocked)
+    }
+
+    /// Stopping the watchdog while it sleeps deeply (on the run loop's epoll set, for the 2 s threshold here)
+    /// wakes it at once. A hang check, not a timing: without the wake, stop() waits out the sleep (up to 2 s); with
+    /// it, a few milliseconds; the limit, 1 s, leaves two orders of magnitude either side.
+    @Test func stopWakesADeepSleep() throws {
+        let path = TestSupport.temporaryPath("idle-stop.stalls")
+        defer { unlink(path) }
+        let output = TestSupport.temporaryPath("idle-stop.out")
+        defer { unlink(output) }
+        _ = FileManager.default.createFile(atPath: output, contents: nil)
+        let process = Process()
+        process.executableURL = TestSupport.productsDirectory.appendingPathComponent("watchdog-trials")
+        process.arguments = ["idle-stop"]
+        process.environment = ProcessInfo.processInfo.environment.merging(
+            [EnvironmentName.output: path, EnvironmentName.threshold: "2000"]) { $1 }
+        process.standardOutput = FileHandle(forWritingAtPath: output)
+        try process.run()
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 0)
+        let printed = (try? String(contentsOfFile: output, encoding: .utf8)) ?? ""
+        #expect(printed.contains("deep sleep seen: true"), "\(printed)")
+        let took = printed.components(separatedBy: "stop took ").last.flatMap { Int($0.prefix { $0.isNumber }) }
+        #expect(took.map { $0 < 1000 } == true, "\(printed)")
+        let capture = try CaptureReader.read(path: path)
+        #expect(capture.closedCleanly && capture.stalls.isEmpty)
     }
 }

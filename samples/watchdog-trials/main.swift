@@ -10,6 +10,10 @@
 //       The app's own event loop on the main thread: poll a pipe (TIMEOUT-MS, default 50), then one turn of the
 //       run loop.
 //       After 2 s one poll at the same place blocks 800 ms: the main queue waits that long (a blocked stall).
+//   STALLPROF_OUTPUT=a.stalls watchdog-trials idle-stop
+//       The main thread idles in RunLoop.main; once the watchdog thread sleeps deeply (in epoll_wait on the run
+//       loop's epoll set, for a threshold), another thread stops it, prints whether that sleep was seen and how
+//       long stop() took, and exits 0.
 // Exit 0 when all went well; 2 for a usage error, 3 when the child could not start its watchdog.
 import Dispatch
 import Foundation
@@ -100,8 +104,28 @@ case "own-poll":
         _ = RunLoop.main.run(mode: .default, before: Date())
     }
     finish(watchdog, status: 0)
+case "idle-stop":
+    Thread {
+        // Until the watchdog thread sleeps in epoll_wait (its deep sleep), at most 20 s.
+        let deepCalls: Set<String> = ["232", "281", "22"]  // epoll_wait, epoll_pwait (x86_64); epoll_pwait (aarch64)
+        var deep = false
+        for _ in 0..<200 where !deep {
+            usleep(100_000)
+            let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task")) ?? []
+            for tid in tasks {
+                let comm = (try? String(contentsOfFile: "/proc/self/task/\(tid)/comm", encoding: .utf8)) ?? ""
+                guard comm.hasPrefix("stallprof-wd") else { continue }
+                let call = (try? String(contentsOfFile: "/proc/self/task/\(tid)/syscall", encoding: .utf8)) ?? ""
+                deep = deepCalls.contains(String(call.split(separator: " ").first ?? ""))
+            }
+        }
+        let start = monotonicNanoseconds()
+        watchdog?.stop()
+        print("deep sleep seen: \(deep); stop took \((monotonicNanoseconds() - start) / 1_000_000) ms")
+        exit(0)
+    }.start()
 default:
-    FileHandle.standardError.write(Data("usage: watchdog-trials small-stack | fork CHILD-OUTPUT | own-poll [TIMEOUT-MS]\n".utf8))
+    FileHandle.standardError.write(Data("usage: watchdog-trials small-stack | fork CHILD-OUTPUT | own-poll [TIMEOUT-MS] | idle-stop\n".utf8))
     exit(2)
 }
 RunLoop.main.run()

@@ -61,6 +61,21 @@ int stallcap_main_queue_fd(void);
 /// epoll_pwait2) includes descriptor `fd`: among its pollfds (read with process_vm_readv), in its read set, or in
 /// an epoll set it waits on (from /proc/self/fdinfo, one nested set deep); 0 otherwise.
 int stallcap_wait_includes_fd(const stallcap_syscall_state *state, int fd);
+/// The run loop's own epoll descriptor when the wait `state` is a wait on that one descriptor without a timeout
+/// (ppoll on one pollfd, or epoll_wait/epoll_pwait with timeout -1), else -1.
+int stallcap_wait_single_epoll(const stallcap_syscall_state *state);
+/// The watchdog's deep sleep (wddeep.c). Watches (a duplicate of) the run loop's epoll descriptor `fd` in an epoll
+/// set of the watchdog's own. Returns 0, or -1 (nothing watched).
+int stallcap_wd_watch(int fd);
+/// Arms the watch for one wake (EPOLLONESHOT). Returns 0, or -1.
+int stallcap_wd_arm(void);
+/// Sleeps until the watched set is ready, stallcap_wd_wake_deep, or `timeout_ns`; returns at once when the
+/// watchdog's futex word (stallcap_wd_sequence) no longer equals `seen`. Returns 1 when the watched set woke it.
+int stallcap_wd_deep_sleep(uint32_t seen, int64_t timeout_ns);
+/// Wakes a deep sleep (stop); any thread.
+void stallcap_wd_wake_deep(void);
+/// Closes the deep sleep's descriptors (the watchdog ended, or in a forked child, whose copies are the parent's).
+void stallcap_wd_forget(void);
 /// Copies `size` bytes at `address` of this process into `buffer` with process_vm_readv (safe on unmapped or
 /// stale addresses). Returns 0 when all bytes were read, -1 otherwise.
 int stallcap_read_memory(uint64_t address, void *buffer, size_t size);
