@@ -43,3 +43,13 @@ import Testing
         #expect(blocked.err.contains("no samples selected"))
     }
 }
+
+/// `diff - -`: standard input cannot be both BEFORE and AFTER (the second read is empty, so every stack would read
+/// as removed); a usage error, as GNU diff's `- -` would compare a stream with itself.
+@Suite struct DiffStandardInputTwiceTests {
+    @Test func diffRefusesStandardInputTwice() throws {
+        let result = try CLI.run(["diff", "-", "-"], input: Array("a;b 3\n".utf8))
+        #expect(result.status == 64 && result.out.isEmpty)
+        #expect(result.err.split(separator: "\n").count == 2 && result.err.contains("standard input"), "\(result.err)")
+    }
+}
