@@ -75,14 +75,14 @@ enum FlameGraphCommand {
                 .flag("--negate", help: "differential: colour before minus after") { $0.graph.negate = true },
                 SharedOptions.output.lifted(\.profile.output),
             ])] + SharedOptions.reading(\.profile.input),
-            arguments: [("FILE", "input; - or no FILE reads standard input")], defaults: Run(), body: run)
+            arguments: [("FILE", "input; - (or no FILE, when standard input is not a terminal) reads standard input")], defaults: Run(), body: run)
     }
 
     static func run(_ invocation: Invocation<Run>) throws {
         var options = invocation.options.graph
         let implied = options.flameChart ? "Flame Chart" : options.inverted ? "Icicle Graph" : options.title
         options.title = invocation.options.title ?? implied
-        let inputs = invocation.positionals.isEmpty ? ["-"] : invocation.positionals
+        let inputs = try inputsOrStandardInput(invocation.positionals)
         let (profile, markers, diagnostics) = try ProfileLoader.loadChart(
             inputs.map(InputSource.init(path:)), options: invocation.options.profile.input,
             timeOrder: options.flameChart)
