@@ -30,6 +30,9 @@ enum DiffCommand {
             guard invocation.positionals.count == 2 else {
                 throw UsageError(message: "diff takes exactly two inputs: BEFORE AFTER")
             }
+            guard invocation.positionals != ["-", "-"] else {
+                throw UsageError(message: "BEFORE and AFTER cannot both be standard input (-)")
+            }
             let input = invocation.options.profile.input
             let (before, beforeWarnings) = try ProfileLoader.load([InputSource(path: invocation.positionals[0])], options: input)
             let (after, afterWarnings) = try ProfileLoader.load([InputSource(path: invocation.positionals[1])], options: input)

@@ -75,14 +75,14 @@ enum FlameGraphCommand {
                 .flag("--negate", help: "differential: colour before minus after") { $0.graph.negate = true },
                 SharedOptions.output.lifted(\.profile.output),
             ])] + SharedOptions.reading(\.profile.input),
-            arguments: [("FILE", "input; - or no FILE reads standard input")], defaults: Run(), body: run)
+            arguments: [("FILE", "input; - (or no FILE, when standard input is not a terminal) reads standard input")], defaults: Run(), body: run)
     }
 
     static func run(_ invocation: Invocation<Run>) throws {
         var options = invocation.options.graph
         let implied = options.flameChart ? "Flame Chart" : options.inverted ? "Icicle Graph" : options.title
         options.title = invocation.options.title ?? implied
-        let inputs = invocation.positionals.isEmpty ? ["-"] : invocation.positionals
+        let inputs = try inputsOrStandardInput(invocation.positionals)
         let (profile, markers, diagnostics) = try ProfileLoader.loadChart(
             inputs.map(InputSource.init(path:)), options: invocation.options.profile.input,
             timeOrder: options.flameChart)
@@ -91,9 +91,15 @@ enum FlameGraphCommand {
         let svg = try SVGFlameGraph(options: options, markers: markers).renderBytes(
             profile, input: inputs.joined(separator: ", "), diagnostics: &renderDiagnostics)
         try Output.write(svg, to: invocation.options.profile.output)
-        // Empty inputs only: warned about, an empty graph, exit 0 (as fold, diff and report). Inputs with data
-        // but no stack counts are bad data.
-        if profile.total <= 0, diagnostics.emptyInputs.count < inputs.count {
+        // Empty inputs and captures only (a run without a stall, or a selection that keeps none): warned about,
+        // an empty graph, exit 0 (as fold, diff, report and export). Other inputs with data but no stack counts are
+        // bad data.
+        let captures = diagnostics.captureInputs
+        if profile.total <= 0, !captures.isEmpty, diagnostics.emptyInputs.count + captures.count == inputs.count {
+            Output.error("warning: \(captures.joined(separator: ", ")): no samples selected (no episode, or none "
+                + "kept by --kind, --state, --stall or --range)")
+        }
+        if profile.total <= 0, diagnostics.emptyInputs.count + captures.count < inputs.count {
             throw AnalysisError.badData(path: inputs.joined(separator: ", "), position: "", reason: "no stack counts found")
         }
     }

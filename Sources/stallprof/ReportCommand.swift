@@ -38,16 +38,16 @@ enum ReportCommand {
                     SharedOptions.output.lifted(\.output),
                 ]),
             ] + SharedOptions.reading(\.input),
-            arguments: [("FILE", "a capture or another profile; - reads standard input")], defaults: Run(), body: run)
+            arguments: fileArguments, defaults: Run(), body: run)
     }
 
     static func run(_ invocation: Invocation<Run>) throws {
-        guard !invocation.positionals.isEmpty else { throw UsageError(message: "no input files") }
+        let inputs = try inputsOrStandardInput(invocation.positionals)
         var options = invocation.options.report
         options.capture = invocation.options.input.capture
         var diagnostics = Diagnostics()  // an empty input: the same warning as every command, no data
         let input = try ReportInput.read(
-            invocation.positionals.map(InputSource.init(path:)), options: invocation.options.input,
+            inputs.map(InputSource.init(path:)), options: invocation.options.input,
             diagnostics: &diagnostics)
         diagnostics.warnings.forEach { Output.error("warning: \($0)") }
         let text: String

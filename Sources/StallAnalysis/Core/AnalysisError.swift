@@ -33,6 +33,13 @@ public struct Diagnostics: Sendable {
     /// Inputs that were empty (no bytes, or only white space), in order.
     public private(set) var emptyInputs: [String] = []
 
+    /// Inputs read as stallprof captures, in order: a capture from which nothing is selected (a run without a
+    /// stall, or `--state` keeping none) is valid, not bad data.
+    public private(set) var captureInputs: [String] = []
+
+    /// Records that input `name` was read as a capture.
+    public mutating func captureInput(_ name: String) { captureInputs.append(name) }
+
     /// Adds a warning.
     public mutating func warn(_ message: String) { warnings.append(message) }
 
@@ -40,6 +47,7 @@ public struct Diagnostics: Sendable {
     public mutating func merge(_ other: Diagnostics) {
         warnings += other.warnings
         emptyInputs += other.emptyInputs
+        captureInputs += other.captureInputs
     }
 
     /// Records that input `name` is empty, with the warning every command prints for it.

@@ -22,6 +22,7 @@ public enum ProfileLoader {
         var unit: CountUnit? = nil
         for input in inputs {
             guard let opened = try Folder.open(input, format: options.format, diagnostics: &diagnostics) else { continue }
+            if opened.format == .stallprof { diagnostics.captureInput(opened.stream.name) }
             // Folded text keeps its order (for --flamechart) and the two counts of differential lines.
             if opened.format == .folded {
                 var read: [ProfileStack] = []

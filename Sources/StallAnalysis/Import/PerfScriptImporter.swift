@@ -91,6 +91,8 @@ struct PerfFoldState {
     var eventFilter: [UInt8]?
     var eventDefaulted: Bool
     var skippedEvent: [UInt8]? = nil
+    /// True once an event passed the filter.
+    var keptEvent = false
     /// The current stack: the frames of each line (`;f1;f2`), leaf line first, and where each line starts.
     var frames: [UInt8] = []
     var lineStarts: [Int] = []
@@ -171,6 +173,7 @@ struct PerfFoldState {
             return true
         }
         if modifiers ? event.elementsEqual(filter) : event.elementsEqual(filter.prefix { $0 != UInt8(ascii: ":") }) {
+            keptEvent = true
             return true
         }
         if skippedEvent == nil { skippedEvent = Array(event) }
@@ -265,6 +268,11 @@ struct PerfFoldState {
         if eventDefaulted, let skippedEvent, let eventFilter {
             diagnostics.warn("\(unrecognized.path): several event types; kept only '\(String(decoding: eventFilter, as: UTF8.self))', "
                 + "skipped '\(String(decoding: skippedEvent, as: UTF8.self))' and any other (choose with --event-filter)")
+        }
+        if !eventDefaulted, !keptEvent, let skippedEvent, let eventFilter {
+            diagnostics.warn("\(unrecognized.path): no event '\(String(decoding: eventFilter, as: UTF8.self))' "
+                + "(--event-filter compares the whole name, modifiers too); the input has "
+                + "'\(String(decoding: skippedEvent, as: UTF8.self))'")
         }
         unrecognized.report(to: &diagnostics)
         // Periods are in the event's unit (nanoseconds for cpu-clock); without any, the counts are samples.
