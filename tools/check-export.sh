@@ -87,7 +87,8 @@ for input in "${fixtures[@]}"; do
     validate chrome-trace "$out/$name.trace.json"
     # pprof counts are whole samples: fractional folded counts round (half away from zero), as the exporter does.
     expected=$(awk '{ s += int($NF + 0.5) } END { printf "%d", s }' "$out/$name.folded")
-    validate pprof "$out/$name.pb.gz" "$expected"
+    raw=$(awk '{ s += $NF } END { printf "%.6f", s }' "$out/$name.folded")
+    validate pprof "$out/$name.pb.gz" "$expected" "$raw"
     "$stallprof" fold "$out/$name.speedscope.json" -o "$out/$name.roundtrip.folded"
     cmp -s "$out/$name.folded" "$out/$name.roundtrip.folded" \
         || { echo "FAIL round trip: fold of the speedscope export of $input differs from fold of it"; exit 1; }

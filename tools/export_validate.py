@@ -9,9 +9,11 @@
                                               and (timed traces) that fall inside an episode of their thread; the
                                               X slices of each thread nest or are disjoint (Perfetto drops a
                                               crossing one)
-  export_validate.py pprof FILE SAMPLES       gunzips, `protoc --decode perftools.profiles.Profile`, checks string
-                                              table entry 0 is "", sample types samples/count then wall/nanoseconds,
-                                              the samples values add up to SAMPLES, every location_id exists; then
+  export_validate.py pprof FILE SAMPLES [RAW] gunzips, `protoc --decode perftools.profiles.Profile`, checks string
+                                              table entry 0 is "", sample types samples/count then wall/nanoseconds
+                                              (untimed counts in a unit: cpu/nanoseconds or <event>/count alone),
+                                              the first values add up to SAMPLES (time: RAW, the unrounded folded
+                                              total, times its unit's nanoseconds), every location_id exists; then
                                               `go tool pprof -top` when go is installed
 
 FORMATS (default ../shared/formats beside the repository) holds file-format-schema.json and profile.proto.
@@ -147,7 +149,8 @@ def chrome_trace(path):
           f"{len(frames)} stack frames")
 
 
-def pprof(path, expected):
+def pprof(path, expected, raw_total=None):
+    raw_total = expected if raw_total is None else raw_total
     with open(path, "rb") as f:
         raw = gzip.decompress(f.read())
     decoded = subprocess.run(
@@ -161,15 +164,22 @@ def pprof(path, expected):
         fail(f"{path}: string_table[0] is not the empty string")
     types = re.findall(r"^sample_type \{\n  type: (\d+)\n  unit: (\d+)\n\}", text, re.M)
     names = [(strings[int(a)], strings[int(b)]) for a, b in types]
-    if names != [("samples", "count"), ("wall", "nanoseconds")]:
+    # Captures and sample counts: samples/count then wall/nanoseconds. Untimed counts in a unit: one type, time as
+    # cpu/nanoseconds (counts scaled to nanoseconds), an event as <event>/count.
+    single = len(names) == 1 and (names[0] == ("cpu", "nanoseconds") or names[0][1] == "count")
+    if names != [("samples", "count"), ("wall", "nanoseconds")] and not single:
         fail(f"{path}: sample types {names}")
     total = 0
     for block in re.findall(r"^sample \{\n(.*?)^\}", text, re.M | re.S):
         values = re.findall(r"^  value: (-?\d+)", block, re.M)
-        if len(values) != 2:
+        if len(values) != len(names):
             fail(f"{path}: a sample with {len(values)} values")
         total += int(values[0])
-    if total != int(expected):
+    # Time counts are nanoseconds: the folded total in the input's time unit (ns, us, ms or s) times its scale,
+    # each sample rounded to a whole nanosecond.
+    scales = [1, 10**3, 10**6, 10**9] if names[0] == ("cpu", "nanoseconds") else [1]
+    samples = max(1, text.count("\nsample {"))
+    if not any(abs(total - float(raw_total) * k) <= (0 if k == 1 and raw_total == expected else samples) for k in scales):
         fail(f"{path}: samples add up to {total}, expected {expected}")
     locations = set(re.findall(r"^location \{\n  id: (\d+)", text, re.M))
     used = set(re.findall(r"^  location_id: (\d+)", text, re.M))
@@ -196,8 +206,8 @@ if __name__ == "__main__":
         speedscope(target)
     elif kind == "chrome-trace":
         chrome_trace(target)
-    elif kind == "pprof" and len(sys.argv) == 4:
-        pprof(target, sys.argv[3])
+    elif kind == "pprof" and len(sys.argv) in (4, 5):
+        pprof(target, sys.argv[3], sys.argv[4] if len(sys.argv) == 5 else None)
     else:
         print(__doc__)
         sys.exit(2)

@@ -142,4 +142,22 @@ import Testing
         let samples = try #require(document["samples"] as? [[String: Any]])
         #expect(samples.map { $0["ts"] as? Int } == [0, 3000] && samples.map { $0["weight"] as? Int } == [3, 2])
     }
+
+    @Test func chromeTraceOfTimeCountsLastsTheirTimeAndSpeedscopeKeepsEmptyStacks() throws {
+        var stacks = FoldedStacks()
+        stacks.add(folded: "main;a", count: 3_000_000)
+        stacks.add(folded: "", count: 2_000_000)  // an idle sample without frames
+        stacks.unit = .time(nanosecondsPerCount: 1)
+        let timeline = TimelineBuilder.build(folded: stacks, name: "perf.txt")
+        var diagnostics = Diagnostics()
+        let trace = try Self.json(try ChromeTraceExporter(options: .init()).export(timeline, diagnostics: &diagnostics))
+        let events = try #require(trace["traceEvents"] as? [[String: Any]])
+        let profile = try #require(events.first { $0["cat"] as? String == "profile" })
+        #expect(profile["dur"] as? Int == 5000)  // 5 ms in microseconds, not 5,000,000 counts of 1 ms
+        let speedscope = try Self.json(try SpeedscopeExporter(options: .init()).export(timeline, diagnostics: &diagnostics))
+        let only = try #require((speedscope["profiles"] as? [[String: Any]])?.first)
+        #expect(only["unit"] as? String == "nanoseconds")
+        #expect((only["weights"] as? [Double])?.reduce(0, +) == 5_000_000)
+        #expect((only["samples"] as? [[Int]])?.contains([]) == true)
+    }
 }

@@ -61,6 +61,22 @@ import Testing
         #expect(profile.strings(6)[Int(profile.int(14))] == "samples")
     }
 
+    @Test func untimedCountsKeepTheirUnitAsTheSampleType() throws {
+        for (unit, type, scale) in [(CountUnit.time(nanosecondsPerCount: 1_000), ("cpu", "nanoseconds"), UInt64(1_000)),
+                                    (.named("cycles"), ("cycles", "count"), 1)] {
+            var stacks = FoldedStacks()
+            stacks.add(folded: "main;a", count: 5)
+            stacks.add(folded: "", count: 2)  // kept: a sample without locations
+            stacks.unit = unit
+            let profile = try #require(ProtoMessage(try Self.profile(TimelineBuilder.build(folded: stacks, name: "in"))))
+            let strings = profile.strings(6)
+            let types = profile.messages(1).map { (strings[Int($0.int(1))], strings[Int($0.int(2))]) }
+            #expect(types.count == 1 && types.first?.0 == type.0 && types.first?.1 == type.1)
+            #expect(profile.messages(2).map { $0.integers(2) }.flatMap { $0 }.reduce(0, +) == 7 * scale)
+            #expect(strings[Int(profile.int(14))] == type.0)
+        }
+    }
+
     @Test func gzipOutputDecompressesToTheProtobuf() throws {
         let timeline = ExportTests.timeline(try ExportTests.mixedCapture())
         let plain = try Self.profile(timeline)

@@ -91,4 +91,18 @@ import Testing
         #expect(!SpeedscopeImporter.recognizes(ArraySlice(Array("[unknown];a 1\n".utf8))))
         #expect(try Folder.resolve(.auto, stream: ByteStream(bytes: Array(head), name: "x")) == .speedscope)
     }
+
+    @Test func perfCpuClockExportReadsBackWithItsTotalAndUnit() throws {
+        // perf cpu-clock periods are nanoseconds: the speedscope file says so, and reads back as the same time.
+        let perf = [InputSource(path: FoldFixture.path("perf-script.txt"))]
+        let (direct, _) = try Folder.fold(perf, options: FoldOptions())
+        #expect(direct.unit == .time(nanosecondsPerCount: 1) && direct.total > 1000)
+        let (bytes, _) = try Exporter.export(perf, options: ExportOptions())
+        let document = try ExportTests.json(bytes)
+        #expect((document["profiles"] as? [[String: Any]])?.map { $0["unit"] as? String } == ["nanoseconds"])
+        let exported = try ExportTools.temporary(bytes, suffix: ".json")
+        defer { try? FileManager.default.removeItem(atPath: exported) }
+        let (back, _) = try Folder.fold([InputSource(path: exported)], options: FoldOptions())
+        #expect(back.unit == direct.unit && back.total == direct.total)
+    }
 }

@@ -51,4 +51,18 @@ import Testing
         let (mixed, _, mixedError) = try Self.run(["--format", "speedscope", capture, folded])
         #expect(mixed == 64 && mixedError.contains("export them separately"))
     }
+
+    @Test func perfCpuClockExportsKeepNanoseconds() throws {
+        let perf = CLI.fixture("perf-script.txt")
+        let (status, json, _) = try Self.run(["--format", "speedscope", perf])
+        #expect(status == 0)
+        let profiles = try #require(try CLI.json(json)["profiles"] as? [[String: Any]])
+        #expect(profiles.map { $0["unit"] as? String } == ["nanoseconds"])
+        #expect(profiles.compactMap { $0["weights"] as? [Double] }.flatMap { $0 }.reduce(0, +) > 1000)
+        let (traceStatus, trace, _) = try Self.run(["--format", "chrome-trace", perf])
+        let events = try #require(try CLI.json(trace)["traceEvents"] as? [[String: Any]])
+        let profile = try #require(events.first { $0["cat"] as? String == "profile" })
+        // The fixture's cpu-clock periods add up to about half a millisecond: the slice lasts that, in microseconds.
+        #expect(traceStatus == 0 && ((profile["dur"] as? Double) ?? 1e9) < 10_000)
+    }
 }

@@ -4,14 +4,16 @@
 /// microseconds from the capture's start. See docs/EXPORT.md.
 ///
 /// Untimed input (folded stacks, perf script, sample reports) has no clock; the rule: its stacks are laid end to
-/// end in byte order, each lasting its count times ``Options/untimedCountNs``, under one slice named `profile`
-/// (category `profile`), so the viewer draws them like a flame graph's x axis, not like a recording.
+/// end in byte order, under one slice named `profile` (category `profile`), so the viewer draws them like a flame
+/// graph's x axis, not like a recording. A stack whose counts measure time (``Timeline/countUnit``, e.g. perf
+/// `cpu-clock` nanoseconds) lasts that time; any other count (samples, events) lasts ``Options/untimedCountNs``.
 public struct ChromeTraceExporter: ProfileExporter {
     /// Options for Chrome trace output. Every field documents its default.
     public struct Options: Sendable {
         /// Write the samples and their stack frames. Default: true.
         public var samples = true
-        /// How long one count of untimed input lasts on the time axis, nanoseconds. Default: 1 ms.
+        /// How long one count of untimed input lasts on the time axis, nanoseconds, unless its counts measure time
+        /// (then a count lasts what it measures). Default: 1 ms.
         public var untimedCountNs: UInt64 = 1_000_000
 
         /// Creates the default options.
@@ -35,13 +37,14 @@ public struct ChromeTraceExporter: ProfileExporter {
         var frames = FrameTree()
         var threads: [Int32: Set<Int32>] = [:]
         let timed = timeline.isTimed
+        let countNs = timeline.nanosecondsPerCount ?? Double(options.untimedCountNs)
         for episode in timeline.episodes {
             let pid = episode.pid ?? Self.untimedID, tid = episode.tid ?? Self.untimedID
             threads[pid, default: []].insert(tid)
             var clock = episode.startNs ?? 0
             for sample in episode.samples where sample.count > 0 {
                 let at = timed ? sample.timestampNs ?? clock : clock
-                clock = Self.end(at, timed ? 0 : UInt64(min(sample.count * Double(options.untimedCountNs), 1e18)))
+                clock = Self.end(at, timed ? 0 : UInt64(min((sample.count * countNs).rounded(), 1e18)))
                 guard options.samples, let leaf = frames.leaf(of: sample.frames) else { continue }
                 samples.append(.object([
                     ("pid", .int(Int(pid))), ("tid", .int(Int(tid))), ("ts", Self.micro(at)),
@@ -92,8 +95,11 @@ public struct ChromeTraceExporter: ProfileExporter {
         }
         var other: [(String, JSONValue)] = [("source", .string(timeline.name)), ("exporter", .string("stallprof"))]
         if let wall = timeline.startWallNs { other.append(("startWallNs", .string(String(wall)))) }
-        if !timed { other.append(("timeAxis", .string("untimed input: stacks end to end, one count = "
-            + "\(CountFormat.plain(Double(options.untimedCountNs) / 1e6)) ms"))) }
+        if !timed {
+            let axis = timeline.nanosecondsPerCount == nil
+                ? "one count = \(CountFormat.plain(countNs / 1e6)) ms" : "each lasting the time its counts measure"
+            other.append(("timeAxis", .string("untimed input: stacks end to end, " + axis)))
+        }
         let ends = SliceNesting.ends(of: slices)
         let ordered = events.enumerated().sorted { a, b in
             let (x, y) = (a.element, b.element)

@@ -1,5 +1,6 @@
 /// Writes pprof's `perftools.profiles.Profile` (profile.proto), gzipped, for `go tool pprof` and the tools that
-/// read it: sample types `samples/count` then `wall/nanoseconds`, one location per frame address (functions already
+/// read it: sample types `samples/count` then `wall/nanoseconds` (untimed input whose counts measure time:
+/// `cpu/nanoseconds`; counts of a named event: `<event>/count`), one location per frame address (functions already
 /// resolved: mappings say `has_functions`), the main binary's mapping first with its build-id, and labels `stall`
 /// (number), `kind` and `state` on every sample. See docs/EXPORT.md.
 public struct PprofExporter: ProfileExporter {
@@ -19,12 +20,13 @@ public struct PprofExporter: ProfileExporter {
     public init(options: Options) { self.options = options }
 
     /// The profile of `timeline` (gzipped unless ``Options/gzip`` is off). The `samples` values add up to the
-    /// number of samples exported (untimed input: its counts, rounded to whole samples with a warning when any
-    /// is fractional).
+    /// number of samples exported (untimed input: its counts in their unit, see ``sampleTypes(of:)``, rounded to
+    /// whole numbers with a warning when any is fractional). Empty stacks stay, as samples without locations.
     public func export(_ timeline: Timeline, diagnostics: inout Diagnostics) throws -> [UInt8] {
         var table = Tables()
-        let sampleType = [(table.string("samples"), table.string("count")),
-                          (table.string("wall"), table.string("nanoseconds"))]
+        let types = Self.sampleTypes(of: timeline)
+        let sampleType = types.map { (table.string($0.type), table.string($0.unit)) }
+        let scale = timeline.nanosecondsPerCount ?? 1
         var mappingIDs: [String: UInt64] = [:]
         for image in timeline.images where mappingIDs[image.path] == nil {
             mappingIDs[image.path] = UInt64(mappingIDs.count + 1)
@@ -34,12 +36,13 @@ public struct PprofExporter: ProfileExporter {
         var order: [SampleKey] = []
         var fractional = 0
         for (episodeIndex, episode) in timeline.episodes.enumerated() {
-            for sample in episode.samples where sample.count > 0 && !sample.frames.isEmpty {
+            for sample in episode.samples where sample.count > 0 {
                 let locations = sample.frames.reversed().map { frame in
                     table.location(frame, mapping: frame.image.flatMap { mappingIDs[$0] } ?? 0)
                 }
-                let count = Int64(min(sample.count.rounded(), 9e18))
-                if count != Int64(exactly: sample.count) { fractional += 1 }
+                let value = sample.count * scale
+                let count = Int64(min(value.rounded(), 9e18))
+                if count != Int64(exactly: value) { fractional += 1 }
                 guard count > 0 else { continue }
                 let key = SampleKey(episode: episodeIndex, locations: locations)
                 if samples[key] == nil { order.append(key) }
@@ -49,7 +52,7 @@ public struct PprofExporter: ProfileExporter {
         }
         if fractional > 0 {
             diagnostics.warn("\(timeline.name): \(fractional) fractional count\(fractional == 1 ? "" : "s") rounded to "
-                + "whole samples (pprof counts are integers)")
+                + "whole \(types[0].type) (pprof values are integers)")
         }
         let labels = timeline.episodes.map { episode -> [(key: Int64, str: Int64, num: Int64)] in
             guard let kind = episode.kind else { return [] }
@@ -66,7 +69,8 @@ public struct PprofExporter: ProfileExporter {
             let values = samples[key]!
             out.message(2) { message in
                 message.packed(1, key.locations)
-                message.packed(2, [UInt64(bitPattern: values.count), UInt64(bitPattern: values.wall)])
+                let both = [UInt64(bitPattern: values.count), UInt64(bitPattern: values.wall)]
+                message.packed(2, Array(both.prefix(types.count)))
                 for label in labels[key.episode] {
                     message.message(3) { $0.int(1, label.key); $0.int(2, label.str); $0.int(3, label.num) }
                 }
@@ -87,9 +91,10 @@ public struct PprofExporter: ProfileExporter {
             }
         }
         table.writeLocationsAndFunctions(into: &out)
-        let period = (table.string("wall"), table.string("nanoseconds"))
+        let last = types[types.count - 1]
+        let period = (table.string(last.type), table.string(last.unit))
         let comment = table.string("exported by stallprof from \(timeline.name)")
-        let defaultType = table.string(timeline.isTimed ? "wall" : "samples")
+        let defaultType = table.string(timeline.isTimed ? "wall" : types[0].type)
         for string in table.strings { out.string(6, string) }
         out.int(9, Int64(clamping: timeline.startWallNs ?? 0))
         out.int(10, Int64(clamping: timeline.durationNs ?? 0))
@@ -98,6 +103,17 @@ public struct PprofExporter: ProfileExporter {
         out.packed(13, [UInt64(comment)])
         out.int(14, defaultType)
         return options.gzip ? Gzip.wrap(out.bytes) : out.bytes
+    }
+
+    /// The sample types (type, unit) of `timeline`'s values: `samples/count` and `wall/nanoseconds` for captures
+    /// and untimed sample counts (wall 0: unknown); for untimed counts that measure time, `cpu/nanoseconds` alone
+    /// (values in nanoseconds); for counts of a named event (perf `cycles`), `<event>/count` alone.
+    static func sampleTypes(of timeline: Timeline) -> [(type: String, unit: String)] {
+        switch timeline.countUnit {
+        case .time?: return [("cpu", "nanoseconds")]
+        case .named(let name)?: return [(name, "count")]
+        case .samples?, nil: return [("samples", "count"), ("wall", "nanoseconds")]
+        }
     }
 
     /// One pprof sample: an episode and its location ids, leaf first.

@@ -5,9 +5,9 @@ public struct SpeedscopeExporter: ProfileExporter {
     /// What a sample weighs.
     public enum Weight: String, Sendable, CaseIterable {
         /// The wall time the sample stands for (the gap to the next sample), unit `milliseconds`; untimed input
-        /// falls back to counts.
+        /// falls back to its counts in their own unit (``Timeline/countUnit``).
         case milliseconds
-        /// Its count (1 per captured sample), unit `none`.
+        /// Its count (1 per captured sample), unit `none`; untimed input keeps its counts' unit.
         case samples
     }
 
@@ -39,10 +39,12 @@ public struct SpeedscopeExporter: ProfileExporter {
         var index: [TimelineFrame: Int] = [:]
         var profiles: [JSONValue] = []
         let inMilliseconds = options.weight == .milliseconds && timeline.isTimed
+        let (unit, scale) = inMilliseconds ? ("milliseconds", 1.0) : Self.unit(of: timeline)
         for episode in timeline.episodes {
             var stacks: [JSONValue] = []
             var weights: [JSONValue] = []
             var total = 0.0
+            // An empty stack (an idle sample) stays, with no frames, so the total matches the input's.
             for sample in episode.samples where sample.count > 0 {
                 var stack: [JSONValue] = []
                 stack.reserveCapacity(sample.frames.count)
@@ -61,7 +63,7 @@ public struct SpeedscopeExporter: ProfileExporter {
                     if let line = key.line { members.append(("line", .int(line))) }
                     frames.append(.object(members))
                 }
-                let weight = inMilliseconds ? Double(sample.wallNs ?? 0) / 1e6 : sample.count
+                let weight = inMilliseconds ? Double(sample.wallNs ?? 0) / 1e6 : sample.count * scale
                 stacks.append(.array(stack))
                 weights.append(.count(weight))
                 total += weight
@@ -71,7 +73,7 @@ public struct SpeedscopeExporter: ProfileExporter {
             profiles.append(.object([
                 ("type", .string("sampled")),
                 ("name", .string(Self.profileName(episode, timeline: timeline))),
-                ("unit", .string(inMilliseconds ? "milliseconds" : "none")),
+                ("unit", .string(unit)),
                 ("startValue", .count(start)),
                 ("endValue", .count(max(end, start + (inMilliseconds ? total : 0)))),
                 ("samples", .array(stacks)),
@@ -87,6 +89,20 @@ public struct SpeedscopeExporter: ProfileExporter {
             ("activeProfileIndex", .int(0)),
             ("exporter", .string(Self.exporterName)),
         ]).compactBytes
+    }
+
+    /// The speedscope unit of counts outside milliseconds weighting and what a count is multiplied by in it: the
+    /// matching time unit for time counts (nanoseconds, scaled, when none matches), `bytes`, else `none` (sample
+    /// and event counts: speedscope has no other unit).
+    static func unit(of timeline: Timeline) -> (String, Double) {
+        switch timeline.countUnit {
+        case .time(let scale)?:
+            let units: [(String, Double)] = [("nanoseconds", 1), ("microseconds", 1e3), ("milliseconds", 1e6),
+                                             ("seconds", 1e9)]
+            return units.first { $0.1 == scale }.map { ($0.0, 1) } ?? ("nanoseconds", scale)
+        case .named("bytes")?: return ("bytes", 1)
+        default: return ("none", 1)
+        }
     }
 
     /// `stall 3 (busy) at 2000.0 ms`, `saturated 2 (busy) at 5000.0 ms`; the input's name for untimed input.

@@ -22,11 +22,14 @@ public struct Timeline: Sendable {
     public var markers: [TimelineMarker]
     /// Images the frames' addresses fall in, the main binary first when known.
     public var images: [ImageRecord]
+    /// What a sample's ``TimelineSample/count`` measures (untimed input: the folded stacks' unit, e.g.
+    /// nanoseconds for perf `cpu-clock` periods); nil means sample counts. Captures leave it nil.
+    public var countUnit: CountUnit?
 
     /// Creates a timeline.
     public init(name: String, isTimed: Bool, startWallNs: UInt64? = nil, durationNs: UInt64? = nil,
                 sampleIntervalNs: UInt64? = nil, executable: String? = nil, episodes: [TimelineEpisode] = [],
-                markers: [TimelineMarker] = [], images: [ImageRecord] = []) {
+                markers: [TimelineMarker] = [], images: [ImageRecord] = [], countUnit: CountUnit? = nil) {
         self.name = name
         self.isTimed = isTimed
         self.startWallNs = startWallNs
@@ -36,10 +39,17 @@ public struct Timeline: Sendable {
         self.episodes = episodes
         self.markers = markers
         self.images = images
+        self.countUnit = countUnit
     }
 
     /// True when the timeline comes from captures (episodes carry times); false for untimed input.
     public var isTimed: Bool
+
+    /// Nanoseconds one count stands for when counts measure time; nil for sample or event counts.
+    public var nanosecondsPerCount: Double? {
+        if case .time(let scale)? = countUnit { return scale }
+        return nil
+    }
 
     /// Number of samples in all episodes.
     public var sampleCount: Int { episodes.reduce(0) { $0 + $1.samples.count } }

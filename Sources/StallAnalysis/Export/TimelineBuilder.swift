@@ -83,14 +83,16 @@ public enum TimelineBuilder {
     }
 
     /// An untimed timeline of folded stacks: one episode whose samples are the distinct stacks in byte order,
-    /// each with its count. Frames are the `;`-separated names; they carry no image nor address.
+    /// each with its count, in the stacks' ``FoldedStacks/unit``. Frames are the `;`-separated names; they carry no
+    /// image nor address. An empty stack (py-spy's idle line) is kept as a sample without frames, so totals match.
     public static func build(folded stacks: FoldedStacks, name: String) -> Timeline {
         let samples = stacks.sorted.compactMap { entry -> TimelineSample? in
-            guard entry.count > 0, !entry.stack.isEmpty else { return nil }
-            let frames = entry.stack.split(separator: ";", omittingEmptySubsequences: false)
+            guard entry.count > 0 else { return nil }
+            let frames = entry.stack.isEmpty ? [] : entry.stack.split(separator: ";", omittingEmptySubsequences: false)
                 .map { TimelineFrame(name: String($0)) }
             return TimelineSample(count: entry.count, frames: frames)
         }
-        return Timeline(name: name, isTimed: false, episodes: [TimelineEpisode(id: 0, samples: samples)])
+        return Timeline(name: name, isTimed: false, episodes: [TimelineEpisode(id: 0, samples: samples)],
+                        countUnit: stacks.unit == .samples ? nil : stacks.unit)
     }
 }
