@@ -162,6 +162,9 @@ extension WatchdogTests {
             }, sleepMs: 1)
         #expect(cut.value.load(ordering: .relaxed) == 0 && result.interrupted == 0)
         let stall = try #require(result.capture.stalls.first)
-        #expect(stall.samples.contains { $0.flags.contains(.fromStackMemory) })
+        // Some sample found the thread asleep and did not signal it: read from its stack memory, or (no CPU
+        // progress since the previous sample) its last stack reused. Under a loaded CI run every such sample can
+        // be a reuse (seen once), so either flag shows the mechanism.
+        #expect(stall.samples.contains { $0.flags.contains(.fromStackMemory) || $0.flags.contains(.repeated) })
     }
 }
