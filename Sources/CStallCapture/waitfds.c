@@ -18,7 +18,7 @@ int stallcap_main_queue_fd(void) {
     return _dispatch_get_main_queue_handle_4CF ? _dispatch_get_main_queue_handle_4CF() : -1;
 }
 
-static int is_epoll(int fd) {
+int stallcap_fd_is_epoll(int fd) {
     char target[64];
     return stallcap_fd_target(fd, target, sizeof target) > 0 && strcmp(target, "anon_inode:[eventpoll]") == 0;
 }
@@ -32,7 +32,8 @@ static int epoll_watches(int epfd, int fd, int depth) {
     for (const char *line = strstr(text, "tfd:"); line != NULL; line = strstr(line + 4, "tfd:")) {
         long watched = strtol(line + 4, NULL, 10);
         if (watched == fd) return 1;
-        if (depth > 0 && watched != epfd && is_epoll((int)watched) && epoll_watches((int)watched, fd, depth - 1)) {
+        if (depth > 0 && watched != epfd && stallcap_fd_is_epoll((int)watched) &&
+            epoll_watches((int)watched, fd, depth - 1)) {
             return 1;
         }
     }
@@ -40,7 +41,7 @@ static int epoll_watches(int epfd, int fd, int depth) {
 }
 
 static int descriptor_leads_to(int candidate, int fd) {
-    return candidate == fd || (is_epoll(candidate) && epoll_watches(candidate, fd, 1));
+    return candidate == fd || (stallcap_fd_is_epoll(candidate) && epoll_watches(candidate, fd, 1));
 }
 
 // poll, ppoll: the pollfd array at args[0], args[1] entries (the first 64 are looked at).

@@ -22,11 +22,6 @@ static _Atomic int deep_event = -1;      // written by stallcap_wd_wake_deep (st
 static int deep_watched = -1;            // our duplicate of the run loop's epoll descriptor
 static int deep_source = -1;             // the app's descriptor it duplicates
 
-static int is_eventpoll(int fd) {
-    char target[64];
-    return stallcap_fd_target(fd, target, sizeof target) > 0 && strcmp(target, "anon_inode:[eventpoll]") == 0;
-}
-
 int stallcap_wait_single_epoll(const stallcap_syscall_state *state) {
     if (state == NULL || state->kind != STALLCAP_SYSCALL_IN_CALL) return -1;
     long nr = state->nr;
@@ -48,7 +43,7 @@ int stallcap_wait_single_epoll(const stallcap_syscall_state *state) {
     } else {
         return -1;
     }
-    return fd >= 0 && is_eventpoll(fd) ? fd : -1;
+    return fd >= 0 && stallcap_fd_is_epoll(fd) ? fd : -1;
 }
 
 int stallcap_wd_watch(int fd) {
@@ -76,7 +71,7 @@ int stallcap_wd_watch(int fd) {
     int copy = fcntl(fd, F_DUPFD_CLOEXEC, 0);
     if (copy < 0) return -1;
     struct epoll_event watch = {.events = EPOLLIN | EPOLLONESHOT, .data.fd = copy};
-    if (!is_eventpoll(copy) || epoll_ctl(deep_epoll, EPOLL_CTL_ADD, copy, &watch) != 0) {
+    if (!stallcap_fd_is_epoll(copy) || epoll_ctl(deep_epoll, EPOLL_CTL_ADD, copy, &watch) != 0) {
         close(copy);
         return -1;
     }

@@ -54,6 +54,8 @@ int stallcap_thread_alive(pid_t tid);
 /// Returns its length, or -1.
 int stallcap_fd_target(int fd, char *target, size_t size);
 
+/// True (1) when descriptor `fd` of this process is an epoll set (`anon_inode:[eventpoll]`).
+int stallcap_fd_is_epoll(int fd);
 /// libdispatch's descriptor that wakes a run loop when work is posted to the main queue, or -1 (no libdispatch).
 /// Call it only once a run loop services the main queue (it creates the descriptor otherwise).
 int stallcap_main_queue_fd(void);
