@@ -1,11 +1,15 @@
 // The signal handler and the request protocol between the watchdog and the sampled thread.
 //
 // One request is in flight at a time, in one atomic 64-bit word (handoff.h: state IDLE, REQUESTED, CLAIMED, DONE,
-// target tid, a "watchdog asleep" bit, generation). The watchdog publishes REQUESTED and sends the signal. The
-// handler claims the request with a compare-and-swap (REQUESTED -> CLAIMED) only if it runs on the target thread,
-// unwinds into static buffers and stores DONE; it wakes the watchdog only if the watchdog, tired of spinning, said
-// it sleeps (handoff.c). On timeout the watchdog cancels with a compare-and-swap (REQUESTED -> IDLE): a handler that
-// runs later finds nothing to claim and writes nothing. A claimed request is never reused until its handler is done.
+// target tid, generation). The watchdog publishes REQUESTED and arms a timer on the thread's CPU clock
+// (cputimer.c), which signals the thread the next time it runs, never inside a sleep. The handler claims the
+// request with a compare-and-swap (REQUESTED -> CLAIMED) only if it runs on the target thread, unwinds into static
+// buffers and stores DONE, waking nobody; the watchdog polls the word (handoff.c). On timeout the request stays
+// outstanding (on a loaded machine the thread may wait longer than a timeout for a CPU, then a tick): the next
+// call for the same thread waits on for it or collects its answer. A call for another thread, or
+// stallcap_sample_cancel, cancels it with a compare-and-swap (REQUESTED -> IDLE) and disarms the timer: a handler
+// that runs later finds nothing to claim and writes nothing. A claimed request is never reused until its handler
+// is done.
 #define _GNU_SOURCE
 #include "stallcapture.h"
 #include "stallcapture_blocked.h"
@@ -27,6 +31,10 @@
 #define g_state stallcap_request_word
 
 static _Atomic int g_signo = 0;
+
+/// The generation of the request this caller left outstanding (timed out, not cancelled), 0 for none. Only the
+/// sampling thread reads and writes it.
+static uint32_t g_outstanding = 0;
 
 // Written only by the handler that holds the CLAIMED state; read by the watchdog after it sees DONE.
 static uintptr_t g_frames[STALLCAP_MAX_FRAMES];
@@ -140,6 +148,8 @@ static void (*g_child_callback)(void) = NULL;
 // let the Swift side reset itself.
 static void atfork_child(void) {
     atomic_store(&g_state, 0);
+    g_outstanding = 0;
+    stallcap_cputimer_forget();
     if (g_child_callback) g_child_callback();
 }
 
@@ -160,7 +170,6 @@ int stallcap_install(int signo) {
     if (current == signo && is_ours(&old)) return 0;
     if (!is_default(&old) && !is_ours(&old)) return EBUSY;  // the app handles or ignores it: never replace that
     if (current != 0 && current != signo) return EALREADY;
-    stallcap_handoff_setup();
     // Warm libunwind up on this thread so that its caches and lazily bound symbols exist before any handler runs.
     stallcap_warm_thread();
 
@@ -189,8 +198,33 @@ static stallcap_status collect(uintptr_t *frames, uint32_t max_frames, stallcap_
     memcpy(frames, g_frames, n * sizeof(uintptr_t));
     copy.frame_count = n;
     *info = copy;
+    g_outstanding = 0;
     atomic_store_explicit(&g_state, WORD(gen, tid, ST_IDLE), memory_order_release);
     return STALLCAP_OK;
+}
+
+/// Drops whatever the slot holds that is not the outstanding request of `tid`: cancels another request (and
+/// disarms its timer), discards a finished one nobody will collect. Returns the word left in the slot.
+static uint64_t settle(pid_t tid) {
+    uint64_t word = atomic_load_explicit(&g_state, memory_order_acquire);
+    for (;;) {
+        int state = WORD_STATE(word);
+        int ours = g_outstanding != 0 && WORD_GEN(word) == g_outstanding &&
+                   WORD_TID(word) == (tid & (pid_t)HANDOFF_TID_MASK);
+        if (state == ST_IDLE || state == ST_CLAIMED || ours) return word;
+        uint64_t idle = WORD(WORD_GEN(word), WORD_TID(word), ST_IDLE);
+        // REQUESTED -> IDLE can race a handler claiming it: then look at the word again.
+        if (atomic_compare_exchange_strong(&g_state, &word, idle)) {
+            if (state == ST_REQUESTED) stallcap_cputimer_cancel(WORD_TID(word));
+            g_outstanding = 0;
+            return idle;
+        }
+    }
+}
+
+void stallcap_sample_cancel(void) {
+    g_outstanding = 0;  // an answer still on its way is then discarded, not collected by a later call
+    (void)settle(0);
 }
 
 stallcap_status stallcap_sample(pid_t tid, int64_t timeout_ns, uintptr_t *frames, uint32_t max_frames,
@@ -200,27 +234,37 @@ stallcap_status stallcap_sample(pid_t tid, int64_t timeout_ns, uintptr_t *frames
     // The app may have replaced or reset the handler since: then our signal could kill it or reach its handler.
     struct sigaction current;
     if (sigaction(signo, NULL, &current) != 0 || !is_ours(&current)) return STALLCAP_NOT_INSTALLED;
-    uint64_t word = atomic_load_explicit(&g_state, memory_order_acquire);
+    uint64_t word = settle(tid);
     if (WORD_STATE(word) == ST_CLAIMED) return STALLCAP_BUSY;
-    uint32_t gen = WORD_GEN(word) + 1;
-    // The caller checked that the thread is not in a system call; it may have entered one since. Check again
-    // here, as late as it can be (a few microseconds before the signal, instead of the caller's Swift code and
-    // /proc reads). What remains is the gap between this read and tgkill: a thread entering a call just then.
+    // This thread's request from an earlier call, answered since (the thread got its tick late, on a loaded
+    // machine): a sample taken when its handler ran, collected now.
+    if (WORD_STATE(word) == ST_DONE) return collect(frames, max_frames, info, WORD_GEN(word), tid);
+    // A thread in a system call (most often asleep) would meet the timer's signal only after the call returned:
+    // say so now, so that the caller reads its stack from memory instead of waiting out the timeout. Not a safety
+    // check: the timer never interrupts a call, also one the thread enters after this read. A request still
+    // outstanding stays so.
     stallcap_syscall_state syscall_state;
     if (stallcap_read_syscall(tid, &syscall_state) == STALLCAP_SYSCALL_IN_CALL) return STALLCAP_IN_SYSCALL;
-    atomic_store_explicit(&g_state, WORD(gen, tid, ST_REQUESTED), memory_order_release);
-    if (syscall(SYS_tgkill, getpid(), tid, signo) != 0) {
-        int err = errno;
-        uint64_t expected = WORD(gen, tid, ST_REQUESTED);
-        // A stray delivery of the same signal may have claimed the request meanwhile: leave it to finish.
-        if (!atomic_compare_exchange_strong(&g_state, &expected, WORD(gen, tid, ST_IDLE))) return STALLCAP_BUSY;
-        errno = err;
-        return err == ESRCH ? STALLCAP_NO_THREAD : STALLCAP_ERROR;
+    uint32_t gen = WORD_GEN(word);
+    if (WORD_STATE(word) != ST_REQUESTED) {  // none outstanding: a new request, and its timer
+        gen += 1;
+        if (gen == 0) gen = 1;  // 0 means "none" in g_outstanding
+        atomic_store_explicit(&g_state, WORD(gen, tid, ST_REQUESTED), memory_order_release);
+        int err = stallcap_cputimer_fire(tid, signo);
+        if (err != 0) {
+            uint64_t expected = WORD(gen, tid, ST_REQUESTED);
+            // A stray delivery of the same signal may have claimed the request meanwhile: leave it to finish.
+            if (!atomic_compare_exchange_strong(&g_state, &expected, WORD(gen, tid, ST_IDLE))) return STALLCAP_BUSY;
+            errno = err;
+            return err == ESRCH ? STALLCAP_NO_THREAD : STALLCAP_ERROR;
+        }
+        g_outstanding = gen;
     }
     if (timeout_ns < 0) timeout_ns = 0;
-    switch (stallcap_handoff_wait(gen, tid, stallcap_monotonic_ns() + (uint64_t)timeout_ns)) {
+    switch (stallcap_handoff_wait(gen, stallcap_monotonic_ns() + (uint64_t)timeout_ns)) {
     case ST_DONE: return collect(frames, max_frames, info, gen, tid);
-    case ST_IDLE: return STALLCAP_TIMEOUT;
-    default: return STALLCAP_BUSY;  // claimed and still running: leave it to finish
+    case ST_REQUESTED: return STALLCAP_TIMEOUT;  // left outstanding: a later call collects its answer
+    case ST_CLAIMED: return STALLCAP_BUSY;      // claimed and still running: leave it to finish
+    default: return STALLCAP_TIMEOUT;
     }
 }

@@ -78,7 +78,10 @@ final class BlockedOnProbe {
                 stallcap_sample(owner, timeoutNs, $0.baseAddress, UInt32($0.count), &info)
             }
             if status == STALLCAP_IN_SYSCALL && again { return sampleOwner(owner, into: &record, again: false) }
-            guard status == STALLCAP_OK else { return nil }
+            guard status == STALLCAP_OK else {
+                stallcap_sample_cancel()  // the owner is sampled once: no signal for it later
+                return nil
+            }
             record.ownerFlags.insert(.signalled)
             if info.flags & UInt32(STALLCAP_FLAG_TRUNCATED) != 0 { record.ownerFlags.insert(.truncated) }
             record.ownerFrames = buffer[0..<Int(info.frame_count)].map { UInt64($0) }

@@ -20,7 +20,9 @@ extension StallWatchdog {
         /// Most frames kept per sample, from 16 to 256. Default: 256.
         public var maxFrames: Int = 256
         /// How long to wait for the stalled thread to answer a sample request before counting it missed, at most
-        /// 1 s and at most the threshold. Default: nil, meaning twice the sample interval, between 5 ms and 200 ms.
+        /// 1 s and at most the threshold. The signal comes at a scheduler tick that finds the thread running (4 ms
+        /// apart at the usual HZ=250), so shorter timeouts miss samples. Default: nil, meaning twice the sample
+        /// interval, between 12 ms and 200 ms.
         public var sampleTimeout: Duration? = nil
         /// While the stalled thread makes no CPU progress it is not signalled again (its last stack is reused);
         /// it is re-sampled for real at least this often. Default: 1 s.
@@ -83,7 +85,7 @@ extension StallWatchdog {
         /// The timeout actually used for one sample, in nanoseconds.
         var effectiveSampleTimeoutNs: Int64 {
             if let sampleTimeout { return sampleTimeout.nanoseconds }
-            return min(max(sampleInterval.nanoseconds * 2, 5_000_000), 200_000_000)
+            return min(max(sampleInterval.nanoseconds * 2, 12_000_000), 200_000_000)
         }
 
         /// How long the once-per-stall sample of a running lock owner may wait for its handler: the sample

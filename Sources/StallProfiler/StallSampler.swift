@@ -7,9 +7,11 @@ import StallFormat
 /// is not signalled again (signals wake blocked threads and interrupt their sleeps) but its previous stack is
 /// recorded again, and it is re-sampled for real at most every `blockedResampleInterval`. After several
 /// consecutive timeouts (a thread that blocks the signal, or a handler still running) requests are spaced out
-/// the same way. A thread in a system call is never signalled: its stack is read from its stack memory
-/// (``MemoryStack``). A sampler that presamples (before a stall is declared), or samples a saturated episode,
-/// signals the thread only when it is on a CPU or ready for one, never while it sleeps.
+/// the same way. The signal comes from a timer on the thread's CPU clock (`stallcap_sample`), so it reaches the
+/// thread only while it runs user code, never inside a system call; a thread found in a system call, or gone
+/// into one while the request waited, is sampled from its stack memory instead (``MemoryStack``). A sampler that
+/// presamples (before a stall is declared), or samples a saturated episode, asks for a signal only when the thread
+/// is on a CPU or ready for one (a sleeping thread would only make the request wait out its timeout).
 ///
 /// Used for stalls and for saturated episodes alike.
 final class StallSampler {
@@ -62,6 +64,7 @@ final class StallSampler {
         maxFrames = configuration.maxFrames
         progressFloorNs = max(200_000, UInt64(configuration.sampleInterval.nanoseconds) / 20)
         buffer = [UInt](repeating: 0, count: maxFrames)
+        stallcap_sample_cancel()  // no answer to a request of an earlier sampler is collected as this one's
         read()
     }
 
@@ -117,7 +120,7 @@ final class StallSampler {
         // with EINTR): its stack is read from its memory instead.
         if let record = sampleFromMemory(now: now, reading: reading) { return record }
         if (presampling || signalsOnlyRunnable) && !MainQueueThreads.isRunnable(threadID) {
-            // It sleeps outside a system call: no signal before the stall is declared or during a saturated
+            // It sleeps outside a system call: no request before the stall is declared or during a saturated
             // episode, also after CPU progress (the thread ran, then went to sleep since the last sample). Not a
             // missed sample.
             return nil
@@ -127,9 +130,10 @@ final class StallSampler {
         let status = buffer.withUnsafeMutableBufferPointer {
             stallcap_sample(threadID, timeoutNs, $0.baseAddress, UInt32(maxFrames), &info)
         }
-        if status == STALLCAP_IN_SYSCALL {
-            // It entered a system call since the check above; stallcap_sample saw it and sent nothing. If it left
-            // the call again before its memory could be read, the sample is missed (and counted).
+        if status == STALLCAP_IN_SYSCALL || status == STALLCAP_TIMEOUT {
+            // It entered a system call since the check above (stallcap_sample saw it and armed nothing), or while
+            // the request waited for the thread to run: read its stack from memory. If it left the call again
+            // before its memory could be read, the sample is missed (and counted).
             if let record = sampleFromMemory(now: now, reading: reading) { return record }
             missedCount += 1
             consecutiveMisses += 1
@@ -167,6 +171,7 @@ final class StallSampler {
     /// The end record. The stall is busy when the thread ran or waited for a CPU for at least half of the time it
     /// was watched (see ``StallState/classify(activeRatio:)``).
     func finish(endNs: UInt64) -> StallEndRecord {
+        stallcap_sample_cancel()
         read()
         let start = first ?? Reading(timeNs: endNs, cpuNs: 0, waitNs: 0)
         let end = last ?? start

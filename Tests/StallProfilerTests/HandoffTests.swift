@@ -1,5 +1,6 @@
 import CStallCapture
 import Foundation
+import StallSamples
 import Synchronization
 import Testing
 
@@ -111,5 +112,66 @@ extension WatchdogTests {
         #expect(status == STALLCAP_OK)
         #expect(info.frame_count > 0)
         #expect(sampler.missedCount == 1)
+    }
+}
+
+/// The signal never reaches a thread inside a system call: it comes from a timer on the thread's CPU clock, which
+/// the kernel delivers on the thread's own way back to user code (cputimer.c). Checking /proc first and then
+/// sending tgkill left a window: about 1 % of samples cut a sleep short for a thread sleeping every 5 ms.
+extension WatchdogTests {
+    /// One wait of `kind` for 3 ms: true when it failed with EINTR or returned before its time.
+    static func waitWasCutShort(kind: Int) -> Bool {
+        let start = stallcap_monotonic_ns()
+        var failed = false
+        switch kind {
+        case 0:
+            var request = timespec(tv_sec: 0, tv_nsec: 3_000_000)
+            failed = nanosleep(&request, nil) != 0
+        case 1: failed = usleep(3000) != 0
+        case 2: failed = poll(nil, 0, 3) != 0
+        case 3:
+            var timeout = timeval(tv_sec: 0, tv_usec: 3000)
+            failed = select(0, nil, nil, nil, &timeout) != 0
+        default:
+            var request = timespec(tv_sec: 0, tv_nsec: 3_000_000)
+            failed = clock_nanosleep(CLOCK_MONOTONIC, 0, &request, nil) != 0
+        }
+        return failed || stallcap_monotonic_ns() - start < 3_000_000
+    }
+
+    @Test func aThreadSampledWhileItSleepsEveryFewMillisecondsNeverHasASleepCutShort() throws {
+        #expect(stallcap_install(SIGPROF) == 0)
+        let tid = Atomic<Int32>(0), stop = Atomic<Bool>(false)
+        let cut = Atomic<Int>(0), waits = Atomic<Int>(0)
+        let done = DispatchSemaphore(value: 0)
+        Thread {
+            stallcap_warm_thread()
+            tid.store(stallcap_gettid(), ordering: .releasing)
+            var kind = 0
+            while !stop.load(ordering: .acquiring) {
+                _ = BusyWork.spin(milliseconds: 2)
+                if Self.waitWasCutShort(kind: kind % 5) { cut.add(1, ordering: .relaxed) }
+                waits.add(1, ordering: .relaxed)
+                kind += 1
+            }
+            done.signal()
+        }.start()
+        while tid.load(ordering: .acquiring) == 0 { usleep(100) }
+        var frames = [UInt](repeating: 0, count: 256)
+        var info = stallcap_sample_info()
+        var taken = 0, inCall = 0
+        for i in 0..<600 {
+            let status = frames.withUnsafeMutableBufferPointer {
+                stallcap_sample(tid.load(ordering: .acquiring), 20_000_000, $0.baseAddress, 256, &info)
+            }
+            if status == STALLCAP_OK { taken += 1 }
+            if status == STALLCAP_IN_SYSCALL { inCall += 1 }
+            usleep(UInt32(500 + (i * 7919) % 1000))  // at every phase of the thread's work and waits
+        }
+        stop.store(true, ordering: .releasing)
+        done.wait()
+        #expect(cut.load(ordering: .relaxed) == 0, "\(cut.load(ordering: .relaxed)) of \(waits.load(ordering: .relaxed)) waits cut short")
+        // Both paths ran: signalled samples of the working thread, and samples left to the stack-memory reader.
+        #expect(taken > 0 && inCall > 0, "\(taken) taken, \(inCall) in a system call")
     }
 }

@@ -87,6 +87,38 @@ func floorSample(_ spinner: GapSpinner, _ figures: inout StopFigures) {
     figures.samplerCPU.append(Double(c1 &- c0) / 1000)
 }
 
+/// The floor of the delivery stallprof uses: a one-shot timer on the thread's CPU clock sending SIGUSR2 to it
+/// (the same kernel path as stallcap_sample's: the signal comes at a tick, on the thread's way back to user code),
+/// with the handler storing one atomic; the sampler polls, as stallprof does.
+func timerFloorSample(_ spinner: GapSpinner, _ figures: inout StopFigures) {
+    floorFlag.store(0, ordering: .relaxed)
+    let c0 = ownThreadCPUNs()
+    let t0 = stallcap_monotonic_ns()
+    guard stallcap_cputimer_fire(spinner.tid, SIGUSR2) == 0 else {
+        figures.missed += 1
+        return
+    }
+    while floorFlag.load(ordering: .acquiring) == 0 {
+        if stallcap_monotonic_ns() - t0 > 100_000_000 {
+            figures.missed += 1
+            return
+        }
+        usleep(1000)
+    }
+    let t1 = stallcap_monotonic_ns()
+    figures.windows.append((t0, t1))
+    figures.roundTrips.append(Double(t1 - t0) / 1000)
+    figures.samplerCPU.append(Double(ownThreadCPUNs() &- c0) / 1000)
+}
+
+/// A window as long as `lengthNs` with no signal at all: its longest gap is what the thread loses anyway (the
+/// scheduler tick, other interrupts), the part of a tick-delivered sample's gap that is not the sample's.
+func quietWindow(lengthNs: UInt64, _ figures: inout StopFigures) {
+    let t0 = stallcap_monotonic_ns()
+    usleep(UInt32(lengthNs / 1000))
+    figures.windows.append((t0, stallcap_monotonic_ns()))
+}
+
 /// Interleaves blocks of real and floor samples, one every millisecond, on a thread spinning `depth` frames deep.
 /// The spinner and the sampler are pinned to CPUs 0 and 1: the watchdog on the other core, as in an app where it
 /// does not share the main thread's CPU (on a busy 2-core machine the scheduler otherwise often wakes the sampler
@@ -99,7 +131,7 @@ func benchStop(samples: Int, depth: Int) {
     if pinned { spinner.cpu = 0 }
     spinner.start()
     var frames = [UInt](repeating: 0, count: 256)
-    var real = StopFigures(), floor = StopFigures()
+    var real = StopFigures(), floor = StopFigures(), timerFloor = StopFigures(), quiet = StopFigures()
     let block = 100
     var taken = 0
     while taken < samples {
@@ -109,6 +141,15 @@ func benchStop(samples: Int, depth: Int) {
         }
         for _ in 0..<min(block, samples - taken) {
             floorSample(spinner, &floor)
+            usleep(1000)
+        }
+        for _ in 0..<min(block, samples - taken) {
+            timerFloorSample(spinner, &timerFloor)
+            usleep(1000)
+        }
+        let length = UInt64(median(real.roundTrips) * 1000)
+        for _ in 0..<min(block, samples - taken) {
+            quietWindow(lengthNs: max(length, 1000), &quiet)
             usleep(1000)
         }
         taken += block
@@ -122,19 +163,26 @@ func benchStop(samples: Int, depth: Int) {
     let spunStops = zip(realGaps, real.spun).compactMap { $1 ? $0.map { Double($0) / 1000 } : nil }.sorted()
     let waitStops = zip(realGaps, real.spun).compactMap { !$1 ? $0.map { Double($0) / 1000 } : nil }.sorted()
     floor.stops = spinner.longestGaps(in: floor.windows).compactMap { $0.map { Double($0) / 1000 } }
-    let r = real.stops.sorted(), f = floor.stops.sorted()
-    print(String(format: "sample hand-off: %d samples each at 1 kHz, thread %d frames deep%@; missed: %d real, %d floor",
+    timerFloor.stops = spinner.longestGaps(in: timerFloor.windows).compactMap { $0.map { Double($0) / 1000 } }
+    quiet.stops = spinner.longestGaps(in: quiet.windows).compactMap { $0.map { Double($0) / 1000 } }
+    let r = real.stops.sorted(), f = floor.stops.sorted(), tf = timerFloor.stops.sorted()
+    let q = quiet.stops.sorted()
+    print(String(format: "sample hand-off: %d samples each, one every millisecond or more, thread %d frames deep%@; missed: %d real, %d floor",
                  samples, real.depth, pinned ? ", sampler and thread pinned to CPUs 1 and 0" : "", real.missed, floor.missed))
-    print(String(format: "  (stops found: %d real, %d floor; hand-off finished while spinning %llu, after a wait %llu)",
+    print(String(format: "  (stops found: %d real, %d floor; hand-off found done at the first look %llu, after the watchdog paused %llu)",
                  r.count, f.count, counts.spun, counts.slept))
     let rm = percentile(r, 0.5), fm = percentile(f, 0.5), r9 = percentile(r, 0.9), f9 = percentile(f, 0.9)
     line("main-thread stop per sample, stallprof", String(format: "median %6.1f us   p90 %6.1f us", rm, r9))
-    line("  of which the hand-off ended while spinning", String(format: "median %6.1f us   p90 %6.1f us   (%d)", percentile(spunStops, 0.5), percentile(spunStops, 0.9), spunStops.count))
-    line("  of which the watchdog slept (handler late)", String(format: "median %6.1f us   p90 %6.1f us   (%d)", percentile(waitStops, 0.5), percentile(waitStops, 0.9), waitStops.count))
+    line("  of which found done at the first look", String(format: "median %6.1f us   p90 %6.1f us   (%d)", percentile(spunStops, 0.5), percentile(spunStops, 0.9), spunStops.count))
+    line("  of which found after the watchdog paused", String(format: "median %6.1f us   p90 %6.1f us   (%d)", percentile(waitStops, 0.5), percentile(waitStops, 0.9), waitStops.count))
     let u = real.unwinds.sorted()
     line("  of which unwinding in the handler", String(format: "median %6.1f us   p90 %6.1f us", percentile(u, 0.5), percentile(u, 0.9)))
-    line("floor (tgkill + handler storing one atomic)", String(format: "median %6.1f us   p90 %6.1f us", fm, f9))
-    line("ratio stallprof / floor", String(format: "median %6.2fx   p90 %6.2fx", rm / fm, r9 / f9))
+    line("tgkill floor (handler storing one atomic)", String(format: "median %6.1f us   p90 %6.1f us", fm, f9))
+    line("ratio stallprof / tgkill floor", String(format: "median %6.2fx   p90 %6.2fx", rm / fm, r9 / f9))
+    let tm = percentile(tf, 0.5), t9 = percentile(tf, 0.9)
+    line("timer floor (CPU-clock timer, atomic store)", String(format: "median %6.1f us   p90 %6.1f us   (%d)", tm, t9, tf.count))
+    line("ratio stallprof / timer floor", String(format: "median %6.2fx   p90 %6.2fx", rm / tm, r9 / t9))
+    line("longest gap, as long a window, no signal", String(format: "median %6.1f us   p90 %6.1f us   (%d)", percentile(q, 0.5), percentile(q, 0.9), q.count))
     let rc = median(real.samplerCPU), fc = median(floor.samplerCPU)
     line("watchdog CPU per sample, stallprof", String(format: "median %6.1f us", rc))
     line("watchdog CPU per sample, floor", String(format: "median %6.1f us   (ratio %.2fx)", fc, rc / fc))

@@ -26,7 +26,7 @@ extern "C" {
 typedef enum {
     /// The sample was taken; frames and info are filled in.
     STALLCAP_OK = 0,
-    /// The thread did not answer before the timeout; the request was cancelled, nothing was written.
+    /// The thread did not answer before the timeout; the request is left outstanding (see stallcap_sample).
     STALLCAP_TIMEOUT = 1,
     /// The handler of an earlier request is still running on its thread (it claimed the request but has not
     /// finished); no signal was sent. The caller counts a missed sample and tries later.
@@ -36,10 +36,10 @@ typedef enum {
     /// `stallcap_install` has not succeeded yet, or the app has since replaced or reset the handler (no signal
     /// was sent).
     STALLCAP_NOT_INSTALLED = 4,
-    /// Sending the signal failed for another reason (errno is kept).
+    /// Arming the timer that sends the signal failed for another reason (errno is kept).
     STALLCAP_ERROR = 5,
-    /// Checked just before the signal would have been sent, the thread was in a system call: no signal was sent
-    /// (it would cut a sleep short or fail the call with EINTR). Read its stack from memory instead.
+    /// Checked just before the timer would have been armed, the thread was in a system call: nothing was armed
+    /// (the signal would come only after the call returns). Read its stack from memory instead.
     STALLCAP_IN_SYSCALL = 6,
 } stallcap_status;
 
@@ -82,18 +82,32 @@ void stallcap_warm_thread(void);
 /// thread exit) unless it has one already: an app's own is never replaced. Called by `stallcap_warm_thread`.
 void stallcap_install_alt_stack(void);
 
-/// Samples thread `tid` of this process: sends the signal and waits at most `timeout_ns` for the handler: it spins
-/// for up to 50 µs (the handler then wakes nobody), and only then sleeps on a futex that the handler wakes.
-/// On STALLCAP_OK, up to `max_frames` addresses (leaf first; the leaf is the interrupted instruction, the others
-/// are return addresses) are copied to `frames` and `info` is filled in. Call from one thread at a time.
+/// Samples thread `tid` of this process: arms a one-shot timer on the thread's CPU clock that sends the signal
+/// the next time the thread runs (at a scheduler tick, so never into a sleep or a system call: the thread meets it
+/// on its way back to user code), then waits at most `timeout_ns` for the handler, polling (the handler wakes
+/// nobody). A request that times out is left outstanding: the next call for the same thread waits on for it (no
+/// new timer), or returns its answer at once if it came meanwhile (`info.timestamp_ns` says when); a call for
+/// another thread cancels it. On STALLCAP_OK, up to `max_frames` addresses (leaf first; the leaf is the interrupted instruction, the
+/// others are return addresses) are copied to `frames` and `info` is filled in. Call from one thread at a time.
 stallcap_status stallcap_sample(pid_t tid, int64_t timeout_ns, uintptr_t *frames, uint32_t max_frames,
                                 stallcap_sample_info *info);
 
+/// Cancels the request a timed-out `stallcap_sample` left outstanding, and discards an answer nobody collected:
+/// the next `stallcap_sample` starts afresh (a sampler calls it when it starts and ends, so that no sample of an
+/// earlier episode is collected in a later one). Same calling thread as `stallcap_sample`.
+void stallcap_sample_cancel(void);
+
+/// Arms a one-shot timer on thread `tid`'s CPU clock that sends `signo` to that thread the next time it runs
+/// user code after a scheduler tick (never inside a system call): the delivery `stallcap_sample` uses, also for
+/// benchmarks that measure its floor. One timer per thread and signal is kept (a few at most). Returns 0, ESRCH
+/// (no such thread in this process) or another errno. Not in a signal handler; one calling thread at a time.
+int stallcap_cputimer_fire(pid_t tid, int signo);
+
 /// Counts of `stallcap_sample` hand-offs since the process started. For benchmarks and tests.
 typedef struct {
-    /// Ended while the caller spun: the handler stored DONE and woke nobody.
+    /// Found done at the caller's first look, before any pause.
     uint64_t spun;
-    /// Went on to sleep on the futex (the handler was late, or nobody answered).
+    /// Needed one or more of the caller's pauses (the usual case: the signal waits for a tick), whatever the end.
     uint64_t slept;
     /// Reached the timeout (cancelled, left to a handler still running, or found done only then).
     uint64_t deadlines;
