@@ -94,6 +94,19 @@ for input in "${fixtures[@]}"; do
         || { echo "FAIL round trip: fold of the speedscope export of $input differs from fold of it"; exit 1; }
     echo "ok   round trip $name: export | fold == fold"
 done
+# The long-press story (README): touch-down, the long-press callback, the busy stall inside it and touch-up, on
+# the main thread's track in that order; marker instants thread-scoped.
+swift build --product long-press 2>&1 | tail -1
+rm -f "$out/press.stalls"
+STALLPROF_OUTPUT="$out/press.stalls" "$bin/long-press" >/dev/null
+"$stallprof" export --format chrome-trace "$out/press.stalls" -o "$out/press.trace.json"
+validate chrome-trace "$out/press.trace.json" "touchDown,longPress,busy stall,touchUp"
+# An empty stack (folded ` N`) is kept by every export, and read back as nothing.
+printf 'main;work 3\n 2\n' > "$out/empty-stack.folded"
+"$stallprof" export --format speedscope "$out/empty-stack.folded" -o "$out/empty-stack.speedscope.json"
+validate speedscope "$out/empty-stack.speedscope.json"
+"$stallprof" export --format chrome-trace "$out/empty-stack.folded" -o "$out/empty-stack.trace.json"
+validate chrome-trace "$out/empty-stack.trace.json"
 # Perfetto's own trace processor on the long-press trace, when it can be had (prints "skipped: ..." otherwise).
 STALLPROF_BIN="$bin" tools/check-perfetto.sh
 echo "check-export: all outputs valid (files in $out)"

@@ -2,13 +2,17 @@
 """Validates `stallprof export` outputs with real readers. Usage:
 
   export_validate.py speedscope FILE          speedscope's JSON schema (jsonschema, draft-07), plus: every stack
-                                              index in range, weights as many as samples, no null anywhere
-  export_validate.py chrome-trace FILE        trace-event structure Perfetto and chrome://tracing read: events with
-                                              ph/name/pid/tid/ts (X: dur >= 0; i: s), stall and marker categories,
+                                              index in range (an empty stack is a sample with no frames, kept as
+                                              folded input's ` N` lines are), weights as many as samples, no null
+  export_validate.py chrome-trace FILE [ORDER]
+                                              trace-event structure Perfetto and chrome://tracing read: events with
+                                              ph/name/pid/tid/ts (X: dur >= 0; i: s, "t" for markers), stall and
+                                              marker categories,
                                               stackFrames parents that exist without cycles, samples whose sf exists
                                               and (timed traces) that fall inside an episode of their thread; the
                                               X slices of each thread nest or are disjoint (Perfetto drops a
-                                              crossing one)
+                                              crossing one); ORDER, comma-separated event names (markers and
+                                              episodes), must each occur once on one thread, starting in that order
   export_validate.py pprof FILE SAMPLES [RAW] gunzips, `protoc --decode perftools.profiles.Profile`, checks string
                                               table entry 0 is "", sample types samples/count then wall/nanoseconds
                                               (untimed counts in a unit: cpu/nanoseconds or <event>/count alone),
@@ -65,15 +69,15 @@ def speedscope(path):
         if len(profile["samples"]) != len(profile["weights"]):
             fail(f"{path}: {profile['name']}: {len(profile['weights'])} weights for {len(profile['samples'])} samples")
         for stack in profile["samples"]:
-            if not stack or any(index < 0 or index >= frames for index in stack):
-                fail(f"{path}: {profile['name']}: a stack that is empty or indexes outside the {frames} frames")
+            if any(index < 0 or index >= frames for index in stack):
+                fail(f"{path}: {profile['name']}: a stack that indexes outside the {frames} frames")
         if profile["endValue"] < profile["startValue"]:
             fail(f"{path}: {profile['name']}: endValue before startValue")
         samples += len(profile["samples"])
     print(f"ok   speedscope {path}: schema valid, {len(document['profiles'])} profiles, {samples} samples, {frames} frames")
 
 
-def chrome_trace(path):
+def chrome_trace(path, order=None):
     with open(path) as f:
         document = json.load(f)
     events = document.get("traceEvents")
@@ -110,6 +114,8 @@ def chrome_trace(path):
                 slices.setdefault((event["pid"], event["tid"]), []).append((event["ts"], event["ts"] + recorded))
         if ph == "i" and event.get("s") not in ("t", "p", "g"):
             fail(f"{where}: instant without scope s")
+        if ph == "i" and event["cat"] == "marker" and event.get("s") != "t":
+            fail(f"{where}: a marker instant whose scope is not the thread (s: t)")
     # Perfetto keeps one stack of slices per thread and drops a complete slice that crosses an open one
     # (slice_drop_overlapping_complete_event): the X slices of a thread, in nanoseconds as Perfetto reads them
     # (llround(us * 1000)), must nest or be disjoint.
@@ -145,6 +151,18 @@ def chrome_trace(path):
         spans = slices.get((sample.get("pid"), sample.get("tid")), [])
         if timed and not any(start - 0.001 <= sample["ts"] <= end + 0.001 for start, end in spans):
             fail(f"{path}: samples[{index}] at {sample['ts']} us lies in no episode of its thread")
+    if order:
+        wanted = order.split(",")
+        found = [e for e in events if e["ph"] in ("X", "i") and e["name"] in wanted]
+        for name in wanted:
+            if sum(1 for e in found if e["name"] == name) != 1:
+                fail(f"{path}: {name!r} occurs {sum(1 for e in found if e['name'] == name)} times, not once")
+        if len({(e["pid"], e["tid"]) for e in found}) != 1:
+            fail(f"{path}: {', '.join(wanted)} are not all on one thread")
+        seen = [e["name"] for e in sorted(found, key=lambda e: e["ts"])]
+        if seen != wanted:
+            fail(f"{path}: events start in the order {', '.join(seen)}, not {', '.join(wanted)}")
+        print(f"ok   chrome-trace {path}: {', '.join(wanted)} on one thread, in that order")
     print(f"ok   chrome-trace {path}: {counts['X']} slices, {counts['i']} instants, {len(samples)} samples, "
           f"{len(frames)} stack frames")
 
@@ -204,8 +222,8 @@ if __name__ == "__main__":
     kind, target = sys.argv[1], sys.argv[2]
     if kind == "speedscope":
         speedscope(target)
-    elif kind == "chrome-trace":
-        chrome_trace(target)
+    elif kind == "chrome-trace" and len(sys.argv) in (3, 4):
+        chrome_trace(target, sys.argv[3] if len(sys.argv) == 4 else None)
     elif kind == "pprof" and len(sys.argv) in (4, 5):
         pprof(target, sys.argv[3], sys.argv[4] if len(sys.argv) == 5 else None)
     else:
