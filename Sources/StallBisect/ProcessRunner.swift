@@ -60,7 +60,10 @@ public enum ProcessRunner {
     public static func run(_ launches: [Launch], options: RunClassifierOptions) throws -> [BisectObservation] {
         ProcessReaper.becomeSubreaper()
         var children: [Child] = []
-        defer { children.forEach { $0.killGroup() } }
+        defer {
+            children.forEach { $0.killGroup() }
+            ProcessReaper.killLeftovers(runID: nil)  // the batch's orphans, unless runs of another batch go on
+        }
         for launch in launches { children.append(try Child(launch, options: options)) }
         let start = monotonicSeconds()
         while children.contains(where: { $0.observation == nil }) {
@@ -106,6 +109,7 @@ private final class Child {
         var launch = launch
         launch.environment[ProcessReaper.variable] = runID
         pid = try spawn(launch)
+        ProcessReaper.started(leader: pid)
     }
 
     /// Measures the main thread, reaps the child if it ended, and settles the verdict when it is certain.
@@ -151,6 +155,9 @@ private final class Child {
     func killGroup() {
         guard !killed else { return }
         killed = true
+        // While the leader is unreaped its pid is ours and its descendants are linked to it; once it is reaped they
+        // are orphans of ours, left to ProcessReaper.
+        let tree = reaped ? [:] : ProcessReaper.descendants(of: pid)
         if groupExists() {
             kill(-pid, SIGTERM)
             let deadline = ProcessRunner.monotonicSeconds() + ProcessRunner.killGraceSeconds
@@ -165,7 +172,7 @@ private final class Child {
             while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
             reaped = true
         }
-        ProcessReaper.killLeftovers(runID: runID)
+        ProcessReaper.killLeftovers(runID: runID, tree: tree, leader: pid)
     }
 
     private func reap() {

@@ -194,14 +194,26 @@ import Glibc
 
     @Test func processesThatLeaveTheGroupAreKilledToo() throws {
         // `setsid ... &` escapes the run's process group (and session); the run id in its environment does not.
+        // `env -i setsid sleep N &` escapes both: it is found by process tree (a child of the leader, or an orphan
+        // reparented to stallprof, its subreaper). N is unique to this test: its command line is looked for.
         let marker = "escape\(getpid())"
-        let escape = "setsid sh -c 'sleep 100; true' &"
+        let seconds = "7\(getpid())"
+        let bare = "sleep\u{0}\(seconds)"
+        let escape = "setsid sh -c 'sleep 100; true' & env -i setsid sleep \(seconds) &"
         let frozen = ["check"] + Self.fast + ["--", "/bin/sh", "-c", "\(escape) exec \(repro("a", ["--freeze-when", "a"]).joined(separator: " "))"]
         #expect(try run(stallprof(frozen), environment: ["E2E_MARKER": marker]) == 1)
         #expect(processes(containing: marker, besides: getpid()).isEmpty, "nothing left after a frozen run")
+        #expect(processes(containing: bare, besides: getpid()).isEmpty, "no env -i process left after a frozen run")
         let exits = ["check"] + Self.fast + ["--", "/bin/sh", "-c", "\(escape) sleep 0.2; exit 0"]
         #expect(try run(stallprof(exits), environment: ["E2E_MARKER": marker]) == 0)
         #expect(processes(containing: marker, besides: getpid()).isEmpty, "nothing left after a run that exited")
+        #expect(processes(containing: bare, besides: getpid()).isEmpty, "no env -i process left after a run that exited")
+        // Runs side by side (-j 2): each one's orphans are killed once the batch's last run is cleaned up.
+        let bisect = ["bisect", "--flags", "a,b", "-j", "2"] + Self.fast
+            + ["--", "/bin/sh", "-c", "\(escape) exec \(repro("a,b", ["--freeze-when", "a"]).joined(separator: " "))"]
+        _ = try run(stallprof(bisect), environment: ["E2E_MARKER": marker])
+        #expect(processes(containing: marker, besides: getpid()).isEmpty, "nothing left after a bisect")
+        #expect(processes(containing: bare, besides: getpid()).isEmpty, "no env -i process left after a bisect")
     }
 
     // MARK: Helpers
