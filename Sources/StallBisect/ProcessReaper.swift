@@ -11,7 +11,7 @@ import Glibc
 /// - by process tree: the leader's descendants (parent ids in /proc), taken before the group is killed, each
 ///   remembered with its start time so that a reused pid is never taken for it;
 /// - as orphans: stallprof is a child subreaper, so a run's process whose parent died is reparented to stallprof
-///   itself. Such an orphan cannot be told apart between runs that are alive at the same time, so orphans (and
+///   itself (a child of stallprof outside stallprof's own process group: run leaders get groups of their own). Such an orphan cannot be told apart between runs that are alive at the same time, so orphans (and
 ///   their descendants) are killed once no run of this process is in progress: when the last run of a batch is
 ///   cleaned up, and when the batch ends;
 /// - by environment: each run's environment carries a run id (``variable``).
@@ -60,6 +60,7 @@ enum ProcessReaper {
     static func killLeftovers(runID id: String?, tree: [pid_t: StartTime] = [:], leader: pid_t? = nil) -> Int {
         if let leader { leaders.withLock { _ = $0.remove(leader) } }
         let me = getpid()
+        let ownGroup = getpgrp()
         let needle = id.map { Array("\(variable)=\($0)".utf8) }
         var members = tree
         var stopped: Set<pid_t> = []
@@ -69,7 +70,12 @@ enum ProcessReaper {
             members = members.filter { table[$0.key]?.start == $0.value }
             var roots = Set(members.keys)
             if let needle { roots.formUnion(table.keys.filter { $0 != me && hasEntry(needle, $0) }) }
-            if leaders.withLock({ $0.isEmpty }) { roots.formUnion(table.filter { $0.value.parent == me }.keys) }
+            // Orphans: children of ours outside our own process group (a run's leader has a group of its own and an
+            // orphan of it left that group or its session; a child some other code of this process started shares
+            // our group and is left alone).
+            if leaders.withLock({ $0.isEmpty }) {
+                roots.formUnion(table.filter { $0.value.parent == me && $0.value.group != ownGroup }.keys)
+            }
             for pid in closure(of: roots, in: table) where pid != me { members[pid] = table[pid]!.start }
             for (pid, _) in members where table[pid]!.zombie && table[pid]!.parent == me { _ = reap(pid) }
             let live = members.keys.filter { !table[$0]!.zombie }
@@ -103,6 +109,7 @@ enum ProcessReaper {
     /// One process of /proc: its parent, start time and whether it is a zombie.
     private struct Entry {
         var parent: pid_t
+        var group: pid_t
         var start: StartTime
         var zombie: Bool
     }
@@ -117,10 +124,12 @@ enum ProcessReaper {
             guard let pid = pid_t(name), let stat = FileReader.text(of: "/proc/\(name)/stat"),
                 let close = stat.lastIndex(of: ")")
             else { continue }
-            // After the command name: state (field 3), ppid (4), ..., starttime (22).
+            // After the command name: state (field 3), ppid (4), pgrp (5), ..., starttime (22).
             let fields = stat[stat.index(after: close)...].split(separator: " ")
-            guard fields.count > 19, let parent = pid_t(fields[1]), let start = StartTime(fields[19]) else { continue }
-            table[pid] = Entry(parent: parent, start: start, zombie: fields[0] == "Z")
+            guard fields.count > 19, let parent = pid_t(fields[1]), let group = pid_t(fields[2]),
+                let start = StartTime(fields[19])
+            else { continue }
+            table[pid] = Entry(parent: parent, group: group, start: start, zombie: fields[0] == "Z")
         }
         return table
     }
