@@ -44,6 +44,11 @@ final class StallSampler {
     private var lastRealSampleNs: UInt64 = 0
     private var haveStack = false
     private var consecutiveMisses = 0
+    /// The thread's CPU clock when the request still outstanding was first left unanswered; nil when none is.
+    private var unansweredSinceCPU: UInt64? = nil
+    /// CPU time a thread runs with a request outstanding before the request counts as refused: several ticks
+    /// (4 ms apart at HZ=250, 10 ms at HZ=100).
+    private static let answerableCPUNs: UInt64 = 25_000_000
     private(set) var sampleCount: UInt32 = 0
     /// Time the whole process was stopped while this sampler watched (found by the watchdog loop).
     var pausedNs: UInt64 = 0
@@ -136,7 +141,7 @@ final class StallSampler {
             // before its memory could be read, the sample is missed (and counted).
             if let record = sampleFromMemory(now: now, reading: reading) { return record }
             missedCount += 1
-            consecutiveMisses += 1
+            if status == STALLCAP_IN_SYSCALL || unansweredLongEnough(since: reading?.cpuNs) { consecutiveMisses += 1 }
             return nil
         }
         guard status == STALLCAP_OK else {
@@ -146,6 +151,7 @@ final class StallSampler {
             return nil
         }
         consecutiveMisses = 0
+        unansweredSinceCPU = nil
         haveStack = true
         sampleCount += 1
         lastSampleCPU = info.thread_cpu_ns
@@ -160,6 +166,19 @@ final class StallSampler {
         return SampleRecord(
             stallID: stallID, timestampNs: info.timestamp_ns, threadCPUNs: info.thread_cpu_ns,
             runQueueNs: waitNow, flags: flags, frames: buffer[0..<Int(info.frame_count)].map { UInt64($0) })
+    }
+
+    /// True when the thread has run `Self.answerableCPUNs` of CPU time since its request was first left
+    /// unanswered (`cpuBefore`: its CPU clock before this call's wait). Only then does an unanswered request count
+    /// against it (it blocks the signal): the signal comes at a tick that finds the thread running, so a thread
+    /// that barely got a CPU (a loaded machine) could not have taken it, and spacing its requests out to
+    /// `blockedResampleInterval` would lose a busy stall's samples.
+    private func unansweredLongEnough(since cpuBefore: UInt64?) -> Bool {
+        let cpu = stallcap_thread_cpu_ns(threadID)
+        guard cpu >= 0 else { return true }
+        let since = unansweredSinceCPU ?? cpuBefore ?? UInt64(cpu)
+        unansweredSinceCPU = since
+        return UInt64(cpu) &- since >= Self.answerableCPUNs
     }
 
     /// Takes back the count of the last sample: it was taken after the stall had already ended, or a full
