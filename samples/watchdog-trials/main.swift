@@ -14,6 +14,10 @@
 //       The main thread idles in RunLoop.main; once the watchdog thread sleeps deeply (in epoll_wait on the run
 //       loop's epoll set, for a threshold), another thread stops it, prints whether that sleep was seen and how
 //       long stop() took, and exits 0.
+//   watchdog-trials marker-noop      (no STALLPROF_OUTPUT: no watchdog)
+//       StallMarker calls under a seccomp filter that kills the process on any system call but write and exit;
+//       prints how many calls ran, and the heap allocations they made when count-allocations.c is preloaded
+//       (MarkerNoop.swift).
 // Exit 0 when all went well; 2 for a usage error, 3 when the child could not start its watchdog.
 import Dispatch
 import Foundation
@@ -124,8 +128,10 @@ case "idle-stop":
         print("deep sleep seen: \(deep); stop took \((monotonicNanoseconds() - start) / 1_000_000) ms")
         exit(0)
     }.start()
+case "marker-noop" where watchdog == nil:
+    markerNoop()
 default:
-    FileHandle.standardError.write(Data("usage: watchdog-trials small-stack | fork CHILD-OUTPUT | own-poll [TIMEOUT-MS] | idle-stop\n".utf8))
+    FileHandle.standardError.write(Data("usage: watchdog-trials small-stack | fork CHILD-OUTPUT | own-poll [TIMEOUT-MS] | idle-stop | marker-noop\n".utf8))
     exit(2)
 }
 RunLoop.main.run()
