@@ -89,9 +89,11 @@ extension StallWatchdog {
         }
 
         /// How long the once-per-stall sample of a running lock owner may wait for its handler: the sample
-        /// timeout, but at least 50 ms, because that one stack is not taken again and, on a loaded machine, a
-        /// runnable owner can wait that long for a CPU (seen: 10 ms ran out under a load of 9 on two cores).
-        var ownerSampleTimeoutNs: Int64 { max(effectiveSampleTimeoutNs, 50_000_000) }
+        /// timeout, but at least 100 ms, because that one stack is not taken again and, on a loaded machine, a
+        /// runnable owner can wait that long for a CPU (seen: 10 ms ran out under a load of 9 on two cores), and
+        /// then for a tick that finds it running (the signal comes from a timer on its CPU clock; 50 ms ran out
+        /// once in a loaded CI run).
+        var ownerSampleTimeoutNs: Int64 { max(effectiveSampleTimeoutNs, 100_000_000) }
     }
 }
 
