@@ -17,7 +17,9 @@
                                               table entry 0 is "", sample types samples/count then wall/nanoseconds
                                               (untimed counts in a unit: cpu/nanoseconds or <event>/count alone),
                                               the first values add up to SAMPLES (time: RAW, the unrounded folded
-                                              total, times its unit's nanoseconds), every location_id exists; then
+                                              total, times its unit's nanoseconds), every location_id exists;
+                                              captures: every sample labelled stall and state, mapping 1 with a
+                                              build_id; then
                                               `go tool pprof -top` when go is installed
 
 FORMATS (default ../shared/formats beside the repository) holds file-format-schema.json and profile.proto.
@@ -199,6 +201,15 @@ def pprof(path, expected, raw_total=None):
     samples = max(1, text.count("\nsample {"))
     if not any(abs(total - float(raw_total) * k) <= (0 if k == 1 and raw_total == expected else samples) for k in scales):
         fail(f"{path}: samples add up to {total}, expected {expected}")
+    if names == [("samples", "count"), ("wall", "nanoseconds")]:  # a capture: labels and the main binary's build-id
+        for block in re.findall(r"^sample \{\n(.*?)^\}", text, re.M | re.S):
+            keys = {strings[int(k)] for k in re.findall(r"^  label \{\n    key: (\d+)", block, re.M)}
+            if not {"stall", "state"} <= keys:
+                fail(f"{path}: a sample without the stall and state labels (has {sorted(keys)})")
+        first = re.search(r"^mapping \{\n  id: 1\n(.*?)^\}", text, re.M | re.S)
+        build = first and re.search(r"^  build_id: (\d+)", first.group(1), re.M)
+        if not build or not strings[int(build.group(1))]:
+            fail(f"{path}: mapping 1 (the main binary) has no build_id")
     locations = set(re.findall(r"^location \{\n  id: (\d+)", text, re.M))
     used = set(re.findall(r"^  location_id: (\d+)", text, re.M))
     if not used <= locations:
