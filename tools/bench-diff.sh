@@ -4,7 +4,8 @@
 # Generates two folded files of STACKS distinct stacks each (default 20000; 3/4 of the stacks shared, counts
 # differing) under ${TMPDIR:-/tmp}, times `stallprof diff BEFORE AFTER` and `difffolded.pl BEFORE AFTER` (best of 3
 # each), checks that both print the same lines (the same set after sorting; difffolded.pl prints hash order) and
-# prints both times and the ratio. FLAMEGRAPH_DIR names FlameGraph's directory (default:
+# prints both times and the ratio, with stallprof's start-up time (`stallprof --help`), which bounds the ratio on
+# small inputs. No time is asserted. FLAMEGRAPH_DIR names FlameGraph's directory (default:
 # ../shared/peers/FlameGraph next to the repository); without difffolded.pl, only stallprof is timed and the ratio
 # is skipped with a message. STALLPROF overrides the binary (default: a release build of this checkout).
 # Exits 1 when the outputs differ. Figures depend on the machine and its load: compare runs on one machine only.
@@ -51,6 +52,7 @@ best_of() {
 echo "inputs: $(wc -l <"$before") and $(wc -l <"$after") stacks ($work)"
 ours=$(best_of 3 "$work/stallprof.out" "$STALLPROF" diff "$before" "$after")
 echo "stallprof diff:  ${ours} s  ($(wc -l <"$work/stallprof.out") lines)"
+echo "stallprof start-up (--help): $(best_of 3 /dev/null "$STALLPROF" --help) s"
 if [ ! -f "$flamegraph/difffolded.pl" ]; then
     echo "difffolded.pl not found in $flamegraph (set FLAMEGRAPH_DIR): no comparison"
     exit 0
