@@ -59,4 +59,19 @@ import Testing
         let strict = try CLI.run(["fold", "--strict", "-"], input: "a 18446744073709551616\n")
         #expect(strict.0 == 65)
     }
+
+    @Test func flameGraphTitlesPrintExactCounts() throws {
+        let result = try CLI.run(["flamegraph", try Self.file()])
+        #expect(result.status == 0)
+        #expect(result.out.contains("<title>a (18,446,744,073,709,551,615 samples, 99.95%)</title>"))
+        #expect(result.out.contains("<title>b (9,007,199,254,740,993 samples, 0.05%)</title>"))
+        #expect(result.out.contains("fg:w=\"18446744073709551615\""))
+        #expect(!result.out.contains("e+"))
+        // The root's count (the sum) does not fit the counting type: a warning.
+        #expect(result.err.contains("exceeds 2^64-1"))
+        let fits = try CLI.run(["flamegraph", try CLI.temporary(Array("a;b 9007199254740993\na;c 3\n".utf8), suffix: ".folded")])
+        #expect(fits.out.contains("<title>all (9,007,199,254,740,996 samples, 100%)</title>"))
+        #expect(fits.out.contains("<title>b (9,007,199,254,740,993 samples, 100.00%)</title>"))
+        #expect(fits.err.isEmpty)
+    }
 }

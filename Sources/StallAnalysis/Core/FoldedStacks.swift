@@ -158,6 +158,15 @@ public struct FoldedStacks: Sendable, Equatable {
         }
     }
 
+    /// The stacks in byte order as a profile's entries, integral counts with their exact value.
+    var sortedProfileStacks: [ProfileStack] {
+        table.sortedIndices().map { index in
+            let entry = entries[index]
+            return ProfileStack(stack: String(decoding: table.arena[table.range(of: index)], as: UTF8.self),
+                                count: entry.count, exact: entry.fraction == 0 ? entry.whole : nil)
+        }
+    }
+
     /// The folded text as bytes: `stack count` lines, byte-sorted, each ending in a newline.
     public func renderedBytes() -> [UInt8] {
         var out: [UInt8] = []

@@ -173,7 +173,10 @@ public struct FoldedImporter: StackImporter {
         stack = lower..<upper
         let bytes = UnsafeBufferPointer(rebasing: line[stack])
         try ProfileLoader.checkDepth(bytes, path: path, position: "line \(number)")
-        return ProfileStack(stack: String(decoding: bytes, as: UTF8.self), count: parts.count, before: before)
+        let digits = UnsafeBufferPointer(rebasing: line[parts.digits])
+        let exact = digits.contains(UInt8(ascii: ".")) ? nil : integer(digits)
+        return ProfileStack(stack: String(decoding: bytes, as: UTF8.self), count: parts.count, before: before,
+                            exact: exact)
     }
 
     /// The exact value of decimal `digits`, or nil when larger than 2^64-1.
