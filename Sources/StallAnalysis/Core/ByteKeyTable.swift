@@ -35,6 +35,9 @@ struct ByteKeyTable: Sendable {
     /// Number of keys.
     var count: Int { keys.count }
 
+    /// Makes room for `bytes` more key bytes, so a large input's keys are not copied as the arena grows.
+    mutating func reserveKeyBytes(_ bytes: Int) { arena.reserveCapacity(arena.count + bytes) }
+
     /// The entry number of `key` (whose ``hash(_:)`` is `hash`), or nil.
     @inline(__always)
     func find(_ key: UnsafeRawBufferPointer, hash: UInt64) -> Int? {

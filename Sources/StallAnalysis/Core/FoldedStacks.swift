@@ -132,6 +132,9 @@ public struct FoldedStacks: Sendable, Equatable {
         try table.forEach { bytes, index in try body(bytes, entries[index].count) }
     }
 
+    /// Makes room for `bytes` more bytes of stacks (an input's size bounds them): no copy as the set grows.
+    public mutating func reserveStackBytes(_ bytes: Int) { table.reserveKeyBytes(bytes) }
+
     /// Total length of every distinct stack's folded text, in bytes.
     var byteCount: Int { table.arena.count }
 

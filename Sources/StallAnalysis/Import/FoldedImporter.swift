@@ -119,6 +119,8 @@ public struct FoldedImporter: StackImporter {
     public func importStacks(from stream: ByteStream, into stacks: inout FoldedStacks, diagnostics: inout Diagnostics)
         throws
     {
+        // A file's size bounds its stacks' bytes (at most 256 MB reserved: untouched room costs nothing).
+        if let size = stream.remainingFileBytes { stacks.reserveStackBytes(min(size, 256 << 20)) }
         // Counts too large for the counting type are named as such, not as unrecognized lines.
         var overflowed = UnrecognizedLines(path: stream.name, strict: options.strict)
         overflowed.label = ("line whose count exceeds 2^64-1", "lines whose count exceeds 2^64-1")
