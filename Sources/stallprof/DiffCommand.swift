@@ -33,14 +33,19 @@ enum DiffCommand {
             guard invocation.positionals != ["-", "-"] else {
                 throw UsageError(message: "BEFORE and AFTER cannot both be standard input (-)")
             }
+            // Both inputs folded straight into exact tables and sorted, the two at once, as `fold` reads them.
             let input = invocation.options.profile.input
-            let (before, beforeWarnings) = try ProfileLoader.load([InputSource(path: invocation.positionals[0])], options: input)
-            let (after, afterWarnings) = try ProfileLoader.load([InputSource(path: invocation.positionals[1])], options: input)
+            let options = invocation.options.diff
+            let sides = Parallel.map(Array(invocation.positionals.prefix(2))) { path in
+                var (stacks, diagnostics) = try Folder.fold([InputSource(path: path)], options: input)
+                return (StackDiff.Side(stacks, options: options, diagnostics: &diagnostics), diagnostics)
+            }
+            let (before, beforeWarnings) = try sides[0].get()
+            let (after, afterWarnings) = try sides[1].get()
             var diagnostics = Diagnostics()
-            let text = StackDiff.diff(
-                before: before.folded, after: after.folded, options: invocation.options.diff, diagnostics: &diagnostics)
+            let bytes = StackDiff.diff(before, after, options: options, diagnostics: &diagnostics)
             (beforeWarnings.warnings + afterWarnings.warnings + diagnostics.warnings).forEach { Output.error("warning: \($0)") }
-            try Output.write(text, to: invocation.options.profile.output)
+            try Output.write(bytes, to: invocation.options.profile.output)
         }
     }
 }

@@ -91,6 +91,8 @@ enum FlameGraphCommand {
         let svg = try SVGFlameGraph(options: options, markers: markers).renderBytes(
             profile, input: inputs.joined(separator: ", "), diagnostics: &renderDiagnostics)
         try Output.write(svg, to: invocation.options.profile.output)
+        // The renderer's warnings (a total beyond 2^64-1); an empty graph's is handled below.
+        if profile.total > 0 { renderDiagnostics.warnings.forEach { Output.error("warning: \($0)") } }
         // Empty inputs and captures only (a run without a stall, or a selection that keeps none): warned about,
         // an empty graph, exit 0 (as fold, diff, report and export). Other inputs with data but no stack counts are
         // bad data.

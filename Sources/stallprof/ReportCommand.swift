@@ -58,6 +58,9 @@ enum ReportCommand {
             text = invocation.options.json ? report.json() : report.text()
         case .profile(let stacks, let inputs):
             let report = ProfileReport(stacks, inputs: inputs, options: options)
+            if report.totalOverflows {
+                Output.error("warning: the profile's total exceeds 2^64-1: the total and its shares are rounded")
+            }
             text = invocation.options.json ? report.json() : report.text()
         }
         try Output.write(text, to: invocation.options.output)

@@ -69,6 +69,8 @@ public struct UnrecognizedLines {
     /// Lines seen so far.
     public private(set) var count = 0
     private var examples: [String] = []
+    /// What the warning calls the lines, singular and plural. Default: unrecognized line(s).
+    public var label = (one: "unrecognized line", many: "unrecognized lines")
 
     /// Starts counting for `path`.
     public init(path: String, strict: Bool) {
@@ -92,7 +94,7 @@ public struct UnrecognizedLines {
     public func report(to diagnostics: inout Diagnostics) {
         guard count > 0 else { return }
         let more = count > examples.count ? "; ..." : ""
-        diagnostics.warn("\(path): \(count) unrecognized line\(count == 1 ? "" : "s") skipped (\(examples.joined(separator: "; "))\(more)); --strict makes this an error")
+        diagnostics.warn("\(path): \(count) \(count == 1 ? label.one : label.many) skipped (\(examples.joined(separator: "; "))\(more)); --strict makes this an error")
     }
 
     /// A line as messages show it: at most 80 bytes, quoted, control characters escaped.

@@ -51,3 +51,32 @@ public enum CountFormat {
         return text
     }
 }
+
+/// A sum of counts kept exactly: integral counts in a `UInt64` (up to 2^64-1), fractional ones in a Double, so
+/// that a report or a chart prints the integer a folded file holds, not its nearest Double.
+public struct ExactSum: Sendable, Equatable {
+    /// The integral part.
+    public private(set) var whole: UInt64 = 0
+    /// The fractional counts (and nothing else).
+    public private(set) var fraction: Double = 0
+    /// True once the integral part would have exceeded 2^64-1: ``text`` is then nil (callers warn and print the
+    /// Double).
+    public private(set) var overflowed = false
+
+    /// Zero.
+    public init() {}
+
+    /// Adds an exact count (integer part, fractional rest).
+    public mutating func add(whole: UInt64, fraction: Double) {
+        let (sum, overflow) = self.whole.addingReportingOverflow(whole)
+        if overflow { overflowed = true }
+        self.whole = sum
+        self.fraction += fraction
+    }
+
+    /// The sum as a Double.
+    public var value: Double { Double(whole) + fraction }
+
+    /// The sum as folded files write it (``CountFormat/exact(whole:fraction:)``), nil when it overflowed.
+    public var text: String? { overflowed ? nil : CountFormat.exact(whole: whole, fraction: fraction) }
+}

@@ -55,8 +55,8 @@ public struct FoldedStacks: Sendable, Equatable {
         add(bytes: bytes, whole: whole, fraction: 0)
     }
 
-    /// Adds `whole` and `fraction` to a stack; false when `whole` would overflow.
-    private mutating func add(bytes: UnsafeRawBufferPointer, whole: UInt64, fraction: Double) -> Bool {
+    /// Adds `whole` and `fraction` to a stack; false, changing nothing, when `whole` would overflow.
+    mutating func add(bytes: UnsafeRawBufferPointer, whole: UInt64, fraction: Double) -> Bool {
         let (index, inserted) = table.findOrInsert(bytes, hash: ByteKeyTable.hash(bytes))
         if inserted {
             entries.append(Entry(whole: whole, fraction: fraction))
@@ -78,6 +78,29 @@ public struct FoldedStacks: Sendable, Equatable {
     public func exactCount(of folded: String) -> (whole: UInt64, fraction: Double)? {
         var text = folded
         return text.withUTF8 { index(of: UnsafeRawBufferPointer($0)).map { (entries[$0].whole, entries[$0].fraction) } }
+    }
+
+    /// Calls `body` with each distinct stack's bytes and exact count (integer part, fractional rest), in
+    /// first-seen order.
+    func forEachExact(_ body: (UnsafeRawBufferPointer, UInt64, Double) throws -> Void) rethrows {
+        try table.forEach { bytes, index in try body(bytes, entries[index].whole, entries[index].fraction) }
+    }
+
+    /// Entry numbers in byte order of their stacks' folded text (for ``withEntries(_:)``).
+    func sortedIndices() -> [Int] { table.sortedIndices() }
+
+    /// Calls `body` with a reader of entry `index`'s bytes and exact count (integer part, fractional rest); the
+    /// bytes are valid inside `body` only.
+    func withEntries<R>(_ body: ((Int) -> (bytes: UnsafeBufferPointer<UInt8>, whole: UInt64, fraction: Double)) throws -> R)
+        rethrows -> R
+    {
+        try table.arena.withUnsafeBufferPointer { arena in
+            try body { index in
+                let range = table.range(of: index)
+                let entry = entries[index]
+                return (UnsafeBufferPointer(rebasing: arena[range]), entry.whole, entry.fraction)
+            }
+        }
     }
 
     /// The entry number of the stack spelled by `bytes`.
@@ -109,6 +132,12 @@ public struct FoldedStacks: Sendable, Equatable {
         try table.forEach { bytes, index in try body(bytes, entries[index].count) }
     }
 
+    /// Makes room for `bytes` more bytes of stacks (an input's size bounds them): no copy as the set grows.
+    public mutating func reserveStackBytes(_ bytes: Int) { table.reserveKeyBytes(bytes) }
+
+    /// Total length of every distinct stack's folded text, in bytes.
+    var byteCount: Int { table.arena.count }
+
     /// Number of distinct stacks.
     public var count: Int { entries.count }
 
@@ -129,6 +158,15 @@ public struct FoldedStacks: Sendable, Equatable {
     public var sorted: [(stack: String, count: Double)] {
         table.sortedIndices().map { index in
             (stack: String(decoding: table.arena[table.range(of: index)], as: UTF8.self), count: entries[index].count)
+        }
+    }
+
+    /// The stacks in byte order as a profile's entries, integral counts with their exact value.
+    var sortedProfileStacks: [ProfileStack] {
+        table.sortedIndices().map { index in
+            let entry = entries[index]
+            return ProfileStack(stack: String(decoding: table.arena[table.range(of: index)], as: UTF8.self),
+                                count: entry.count, exact: entry.fraction == 0 ? entry.whole : nil)
         }
     }
 

@@ -69,6 +69,15 @@ public final class ByteStream {
 
     deinit { if ownsDescriptor { Glibc.close(fd) } }
 
+    /// The bytes left to read when the stream is a regular file (its size minus what was consumed), for callers
+    /// that size their tables from it; nil for pipes, terminals and in-memory streams.
+    public var remainingFileBytes: Int? {
+        guard fd >= 0 else { return nil }
+        var info = stat()
+        guard fstat(fd, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else { return nil }
+        return max(0, Int(info.st_size) - consumed)
+    }
+
     /// The stream itself, or, when it starts with a UTF-16 byte order mark, a stream of its text in UTF-8 (read
     /// whole: UTF-16 profiles are small text exports, e.g. from Windows tools).
     public func decodingUTF16() throws -> ByteStream {

@@ -4,7 +4,7 @@ extension JSONValue {
     /// The value without white space, appended to `out`. Strings go through ``JSONValue/quoted(_:)``.
     func writeCompact(into out: inout [UInt8]) {
         switch self {
-        case .null, .bool, .int, .double: out.append(contentsOf: written().utf8)
+        case .null, .bool, .int, .double, .literal: out.append(contentsOf: written().utf8)
         case .string(let value): out.append(contentsOf: Self.quoted(value).utf8)
         case .array(let items):
             out.append(UInt8(ascii: "["))
@@ -33,8 +33,4 @@ extension JSONValue {
         return out
     }
 
-    /// A count or weight: an integer when it is one (and fits), else a double.
-    static func count(_ value: Double) -> JSONValue {
-        value == value.rounded() && abs(value) < 9_007_199_254_740_992 ? .int(Int(value)) : .double(value)
-    }
 }

@@ -7,12 +7,21 @@ public struct ProfileStack: Sendable, Equatable {
     public var count: Double
     /// The count before, for a differential profile (`stack before after` lines); nil otherwise.
     public var before: Double?
+    /// The count exactly, when it is an integer read from folded text (a Double rounds beyond 2^53); nil
+    /// otherwise. The same count as ``count``, so it takes no part in equality.
+    public var exact: UInt64?
 
     /// Creates an entry.
-    public init(stack: String, count: Double, before: Double? = nil) {
+    public init(stack: String, count: Double, before: Double? = nil, exact: UInt64? = nil) {
         self.stack = stack
         self.count = count
         self.before = before
+        self.exact = exact
+    }
+
+    /// Equal stacks, counts and before counts.
+    public static func == (lhs: ProfileStack, rhs: ProfileStack) -> Bool {
+        lhs.stack == rhs.stack && lhs.count == rhs.count && lhs.before == rhs.before
     }
 }
 
@@ -32,7 +41,7 @@ public struct StackProfile: Sendable, Equatable {
 
     /// A profile of `folded`'s stacks in byte order, in its unit.
     public init(_ folded: FoldedStacks) {
-        stacks = folded.sorted.map { ProfileStack(stack: $0.stack, count: $0.count) }
+        stacks = folded.sortedProfileStacks
         unit = folded.unit
     }
 

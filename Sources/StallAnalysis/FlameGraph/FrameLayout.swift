@@ -17,8 +17,18 @@ struct LaidOutFrame: Equatable {
     /// leaf, else 0 (flamegraph.pl's rule: colour shows self change). Nil for plain profiles.
     var delta: Double?
 
+    /// Where the frame starts in exact counts (modulo 2^64) and how many inexact stacks came before it.
+    var exactStart: (whole: UInt64, inexact: Int) = (0, 0)
+    /// The width exactly, when every stack under the frame had an exact count and the sum fits in 2^64-1.
+    var exactWidth: UInt64? = nil
+
     /// Width in counts.
     var width: Double { end - start }
+
+    static func == (lhs: LaidOutFrame, rhs: LaidOutFrame) -> Bool {
+        lhs.nameBytes == rhs.nameBytes && lhs.depth == rhs.depth && lhs.start == rhs.start && lhs.end == rhs.end
+            && lhs.delta == rhs.delta && lhs.exactWidth == rhs.exactWidth
+    }
 }
 
 /// The merged frames of a profile: flamegraph.pl's flow over sorted stacks. Stacks are copied into one byte
@@ -99,6 +109,7 @@ struct FrameLayout {
         var open: [LaidOutFrame] = []
         var previous = 0..<0
         var time = 0.0
+        var exactTime: (whole: UInt64, inexact: Int) = (0, 0)  // wraps modulo 2^64; widths are differences
         var ends: [Int] = []
         var openEnds: [Int] = []  // where each open frame ends, relative to its stack's start (the same in all)
         for (span, entry) in ordered {
@@ -110,7 +121,7 @@ struct FrameLayout {
             while common < limit, bytes[previous.lowerBound + common] == bytes[span.lowerBound + common] { common += 1 }
             if open.isEmpty {
                 open.append(LaidOutFrame(nameBytes: 0..<0, depth: 0, start: time, end: time,
-                                         delta: entry.before.map { _ in 0 }))
+                                         delta: entry.before.map { _ in 0 }, exactStart: exactTime))
                 openEnds.append(0)
             }
             // Frame 0 is the root; frame d >= 1 is shared when it ends at the same offset within the common prefix.
@@ -120,7 +131,7 @@ struct FrameLayout {
             {
                 shared += 1
             }
-            close(&open, downTo: shared, at: time)
+            close(&open, downTo: shared, at: time, exact: exactTime)
             openEnds.removeSubrange(shared...)
             let delta = entry.before.map { entry.count - $0 }
             for depth in stride(from: shared, through: ends.count, by: 1) {
@@ -128,19 +139,26 @@ struct FrameLayout {
                 open.append(
                     LaidOutFrame(
                         nameBytes: start..<ends[depth - 1], depth: depth, start: time, end: time,
-                        delta: delta.map { depth == ends.count ? $0 : 0 }))
+                        delta: delta.map { depth == ends.count ? $0 : 0 }, exactStart: exactTime))
                 openEnds.append(ends[depth - 1] - span.lowerBound)
             }
             time += entry.count
+            if let exact = entry.exact { exactTime.whole &+= exact } else { exactTime.inexact += 1 }
             previous = span
         }
-        close(&open, downTo: 0, at: time)
+        close(&open, downTo: 0, at: time, exact: exactTime)
     }
 
-    private mutating func close(_ open: inout [LaidOutFrame], downTo depth: Int, at time: Double) {
+    private mutating func close(_ open: inout [LaidOutFrame], downTo depth: Int, at time: Double,
+                                exact: (whole: UInt64, inexact: Int)) {
         while open.count > depth {
             var frame = open.removeLast()
             frame.end = time
+            // Exact when no inexact stack lies under the frame and the sum did not wrap (the Double width tells).
+            let width = exact.whole &- frame.exactStart.whole
+            if exact.inexact == frame.exactStart.inexact, !(frame.width >= 9.2e18 && width < 4_600_000_000_000_000_000) {
+                frame.exactWidth = width
+            }
             if frame.width >= minimum { frames.append(frame) }
         }
     }

@@ -84,7 +84,8 @@ struct SVGBytes {
         append(groupedWhole: whole)
     }
 
-    private mutating func append(groupedWhole whole: UInt64) {
+    /// Appends `whole` with thousands separators.
+    mutating func append(groupedWhole whole: UInt64) {
         if whole >= 1000 {
             append(groupedWhole: whole / 1000)
             bytes.append(UInt8(ascii: ","))

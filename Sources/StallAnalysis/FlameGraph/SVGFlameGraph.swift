@@ -54,6 +54,11 @@ public struct SVGFlameGraph: StackRenderer {
                 reason: "the graph would draw \(layout.frames.count) frames, more than \(maxFrames); "
                     + "raise --minwidth or select less (--state, --stall, --range)")
         }
+        if layout.frames.first(where: { $0.depth == 0 })?.exactWidth == nil, profile.stacks.allSatisfy({ $0.exact != nil }),
+            layout.total >= 9.2e18
+        {
+            diagnostics.warn("the profile's total exceeds 2^64-1: the root's count and the shares are rounded")
+        }
         return render(layout, unit: profile.unit, diagnostics: &diagnostics)
     }
 

@@ -41,7 +41,7 @@ extension SVGFlameGraph {
                 out.append("\" fg:x=\"" as StaticString)
                 out.append(count: frame.start)
                 out.append("\" fg:w=\"" as StaticString)
-                out.append(count: frame.width)
+                if let exact = frame.exactWidth { out.append(unsigned: exact) } else { out.append(count: frame.width) }
                 out.append("\"/>" as StaticString)
                 let fit = Int((widthPct / 100 * framesWidth - 3) / charWidth)
                 if fit >= 3 {
@@ -73,7 +73,7 @@ extension SVGFlameGraph {
     {
         if frame.depth == 0 {
             out.append("all (" as StaticString)
-            counts.write(frame.width, to: &out)
+            counts.write(frame.width, exact: frame.exactWidth, to: &out)
             out.append(", 100%)" as StaticString)
             return
         }
@@ -84,7 +84,7 @@ extension SVGFlameGraph {
             out.append(escaped: raw)
         }
         out.append(" (" as StaticString)
-        counts.write(frame.width, to: &out)
+        counts.write(frame.width, exact: frame.exactWidth, to: &out)
         out.append(", " as StaticString)
         out.append(fixed: frame.width / total * 100, 2)
         out.append("%" as StaticString)
@@ -120,10 +120,10 @@ struct CountText {
         suffix = Array((" " + xmlEscaped(name ?? "")).utf8)
     }
 
-    /// Appends `count` as this text prints it.
-    func write(_ count: Double, to out: inout SVGBytes) {
+    /// Appends `count` (exactly `exact` when given) as this text prints it.
+    func write(_ count: Double, exact: UInt64? = nil, to out: inout SVGBytes) {
         if let time, let duration = time.duration(count) { return out.append(duration) }
-        out.append(grouped: count)
+        if let exact { out.append(groupedWhole: exact) } else { out.append(grouped: count) }
         out.append(bytes: suffix)
     }
 }

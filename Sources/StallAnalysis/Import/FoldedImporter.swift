@@ -119,7 +119,13 @@ public struct FoldedImporter: StackImporter {
     public func importStacks(from stream: ByteStream, into stacks: inout FoldedStacks, diagnostics: inout Diagnostics)
         throws
     {
-        try forEachStack(stream, diagnostics: &diagnostics) { line, parts, number, unrecognized in
+        // A file's size bounds its stacks' bytes (at most 256 MB reserved: untouched room costs nothing).
+        if let size = stream.remainingFileBytes { stacks.reserveStackBytes(min(size, 256 << 20)) }
+        // Counts too large for the counting type are named as such, not as unrecognized lines.
+        var overflowed = UnrecognizedLines(path: stream.name, strict: options.strict)
+        overflowed.label = ("line whose count exceeds 2^64-1", "lines whose count exceeds 2^64-1")
+        defer { overflowed.report(to: &diagnostics) }
+        try forEachStack(stream, diagnostics: &diagnostics) { line, parts, number, _ in
             let stack = UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(line)[parts.stack])
             // Integral counts are added exactly (up to 2^64-1 per stack); a larger one, or a sum that would
             // overflow, drops the line with a warning (an error with --strict), never a wrong number.
@@ -129,11 +135,11 @@ public struct FoldedImporter: StackImporter {
                 return
             }
             guard let whole = Self.integer(digits) else {
-                try unrecognized.record(line, number: number, why: "count larger than 2^64-1")
+                try overflowed.record(line, number: number, why: "count larger than 2^64-1")
                 return
             }
             if !stacks.add(bytes: stack, whole: whole) {
-                try unrecognized.record(line, number: number, why: "the stack's count would exceed 2^64-1")
+                try overflowed.record(line, number: number, why: "the stack's count would exceed 2^64-1")
             }
         }
     }
@@ -169,7 +175,10 @@ public struct FoldedImporter: StackImporter {
         stack = lower..<upper
         let bytes = UnsafeBufferPointer(rebasing: line[stack])
         try ProfileLoader.checkDepth(bytes, path: path, position: "line \(number)")
-        return ProfileStack(stack: String(decoding: bytes, as: UTF8.self), count: parts.count, before: before)
+        let digits = UnsafeBufferPointer(rebasing: line[parts.digits])
+        let exact = digits.contains(UInt8(ascii: ".")) ? nil : integer(digits)
+        return ProfileStack(stack: String(decoding: bytes, as: UTF8.self), count: parts.count, before: before,
+                            exact: exact)
     }
 
     /// The exact value of decimal `digits`, or nil when larger than 2^64-1.

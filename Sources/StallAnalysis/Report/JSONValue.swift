@@ -3,14 +3,21 @@ enum JSONValue {
     case null
     case bool(Bool)
     case int(Int)
-    /// Written with Swift's shortest round-trip form; not finite writes `null`.
+    /// Written with Swift's shortest round-trip form, in plain decimal when that form has an exponent (JSON readers
+    /// and people see `100000000000000000000`, not `1e+20`); not finite writes `null`.
     case double(Double)
+    /// A number already written as JSON (an exact count: ``CountFormat/exact(whole:fraction:)``).
+    case literal(String)
     case string(String)
     case array([JSONValue])
     case object([(String, JSONValue)])
 
     /// An optional double, or null.
     static func number(_ value: Double?) -> JSONValue { value.map(JSONValue.double) ?? .null }
+    /// A count: an integer when it is one (exact up to 2^64-1, never in exponent notation), else a double.
+    static func count(_ value: Double) -> JSONValue {
+        value == value.rounded() && abs(value) < 18_446_744_073_709_551_616 ? .literal(CountFormat.plain(value)) : .double(value)
+    }
     /// An optional string, or null.
     static func text(_ value: String?) -> JSONValue { value.map(JSONValue.string) ?? .null }
     /// An array of strings.
@@ -23,7 +30,11 @@ enum JSONValue {
         case .null: return "null"
         case .bool(let value): return value ? "true" : "false"
         case .int(let value): return String(value)
-        case .double(let value): return value.isFinite ? "\(value)" : "null"
+        case .double(let value):
+            guard value.isFinite else { return "null" }
+            let text = "\(value)"
+            return text.contains("e") ? CountFormat.plain(value) : text
+        case .literal(let text): return text
         case .string(let value): return Self.quoted(value)
         case .array(let items):
             guard !items.isEmpty else { return "[]" }

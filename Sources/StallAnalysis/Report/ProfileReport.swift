@@ -23,6 +23,20 @@ public struct ProfileReport: Sendable {
     /// functions; ``SampleProfile/appFrames`` every function's total (inclusive) share, counted once per stack
     /// however often it recurs, each at least 1 %; the heaviest stack and the hints.
     public let profile: SampleProfile
+    /// The exact sums (``ExactSum``) of the total, of the listed functions' self and total counts, and of the
+    /// heaviest stack: what the text and the JSON print, so integers beyond 2^53 are not rounded.
+    let exact: ExactCounts
+
+    /// See ``exact``.
+    struct ExactCounts: Sendable {
+        var total = ExactSum()
+        var selfCounts: [String: ExactSum] = [:]
+        var totalCounts: [String: ExactSum] = [:]
+        var heaviest = ExactSum()
+    }
+
+    /// True when the total exceeds 2^64-1: it is printed rounded to a Double (the command warns).
+    public var totalOverflows: Bool { exact.total.overflowed }
 
     /// Summarizes `folded`, read from `inputs`.
     public init(_ folded: FoldedStacks, inputs: [ProfileInput], options: StallReportOptions = StallReportOptions()) {
@@ -37,7 +51,33 @@ public struct ProfileReport: Sendable {
             builder.add(names: names, app: Array(repeating: true, count: names.count), weight: count)
         }
         profile = builder.profile(kind: nil, state: nil, weightName: Self.weightName(folded.unit))
+        exact = Self.exactCounts(folded, profile: profile,
+                                 listed: max(options.topFunctions, 0))
     }
+
+    /// The exact sums of what the report lists, in one more pass over the stacks.
+    static func exactCounts(_ folded: FoldedStacks, profile: SampleProfile, listed: Int) -> ExactCounts {
+        var result = ExactCounts()
+        for share in profile.topSelf.prefix(listed) { result.selfCounts[share.function] = ExactSum() }
+        for share in profile.appFrames.prefix(listed) { result.totalCounts[share.function] = ExactSum() }
+        let heaviest = profile.heaviestStack
+        folded.forEachExact { bytes, whole, fraction in
+            result.total.add(whole: whole, fraction: fraction)
+            guard !bytes.isEmpty else { return }
+            let names = bytes.split(separator: UInt8(ascii: ";"), omittingEmptySubsequences: false)
+                .map { String(decoding: $0, as: UTF8.self) }
+            if let leaf = names.last, result.selfCounts[leaf] != nil { result.selfCounts[leaf]!.add(whole: whole, fraction: fraction) }
+            var seen = Set<String>()
+            for name in names where result.totalCounts[name] != nil && seen.insert(name).inserted {
+                result.totalCounts[name]!.add(whole: whole, fraction: fraction)
+            }
+            if names == heaviest { result.heaviest.add(whole: whole, fraction: fraction) }
+        }
+        return result
+    }
+
+    /// `value` as folded files write it, from its exact sum when there is one.
+    static func countText(_ value: Double, _ exact: ExactSum?) -> String { exact?.text ?? CountFormat.plain(value) }
 
     /// What hints call the weight: `samples`, `the time`, or the unit's name (`cycles`).
     static func weightName(_ unit: CountUnit?) -> String {
@@ -50,15 +90,17 @@ public struct ProfileReport: Sendable {
 
     /// `count` in the profile's unit: a duration for time (`1.23 ms`), otherwise the number as folded files
     /// write it.
-    func amount(_ count: Double) -> String { unit?.duration(count) ?? CountFormat.plain(count) }
+    func amount(_ count: Double, exact: ExactSum? = nil) -> String {
+        unit?.duration(count) ?? Self.countText(count, exact)
+    }
 
     /// The total with its unit: `42 samples`, `500 µs of time (500138 counts of 1 ns)`, `1200 cycles`.
     var totalText: String {
         let total = profile.total
         switch unit {
         case .time(let scale):
-            return "\(amount(total)) of time (\(CountFormat.plain(total)) counts of \(CountFormat.plain(scale)) ns)"
-        default: return quantity(total)
+            return "\(amount(total)) of time (\(Self.countText(total, exact.total)) counts of \(CountFormat.plain(scale)) ns)"
+        default: return quantity(total, exact: exact.total)
         }
     }
 
@@ -70,11 +112,11 @@ public struct ProfileReport: Sendable {
     }
 
     /// `count` with its unit: `6 samples`, `250 µs`, `1200 cycles`.
-    func quantity(_ count: Double) -> String {
+    func quantity(_ count: Double, exact: ExactSum? = nil) -> String {
         switch unit {
-        case nil, .samples: return count == 1 ? "1 sample" : "\(CountFormat.plain(count)) samples"
+        case nil, .samples: return count == 1 ? "1 sample" : "\(Self.countText(count, exact)) samples"
         case .time: return amount(count)
-        case .named(let name): return "\(CountFormat.plain(count)) \(name)"
+        case .named(let name): return "\(Self.countText(count, exact)) \(name)"
         }
     }
 

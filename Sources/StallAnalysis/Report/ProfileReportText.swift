@@ -14,13 +14,13 @@ extension ProfileReport {
         lines += StallReport.wrap("total \(totalText) in \(stacks) distinct stack\(stacks == 1 ? "" : "s")",
                                   first: "  ", indent: "    ")
         guard profile.total != 0 || !profile.topSelf.isEmpty else { return render(lines + ["  no samples"]) }
-        lines += [""] + table("top self functions (the leaf of each stack)", heading: "self", topSelf)
+        lines += [""] + table("top self functions (the leaf of each stack)", heading: "self", topSelf, exact.selfCounts)
         lines += [""] + table("top total functions (anywhere on the stack, once per stack even when it recurs)",
-                              heading: "total", topTotal)
+                              heading: "total", topTotal, exact.totalCounts)
         let stack = profile.heaviestStack
         if !stack.isEmpty {
             lines.append("")
-            lines += StallReport.wrap("heaviest stack: \(quantity(profile.heaviestStackCount)), "
+            lines += StallReport.wrap("heaviest stack: \(quantity(profile.heaviestStackCount, exact: exact.heaviest)), "
                 + Self.percent(profile.heaviestStackCount / profile.total) + " (\(stack.count) frames, root first)",
                 indent: "  ")
             let shown = stack.count <= Self.stackLines
@@ -41,8 +41,9 @@ extension ProfileReport {
     }
 
     /// `title`, then rows of count (right-aligned, in the profile's unit), share and name.
-    private func table(_ title: String, heading: String, _ shares: ArraySlice<FunctionShare>) -> [String] {
-        let counts = shares.map { amount($0.count) }
+    private func table(_ title: String, heading: String, _ shares: ArraySlice<FunctionShare>,
+                       _ exact: [String: ExactSum]) -> [String] {
+        let counts = shares.map { amount($0.count, exact: exact[$0.function]) }
         let countWidth = max(heading.count, counts.map(\.count).max() ?? 0)
         let pad = { (text: String, width: Int) in String(repeating: " ", count: max(0, width - text.count)) + text }
         var lines = [title, "  " + pad(heading, countWidth) + "    share  function"]
@@ -73,29 +74,31 @@ extension ProfileReport {
         case .time(let scale): ("time", scale)
         case .named(let name): (name, nil)
         }
-        let shares = { (list: ArraySlice<FunctionShare>) in
+        let shares = { (list: ArraySlice<FunctionShare>, exact: [String: ExactSum]) in
             JSONValue.array(list.map {
-                .object([("function", .string($0.function)), ("count", Self.count($0.count)),
+                .object([("function", .string($0.function)), ("count", Self.count($0.count, exact[$0.function])),
                          ("share", .double(Self.share($0.share)))])
             })
         }
         let document: JSONValue = .object([
             ("schema", .string(Self.jsonSchema)),
             ("inputs", .array(inputs.map { .object([("path", .string($0.path)), ("format", .string($0.format.rawValue))]) })),
-            ("unit", .text(unitName)), ("nanosecondsPerCount", scale.map(Self.count) ?? .null),
-            ("total", Self.count(profile.total)), ("stacks", .int(stacks)),
-            ("topSelf", shares(topSelf)), ("topTotal", shares(topTotal)),
+            ("unit", .text(unitName)), ("nanosecondsPerCount", scale.map { Self.count($0) } ?? .null),
+            ("total", Self.count(profile.total, exact.total)), ("stacks", .int(stacks)),
+            ("topSelf", shares(topSelf, exact.selfCounts)), ("topTotal", shares(topTotal, exact.totalCounts)),
             ("heaviestStack", .strings(profile.heaviestStack)),
-            ("heaviestStackCount", Self.count(profile.heaviestStackCount)),
+            ("heaviestStackCount", Self.count(profile.heaviestStackCount, exact.heaviest)),
             ("heaviestStackShare", .double(Self.share(profile.heaviestStackCount / (profile.total > 0 ? profile.total : 1)))),
             ("hints", .strings(profile.hints)),
         ])
         return document.written() + "\n"
     }
 
-    /// A count: an integer when whole and exact in a Double, otherwise a number.
-    private static func count(_ value: Double) -> JSONValue {
-        value == value.rounded() && abs(value) < 9_007_199_254_740_992 ? .int(Int(value)) : .double(value)
+    /// A count: its exact sum when there is one (integers exact up to 2^64-1), otherwise an integer when whole,
+    /// never in exponent notation.
+    private static func count(_ value: Double, _ exact: ExactSum? = nil) -> JSONValue {
+        if let exact, !exact.overflowed, exact.fraction == 0 { return .literal(String(exact.whole)) }
+        return JSONValue.count(value)
     }
 
     private static func share(_ value: Double) -> Double { ReportFormat.rounded(min(max(value, 0), 1), 4) }
