@@ -73,6 +73,9 @@ import Testing
         #expect(trace?.reason.hasPrefix("a Chrome trace (traceEvents), not a speedscope profile") == true)
         let array = FoldFixture.badData { try Self.fold(#"[{"ph":"B","name":"a","ts":0,"pid":1,"tid":1}]"#) }
         #expect(array?.reason.hasPrefix("a Chrome trace (a JSON array of trace events)") == true)
+        for other in ["[1,2,3]", #"["a","b"]"#, "[[1],[2]]", "[-1]"] {
+            #expect(FoldFixture.badData { try Self.fold(other) }?.reason.hasPrefix("a JSON array, not a speedscope profile") == true, "\(other)")
+        }
         let cpuprofile = FoldFixture.badData { try Self.fold(#"{"nodes":[],"samples":[],"timeDeltas":[]}"#) }
         #expect(cpuprofile?.reason.hasPrefix("a Chrome .cpuprofile") == true)
         let plain = FoldFixture.badData { try FoldFixture.text("speedscope/not-speedscope.json") }

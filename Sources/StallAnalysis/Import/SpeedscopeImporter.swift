@@ -36,7 +36,10 @@ public struct SpeedscopeImporter: StackImporter {
         bytes = bytes.dropFirst().drop(while: isSpace)
         guard let next = bytes.first else { return head.count > 1 }
         if open == UInt8(ascii: "{") { return next == UInt8(ascii: "\"") || next == UInt8(ascii: "}") }
-        return next == UInt8(ascii: "{") || next == UInt8(ascii: "]")
+        // A JSON array of objects, arrays, strings or numbers (named as such, then refused); a folded stack such as
+        // `[unknown];main 3` or `[kernel.kallsyms]` goes on with a letter.
+        return next == UInt8(ascii: "{") || next == UInt8(ascii: "]") || next == UInt8(ascii: "[")
+            || next == UInt8(ascii: "\"") || next == UInt8(ascii: "-") || (next >= 0x30 && next <= 0x39)
     }
 
     static func isSpace(_ byte: UInt8) -> Bool { byte == 32 || byte == 9 || byte == 10 || byte == 13 }
