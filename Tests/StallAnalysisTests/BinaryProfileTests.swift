@@ -66,6 +66,12 @@ import Testing
                 #expect(error?.reason.hasPrefix("this is a pprof profile (gzip-compressed protobuf)") == true)
             }
         }
+        // Not compressed: named all the same (it used to be "binary data (a NUL byte at byte N)").
+        let raw = try Self.temporary(protobuf, ".pb")
+        defer { try? FileManager.default.removeItem(atPath: raw) }
+        for error in Self.errors(raw) {
+            #expect(error?.reason.hasPrefix("this is a pprof profile (protobuf, not compressed)") == true, "\(String(describing: error))")
+        }
         let text = try Self.gzip(Array("main;a 1\n".utf8))
         let path = try Self.temporary(text, ".gz")
         defer { try? FileManager.default.removeItem(atPath: path) }

@@ -21,6 +21,10 @@ enum BinaryInput {
             return "this is zstd-compressed: decompress it first (zstd -d \(file), or zstdcat \(file) | stallprof fold)"
         }
         if bytes.starts(with: Array("PK".utf8) + [3, 4]) { return "this is a zip archive: unpack it first" }
+        if head.first == 0x0A, looksLikePprof(Array(head)) {
+            return "this is a pprof profile (protobuf, not compressed), which stallprof writes but does not read; "
+                + "`go tool pprof -traces \(file)` prints its stacks, or open it in speedscope"
+        }
         return nil
     }
 
