@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Fuzzes every input parser with libFuzzer (swiftc -sanitize=fuzzer,address), SECONDS each (default 60):
-# capture (CaptureReader.parse, fold, report), perf script, macOS sample, folded, speedscope JSON, differential folded (and diff).
+# capture (CaptureReader.parse, fold, report, flame graph, exports), perf script, macOS sample, folded, speedscope JSON, differential folded (and diff).
 # The targets (tools/fuzz/*.swift) are built against the StallFormat and StallAnalysis sources in .build/fuzz,
 # apart from the package's build; seeds come from the test fixtures and a few generated captures.
 # Prints each target's executions and crashes; exits 0 only when none crashed (crashing inputs are kept in

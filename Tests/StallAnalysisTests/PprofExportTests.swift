@@ -46,6 +46,24 @@ import Testing
         #expect(strings[Int(profile.int(14))] == "wall")
     }
 
+    @Test func speedscopeFilesAndLinesBecomeFunctionFilesAndLines() throws {
+        // py-spy's frames carry file and line: `main (app.py:12)` is in app.py at line 12.
+        let (stacks, _) = try Folder.fold([InputSource(path: FoldFixture.path("speedscope/pyspy-sampled.json"))],
+                                          options: FoldOptions())
+        let profile = try #require(ProtoMessage(try Self.profile(TimelineBuilder.build(folded: stacks, name: "py"))))
+        let strings = profile.strings(6)
+        let functions = Dictionary(uniqueKeysWithValues: profile.messages(5).map { ($0.int(1), $0) })
+        let main = try #require(functions.values.first { strings[Int($0.int(2))] == "main (app.py:12)" })
+        #expect(strings[Int(main.int(4))] == "app.py")
+        let lines = profile.messages(4).flatMap { $0.messages(4) }.filter { $0.int(1) == main.int(1) }
+        #expect(!lines.isEmpty && lines.allSatisfy { $0.int(2) == 12 })
+        // Folded input has no sources: no file, line 0.
+        var folded = FoldedStacks()
+        folded.add(folded: "main;a", count: 1)
+        let plain = try #require(ProtoMessage(try Self.profile(TimelineBuilder.build(folded: folded, name: "f"))))
+        #expect(plain.messages(5).allSatisfy { $0.int(4) == 0 })
+    }
+
     @Test func untimedCountsRoundToWholeSamplesWithAWarning() throws {
         var stacks = FoldedStacks()
         stacks.add(folded: "main;a", count: 2.5)

@@ -1,4 +1,5 @@
-// libFuzzer target: stallprof capture files (CaptureReader.parse, the importer's fold, the report, chart markers).
+// libFuzzer target: stallprof capture files (CaptureReader.parse, the importer's fold, the report, chart markers,
+// the flame graph and flame chart SVGs, and the speedscope, Chrome trace and pprof exports).
 // Built by tools/fuzz.sh with -sanitize=fuzzer,address against the StallFormat and StallAnalysis sources.
 @testable import StallAnalysis
 @testable import StallFormat
@@ -27,11 +28,17 @@ public func fuzzCapture(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
         var stacks = FoldedStacks()
         var diagnostics = Diagnostics()
         StallCaptureImporter().fold(capture, into: &stacks, diagnostics: &diagnostics)
-        _ = StallCaptureImporter().timeOrdered(capture, diagnostics: &diagnostics)
         _ = ChartMarker.place(capture, options: StallCaptureImporter.Options())
         let report = StallReport(captures: [capture])
         _ = report.text()
         _ = report.json()
+        let ordered = StallCaptureImporter().timeOrdered(capture, diagnostics: &diagnostics)
+        _ = SVGFlameGraph().render(StackProfile(stacks), diagnostics: &diagnostics)
+        _ = SVGFlameGraph().render(StackProfile(stacks: ordered), diagnostics: &diagnostics)
+        let timeline = TimelineBuilder.build(capture, diagnostics: &diagnostics)
+        _ = try? SpeedscopeExporter().export(timeline, diagnostics: &diagnostics)
+        _ = try? ChromeTraceExporter().export(timeline, diagnostics: &diagnostics)
+        _ = try? PprofExporter().export(timeline, diagnostics: &diagnostics)
     }
     return 0
 }

@@ -23,6 +23,11 @@ public struct FoldedStacks: Sendable, Equatable {
     /// ``merge(_:)`` combines the two units. Default: nil.
     public var unit: CountUnit? = nil
 
+    /// Where a frame name's code is, when the input says (speedscope's `file` and `line`), by name; the first
+    /// source seen for a name is kept. The pprof export writes them as the function's file and the line.
+    /// Default: empty.
+    public var frameSources: [String: FrameSource] = [:]
+
     /// Creates an empty set.
     public init() {}
 
@@ -118,6 +123,7 @@ public struct FoldedStacks: Sendable, Equatable {
     public mutating func merge(_ other: FoldedStacks) -> [String] {
         var overflowed: [String] = []
         unit = CountUnit.combined(unit, other.unit)
+        frameSources.merge(other.frameSources) { kept, _ in kept }
         other.table.forEach { bytes, index in
             let entry = other.entries[index]
             if !add(bytes: bytes, whole: entry.whole, fraction: entry.fraction) {
@@ -189,4 +195,18 @@ public struct FoldedStacks: Sendable, Equatable {
 
     /// A count as folded files write it: integers without a fraction, others in plain decimal (``CountFormat``).
     public static func format(_ count: Double) -> String { CountFormat.plain(count) }
+}
+
+/// A frame's source file and line, where an input gives them.
+public struct FrameSource: Sendable, Hashable {
+    /// The source file; nil when not given.
+    public var file: String?
+    /// The line; nil when not given.
+    public var line: Int?
+
+    /// Creates a source.
+    public init(file: String?, line: Int?) {
+        self.file = file
+        self.line = line
+    }
 }

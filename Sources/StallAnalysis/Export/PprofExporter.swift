@@ -126,8 +126,13 @@ public struct PprofExporter: ProfileExporter {
     private struct Tables {
         private(set) var strings: [String] = [""]
         private var stringIndex: [String: Int64] = ["": 0]
-        private var functions: [String: UInt64] = [:]
-        private var functionNames: [Int64] = []
+        private var functions: [FunctionKey: UInt64] = [:]
+        private var functionNames: [(name: Int64, file: Int64)] = []
+
+        private struct FunctionKey: Hashable {
+            var name: String
+            var file: String?
+        }
         private var locations: [LocationKey: UInt64] = [:]
         private var locationList: [LocationKey] = []
 
@@ -148,11 +153,12 @@ public struct PprofExporter: ProfileExporter {
 
         /// The location id of `frame` in mapping `mapping` (0: none).
         mutating func location(_ frame: TimelineFrame, mapping: UInt64) -> UInt64 {
-            var function = functions[frame.name] ?? 0
+            let functionKey = FunctionKey(name: frame.name, file: frame.file)
+            var function = functions[functionKey] ?? 0
             if function == 0 {
-                functionNames.append(string(frame.name))
+                functionNames.append((string(frame.name), frame.file.map { string($0) } ?? 0))
                 function = UInt64(functionNames.count)
-                functions[frame.name] = function
+                functions[functionKey] = function
             }
             let key = LocationKey(mapping: mapping, address: frame.address ?? 0, function: function, line: frame.line ?? 0)
             if let known = locations[key] { return known }
@@ -171,8 +177,13 @@ public struct PprofExporter: ProfileExporter {
                     message.message(4) { $0.uint(1, key.function); $0.int(2, Int64(key.line)) }
                 }
             }
-            for (index, name) in functionNames.enumerated() {
-                out.message(5) { $0.uint(1, UInt64(index + 1)); $0.int(2, name); $0.int(3, name) }
+            for (index, function) in functionNames.enumerated() {
+                out.message(5) {
+                    $0.uint(1, UInt64(index + 1))
+                    $0.int(2, function.name)
+                    $0.int(3, function.name)
+                    if function.file != 0 { $0.int(4, function.file) }
+                }
             }
         }
     }

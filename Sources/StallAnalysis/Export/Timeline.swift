@@ -133,15 +133,18 @@ public struct TimelineFrame: Sendable, Hashable {
     public var image: String?
     /// The instruction address looked up (for return addresses, the byte before); nil when unknown.
     public var address: UInt64?
-    /// Source line; nil when unknown (captures carry no line tables today).
+    /// Source line; nil when unknown (captures carry no line tables today; speedscope input gives them).
     public var line: Int?
+    /// Source file; nil when unknown (as ``line``).
+    public var file: String?
 
     /// Creates a frame.
-    public init(name: String, image: String? = nil, address: UInt64? = nil, line: Int? = nil) {
+    public init(name: String, image: String? = nil, address: UInt64? = nil, line: Int? = nil, file: String? = nil) {
         self.name = name
         self.image = image
         self.address = address
         self.line = line
+        self.file = file
     }
 }
 

@@ -73,7 +73,13 @@ public struct SpeedscopeImporter: StackImporter {
             guard let text = name?.string else {
                 throw shape.error(at: "shared.frames[\(index)].name", "a frame without a string name")
             }
-            return String(text.map { $0.isNewline ? " " : $0 == ";" ? ":" : $0 })
+            let folded = String(text.map { $0.isNewline ? " " : $0 == ";" ? ":" : $0 })
+            let file = frame["file"]?.string
+            let line = frame["line"]?.number.flatMap { $0 >= 1 && $0 < 1e9 ? Int($0) : nil }
+            if file != nil || line != nil, stacks.frameSources[folded] == nil {
+                stacks.frameSources[folded] = FrameSource(file: file, line: line)
+            }
+            return folded
         }
         let profiles = try shape.array(document["profiles"], at: "profiles")
         var units: [String] = []
