@@ -36,9 +36,9 @@ public func fuzzCapture(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
         _ = SVGFlameGraph().render(StackProfile(stacks), diagnostics: &diagnostics)
         _ = SVGFlameGraph().render(StackProfile(stacks: ordered), diagnostics: &diagnostics)
         let timeline = TimelineBuilder.build(capture, diagnostics: &diagnostics)
-        _ = try? SpeedscopeExporter().export(timeline, diagnostics: &diagnostics)
-        _ = try? ChromeTraceExporter().export(timeline, diagnostics: &diagnostics)
-        _ = try? PprofExporter().export(timeline, diagnostics: &diagnostics)
+        _ = try? SpeedscopeExporter(options: .init()).export(timeline, diagnostics: &diagnostics)
+        _ = try? ChromeTraceExporter(options: .init()).export(timeline, diagnostics: &diagnostics)
+        _ = try? PprofExporter(options: .init()).export(timeline, diagnostics: &diagnostics)
     }
     return 0
 }
