@@ -43,11 +43,19 @@ import Testing
     }
 
     @Test(arguments: ["speedscope", "chrome-trace"])
-    func exportsWriteNoExponent(format: String) throws {
+    func exportsWriteExactCountsWithoutExponent(format: String) throws {
         let result = try CLI.run(["export", "--format", format, try Self.file()])
         #expect(result.status == 0)
         #expect(!result.out.isEmpty)
         #expect(!result.out.contains("e+") && !result.out.contains("E+"))
+        // The weights as folded: past 2^53 a Double would have written ...552000 and ...992.
+        #expect(result.out.contains("18446744073709551615") && result.out.contains("9007199254740993"), "\(result.out)")
+    }
+
+    @Test func pprofWritesExactCountsAndClampsPastInt64() throws {
+        let result = try CLI.run(["export", "--format", "pprof", try Self.file(), "-o", "/dev/null"])
+        #expect(result.status == 0)
+        #expect(result.err.contains("1 count past 2^63-1 written as 2^63-1"), "\(result.err)")
     }
 
     @Test func aCountBeyondTheCountingTypeIsNamedInTheWarning() throws {

@@ -48,7 +48,7 @@ public struct ChromeTraceExporter: ProfileExporter {
                 guard options.samples, let leaf = frames.leaf(of: sample.frames) else { continue }
                 samples.append(.object([
                     ("pid", .int(Int(pid))), ("tid", .int(Int(tid))), ("ts", Self.micro(at)),
-                    ("name", .string(episode.title)), ("sf", .int(leaf)), ("weight", .count(sample.count)),
+                    ("name", .string(episode.title)), ("sf", .int(leaf)), ("weight", sample.exact.map { .literal(String($0)) } ?? .count(sample.count)),
                 ]))
             }
             var args: [(String, JSONValue)] = [("samples", .int(episode.samples.count))]

@@ -35,20 +35,33 @@ public struct PprofExporter: ProfileExporter {
         var samples: [SampleKey: (count: Int64, wall: Int64)] = [:]
         var order: [SampleKey] = []
         var fractional = 0
+        var clamped = 0
         for (episodeIndex, episode) in timeline.episodes.enumerated() {
             for sample in episode.samples where sample.count > 0 {
                 let locations = sample.frames.reversed().map { frame in
                     table.location(frame, mapping: frame.image.flatMap { mappingIDs[$0] } ?? 0)
                 }
                 let value = sample.count * scale
-                let count = Int64(min(value.rounded(), 9e18))
-                if count != Int64(exactly: value) { fractional += 1 }
+                var count = Int64(min(value.rounded(), 9e18))
+                if let exact = sample.exact, scale == 1 {
+                    // Exact past 2^53; pprof values are int64, so a count past 2^63-1 is clamped and said.
+                    count = exact > UInt64(Int64.max) ? Int64.max : Int64(exact)
+                    if exact > UInt64(Int64.max) { clamped += 1 }
+                } else if count != Int64(exactly: value) {
+                    fractional += 1
+                }
                 guard count > 0 else { continue }
                 let key = SampleKey(episode: episodeIndex, locations: locations)
                 if samples[key] == nil { order.append(key) }
-                samples[key, default: (0, 0)].count += count
+                let (sum, overflow) = samples[key, default: (0, 0)].count.addingReportingOverflow(count)
+                if overflow { clamped += 1 }
+                samples[key, default: (0, 0)].count = overflow ? Int64.max : sum
                 samples[key, default: (0, 0)].wall &+= Int64(clamping: sample.wallNs ?? 0)
             }
+        }
+        if clamped > 0 {
+            diagnostics.warn("\(timeline.name): \(clamped) count\(clamped == 1 ? "" : "s") past 2^63-1 written as "
+                + "2^63-1 (pprof values are int64)")
         }
         if fractional > 0 {
             diagnostics.warn("\(timeline.name): \(fractional) fractional count\(fractional == 1 ? "" : "s") rounded to "

@@ -51,7 +51,7 @@ public struct SpeedscopeExporter: ProfileExporter {
                 for frame in sample.frames {
                     // Frames are shared by name and image only: addresses differ within one function.
                     let key = TimelineFrame(name: frame.name, image: options.imagePaths ? frame.image : nil,
-                                            line: frame.line)
+                                            line: frame.line, file: frame.file)
                     if let known = index[key] {
                         stack.append(.int(known))
                         continue
@@ -59,13 +59,15 @@ public struct SpeedscopeExporter: ProfileExporter {
                     index[key] = frames.count
                     stack.append(.int(frames.count))
                     var members: [(String, JSONValue)] = [("name", .string(key.name))]
-                    if let image = key.image { members.append(("file", .string(image))) }
+                    if let file = key.image ?? key.file { members.append(("file", .string(file))) }
                     if let line = key.line { members.append(("line", .int(line))) }
                     frames.append(.object(members))
                 }
                 let weight = inMilliseconds ? Double(sample.wallNs ?? 0) / 1e6 : sample.count * scale
                 stacks.append(.array(stack))
-                weights.append(.count(weight))
+                // An integral folded count is written exactly (past 2^53 a Double would round it).
+                let exact = inMilliseconds || scale != 1 ? nil : sample.exact
+                weights.append(exact.map { .literal(String($0)) } ?? .count(weight))
                 total += weight
             }
             let start = inMilliseconds ? Double(episode.startNs ?? 0) / 1e6 : 0

@@ -113,14 +113,18 @@ public struct TimelineSample: Sendable {
     public var wallNs: UInt64?
     /// How many samples this entry counts (1 for a capture's sample; the folded count otherwise).
     public var count: Double
+    /// ``count`` exactly, when it is an integer of folded input (up to 2^64-1, past a Double's 2^53); nil otherwise.
+    public var exact: UInt64?
     /// The frames, root first.
     public var frames: [TimelineFrame]
 
     /// Creates a sample.
-    public init(timestampNs: UInt64? = nil, wallNs: UInt64? = nil, count: Double = 1, frames: [TimelineFrame]) {
+    public init(timestampNs: UInt64? = nil, wallNs: UInt64? = nil, count: Double = 1, exact: UInt64? = nil,
+                frames: [TimelineFrame]) {
         self.timestampNs = timestampNs
         self.wallNs = wallNs
         self.count = count
+        self.exact = exact
         self.frames = frames
     }
 }

@@ -86,14 +86,14 @@ public enum TimelineBuilder {
     /// each with its count, in the stacks' ``FoldedStacks/unit``. Frames are the `;`-separated names; they carry no
     /// image nor address, and a file and line where ``FoldedStacks/frameSources`` has them. An empty stack (py-spy's idle line) is kept as a sample without frames, so totals match.
     public static func build(folded stacks: FoldedStacks, name: String) -> Timeline {
-        let samples = stacks.sorted.compactMap { entry -> TimelineSample? in
+        let samples = stacks.sortedProfileStacks.compactMap { entry -> TimelineSample? in
             guard entry.count > 0 else { return nil }
             let frames = entry.stack.isEmpty ? [] : entry.stack.split(separator: ";", omittingEmptySubsequences: false)
                 .map { name -> TimelineFrame in
                     let source = stacks.frameSources.isEmpty ? nil : stacks.frameSources[String(name)]
                     return TimelineFrame(name: String(name), line: source?.line, file: source?.file)
                 }
-            return TimelineSample(count: entry.count, frames: frames)
+            return TimelineSample(count: entry.count, exact: entry.exact, frames: frames)
         }
         return Timeline(name: name, isTimed: false, episodes: [TimelineEpisode(id: 0, samples: samples)],
                         countUnit: stacks.unit == .samples ? nil : stacks.unit)
