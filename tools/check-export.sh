@@ -64,7 +64,7 @@ for capture in "$out"/*.stalls; do
     "$stallprof" export --format pprof "$capture" -o "$out/$name.pb.gz"
     validate speedscope "$out/$name.speedscope.json"
     validate chrome-trace "$out/$name.trace.json"
-    validate pprof "$out/$name.pb.gz" "$(samples "$out/$name.folded")"
+    CAPTURE=1 validate pprof "$out/$name.pb.gz" "$(samples "$out/$name.folded")"
     "$stallprof" export --format speedscope --weight samples "$capture" -o "$out/$name.samples.json"
     "$stallprof" fold "$out/$name.samples.json" -o "$out/$name.roundtrip.folded"
     cmp -s "$out/$name.folded" "$out/$name.roundtrip.folded" \
