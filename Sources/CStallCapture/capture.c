@@ -227,24 +227,41 @@ void stallcap_sample_cancel(void) {
     (void)settle(0);
 }
 
+void stallcap_sample_end(void) {
+    stallcap_sample_cancel();
+    stallcap_cputimer_release_all();
+}
+
 stallcap_status stallcap_sample(pid_t tid, int64_t timeout_ns, uintptr_t *frames, uint32_t max_frames,
                                 stallcap_sample_info *info) {
     int signo = atomic_load(&g_signo);
     if (signo == 0) return STALLCAP_NOT_INSTALLED;
-    // The app may have replaced or reset the handler since: then our signal could kill it or reach its handler.
+    // The app may have replaced or reset the handler since: then our signal could kill it or reach its handler,
+    // so a request still armed is disarmed too.
     struct sigaction current;
-    if (sigaction(signo, NULL, &current) != 0 || !is_ours(&current)) return STALLCAP_NOT_INSTALLED;
+    if (sigaction(signo, NULL, &current) != 0 || !is_ours(&current)) {
+        stallcap_sample_cancel();
+        return STALLCAP_NOT_INSTALLED;
+    }
     uint64_t word = settle(tid);
     if (WORD_STATE(word) == ST_CLAIMED) return STALLCAP_BUSY;
+    // An outstanding request of a thread that has exited can never be answered (its timer watched the old
+    // thread): drop it.
+    if (WORD_STATE(word) == ST_REQUESTED && stallcap_thread_cpu_ns(tid) < 0) {
+        stallcap_sample_cancel();
+        return STALLCAP_NO_THREAD;
+    }
     // This thread's request from an earlier call, answered since (the thread got its tick late, on a loaded
     // machine): a sample taken when its handler ran, collected now.
     if (WORD_STATE(word) == ST_DONE) return collect(frames, max_frames, info, WORD_GEN(word), tid);
     // A thread in a system call (most often asleep) would meet the timer's signal only after the call returned:
     // say so now, so that the caller reads its stack from memory instead of waiting out the timeout. Not a safety
-    // check: the timer never interrupts a call, also one the thread enters after this read. A request still
-    // outstanding stays so.
+    // check: the timer never interrupts a call, also one the thread enters after this read.
     stallcap_syscall_state syscall_state;
-    if (stallcap_read_syscall(tid, &syscall_state) == STALLCAP_SYSCALL_IN_CALL) return STALLCAP_IN_SYSCALL;
+    if (stallcap_read_syscall(tid, &syscall_state) == STALLCAP_SYSCALL_IN_CALL) {
+        if (WORD_STATE(word) == ST_REQUESTED) stallcap_sample_cancel();  // no timer left armed while it sleeps
+        return STALLCAP_IN_SYSCALL;
+    }
     uint32_t gen = WORD_GEN(word);
     if (WORD_STATE(word) != ST_REQUESTED) {  // none outstanding: a new request, and its timer
         gen += 1;
@@ -263,7 +280,12 @@ stallcap_status stallcap_sample(pid_t tid, int64_t timeout_ns, uintptr_t *frames
     if (timeout_ns < 0) timeout_ns = 0;
     switch (stallcap_handoff_wait(gen, stallcap_monotonic_ns() + (uint64_t)timeout_ns)) {
     case ST_DONE: return collect(frames, max_frames, info, gen, tid);
-    case ST_REQUESTED: return STALLCAP_TIMEOUT;  // left outstanding: a later call collects its answer
+    case ST_REQUESTED:
+        // Left outstanding only while the thread waits for a CPU (a later call collects the answer). A thread
+        // asleep in a system call may sleep for ever: its timer is disarmed rather than left to fire at some
+        // later moment, after the app may have reset the signal or the watchdog stopped.
+        if (stallcap_read_syscall(tid, &syscall_state) == STALLCAP_SYSCALL_IN_CALL) stallcap_sample_cancel();
+        return STALLCAP_TIMEOUT;
     case ST_CLAIMED: return STALLCAP_BUSY;      // claimed and still running: leave it to finish
     default: return STALLCAP_TIMEOUT;
     }

@@ -40,6 +40,7 @@ static uint64_t g_uses = 0;
 static void release(timer_slot *slot) {
     if (slot->tid != 0) syscall(SYS_timer_delete, slot->timer);
     slot->tid = 0;
+    slot->used = 0;  // a free slot is the first taken
 }
 
 /// The slot of `tid`, creating its timer (evicting the least recently used one) when there is none. Returns NULL
@@ -90,6 +91,10 @@ int stallcap_cputimer_fire(pid_t tid, int signo) {
 void stallcap_cputimer_cancel(pid_t tid) {
     for (int i = 0; i < SLOTS; i++)
         if (g_slots[i].tid == tid) (void)set(&g_slots[i], 0);
+}
+
+void stallcap_cputimer_release_all(void) {
+    for (int i = 0; i < SLOTS; i++) release(&g_slots[i]);
 }
 
 void stallcap_cputimer_forget(void) {

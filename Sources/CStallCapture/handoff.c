@@ -60,6 +60,7 @@ void stallcap_handoff_done(uint64_t claimed) {
 
 int stallcap_handoff_wait(uint32_t gen, uint64_t deadline_ns) {
     int slept = 0;
+    uint64_t claimed_pause = POLL_CLAIMED_NS;
     for (;;) {
         uint64_t word = atomic_load_explicit(&stallcap_request_word, memory_order_acquire);
         int state = WORD_STATE(word);
@@ -74,7 +75,10 @@ int stallcap_handoff_wait(uint32_t gen, uint64_t deadline_ns) {
             atomic_fetch_add_explicit(&g_deadlines, 1, memory_order_relaxed);
             return state;  // REQUESTED (left outstanding) or CLAIMED (a handler is finishing)
         }
-        uint64_t pause = state == ST_CLAIMED ? POLL_CLAIMED_NS : POLL_NS;
+        // Claimed: the handler is unwinding, done within microseconds, unless its thread lost the CPU; the pause
+        // doubles each time (20 µs to 1 ms) so that a preempted or stopped thread is not polled 10,000 times.
+        uint64_t pause = state == ST_CLAIMED ? claimed_pause : POLL_NS;
+        if (state == ST_CLAIMED && claimed_pause < POLL_NS) claimed_pause *= 2;
         if (pause > deadline_ns - now) pause = deadline_ns - now;
         struct timespec timeout = {.tv_sec = (time_t)(pause / 1000000000ull), .tv_nsec = (long)(pause % 1000000000ull)};
         if (!slept) atomic_fetch_add_explicit(&g_waits, 1, memory_order_relaxed);

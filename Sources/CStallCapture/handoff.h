@@ -39,6 +39,9 @@ __attribute__((visibility("hidden"))) int stallcap_handoff_wait(uint32_t gen, ui
 /// claim was cancelled first).
 __attribute__((visibility("hidden"))) void stallcap_cputimer_cancel(pid_t tid);
 
+/// Deletes every timer (the watchdog stopped: nothing of stallprof's stays armed or listed in /proc/self/timers).
+__attribute__((visibility("hidden"))) void stallcap_cputimer_release_all(void);
+
 /// Forgets every timer without deleting it (in a child of fork(), which has none).
 __attribute__((visibility("hidden"))) void stallcap_cputimer_forget(void);
 

@@ -73,6 +73,12 @@ final class StallSampler {
         read()
     }
 
+    deinit {
+        // Dropped without finish() (presamples discarded, a saturated episode replacing a presampler): its request
+        // must not stay armed.
+        stallcap_sample_cancel()
+    }
+
     /// Reads the thread's CPU time and run-queue wait.
     @discardableResult
     private func read() -> Reading? {
@@ -95,6 +101,7 @@ final class StallSampler {
         guard let (count, truncated) = MemoryStack.readIfInSystemCall(threadID, into: &buffer) else { return nil }
         lastRealSampleNs = now
         consecutiveMisses = 0
+        unansweredSinceCPU = nil  // asleep: a request of its was cancelled; the next one starts afresh
         haveStack = true
         sampleCount += 1
         lastSampleCPU = reading?.cpuNs

@@ -106,6 +106,7 @@ extension WatchdogLoop {
         presampler = nil
         presamples.removeAll()
         endSaturatedEpisode(endNs: endNs)
+        stallcap_sample_end()  // no timer of ours stays armed, or exists, after stop()
     }
 
     /// The process was stopped for `ns` (see ``PauseDetector``): not part of the episodes in progress.

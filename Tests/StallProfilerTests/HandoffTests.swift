@@ -175,3 +175,18 @@ extension WatchdogTests {
         #expect(taken > 0 && inCall > 0, "\(taken) taken, \(inCall) in a system call")
     }
 }
+
+extension WatchdogTests {
+    /// The capture signal's timers listed in /proc/self/timers (a `signal: N/...` line per timer).
+    static func captureTimers() -> Int {
+        let text = (try? String(contentsOfFile: "/proc/self/timers", encoding: .utf8)) ?? ""
+        return text.split(separator: "\n").filter { $0.hasPrefix("signal: \(SIGPROF)/") }.count
+    }
+
+    /// After stop() nothing of stallprof's stays armed: a request left outstanding by a timeout could otherwise
+    /// fire later, after the app reset the signal to its default (which kills the process).
+    @Test func stopDeletesEveryTimerOfTheCaptureSignal() throws {
+        _ = try capture(stall: { _ = BusyWork.spin(milliseconds: 400) })
+        #expect(Self.captureTimers() == 0, "\(Self.captureTimers()) timers left")
+    }
+}

@@ -97,6 +97,10 @@ stallcap_status stallcap_sample(pid_t tid, int64_t timeout_ns, uintptr_t *frames
 /// earlier episode is collected in a later one). Same calling thread as `stallcap_sample`.
 void stallcap_sample_cancel(void);
 
+/// Ends sampling (the watchdog stops): cancels any request and deletes every timer stallprof created, so no
+/// signal of ours can come later. Same calling thread as `stallcap_sample`.
+void stallcap_sample_end(void);
+
 /// Arms a one-shot timer on thread `tid`'s CPU clock that sends `signo` to that thread the next time it runs
 /// user code after a scheduler tick (never inside a system call): the delivery `stallcap_sample` uses, also for
 /// benchmarks that measure its floor. One timer per thread and signal is kept (a few at most). Returns 0, ESRCH
