@@ -258,10 +258,9 @@ stallcap_status stallcap_sample(pid_t tid, int64_t timeout_ns, uintptr_t *frames
     // say so now, so that the caller reads its stack from memory instead of waiting out the timeout. Not a safety
     // check: the timer never interrupts a call, also one the thread enters after this read.
     stallcap_syscall_state syscall_state;
-    if (stallcap_read_syscall(tid, &syscall_state) == STALLCAP_SYSCALL_IN_CALL) {
-        if (WORD_STATE(word) == ST_REQUESTED) stallcap_sample_cancel();  // no timer left armed while it sleeps
-        return STALLCAP_IN_SYSCALL;
-    }
+    // An outstanding request stays: a thread in a short call meets its signal on the way out; one that sleeps
+    // on has it disarmed at the next timeout (below).
+    if (stallcap_read_syscall(tid, &syscall_state) == STALLCAP_SYSCALL_IN_CALL) return STALLCAP_IN_SYSCALL;
     uint32_t gen = WORD_GEN(word);
     if (WORD_STATE(word) != ST_REQUESTED) {  // none outstanding: a new request, and its timer
         gen += 1;
