@@ -46,9 +46,15 @@ enum ReportCommand {
         var options = invocation.options.report
         options.capture = invocation.options.input.capture
         var diagnostics = Diagnostics()  // an empty input: the same warning as every command, no data
-        let input = try ReportInput.read(
-            inputs.map(InputSource.init(path:)), options: invocation.options.input,
-            diagnostics: &diagnostics)
+        let input: ReportInput
+        do {
+            input = try ReportInput.read(
+                inputs.map(InputSource.init(path:)), options: invocation.options.input, diagnostics: &diagnostics)
+        } catch {
+            // What was skipped on the way (lines whose count exceeds 2^64-1) says why no stack is left.
+            diagnostics.warnings.forEach { Output.error("warning: \($0)") }
+            throw error
+        }
         diagnostics.warnings.forEach { Output.error("warning: \($0)") }
         let text: String
         switch input {
