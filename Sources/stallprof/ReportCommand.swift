@@ -45,6 +45,7 @@ enum ReportCommand {
         let inputs = try inputsOrStandardInput(invocation.positionals)
         var options = invocation.options.report
         options.capture = invocation.options.input.capture
+        let output = try OutputTarget(invocation.options.output)  // before reading, as the shell's `>`
         var diagnostics = Diagnostics()  // an empty input: the same warning as every command, no data
         let input: ReportInput
         do {
@@ -69,6 +70,6 @@ enum ReportCommand {
             }
             text = invocation.options.json ? report.json() : report.text()
         }
-        try Output.write(text, to: invocation.options.output)
+        try output.finish(Array(text.utf8))
     }
 }
