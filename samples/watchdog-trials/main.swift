@@ -14,6 +14,11 @@
 //       The main thread idles in RunLoop.main; once the watchdog thread sleeps deeply (in epoll_wait on the run
 //       loop's epoll set, for a threshold), another thread stops it, prints whether that sleep was seen and how
 //       long stop() took, and exits 0.
+//   STALLPROF_OUTPUT=a.stalls watchdog-trials signal-blocked
+//       The main thread blocks the capture signal (pthread_sigmask), then its main queue spins for 1 s: a busy stall
+//       the watchdog cannot sample with the signal; the capture records the thread's blocked-signal mask.
+//   STALLPROF_OUTPUT=a.stalls watchdog-trials marker-flood
+//       A thread floods markers while the main thread makes 3,000 in five busy stalls (MarkerFlood.swift).
 //   watchdog-trials marker-noop      (no STALLPROF_OUTPUT: no watchdog)
 //       StallMarker calls under a seccomp filter that kills the process on any system call but write and exit;
 //       prints how many calls ran, and the heap allocations they made when count-allocations.c is preloaded
@@ -128,10 +133,21 @@ case "idle-stop":
         print("deep sleep seen: \(deep); stop took \((monotonicNanoseconds() - start) / 1_000_000) ms")
         exit(0)
     }.start()
+case "signal-blocked":
+    DispatchQueue.main.asyncAfter(deadline: .now() + .milliseconds(300)) {
+        var blocked = sigset_t()
+        sigemptyset(&blocked)
+        sigaddset(&blocked, watchdog?.configuration.signal ?? SIGPROF)
+        pthread_sigmask(SIG_BLOCK, &blocked, nil)
+        _ = BusyWork.spin(milliseconds: 1000)
+        DispatchQueue.main.asyncAfter(deadline: .now() + .milliseconds(300)) { finish(watchdog, status: 0) }
+    }
+case "marker-flood":
+    markerFlood(watchdog)
 case "marker-noop" where watchdog == nil:
     markerNoop()
 default:
-    FileHandle.standardError.write(Data("usage: watchdog-trials small-stack | fork CHILD-OUTPUT | own-poll [TIMEOUT-MS] | idle-stop | marker-noop\n".utf8))
+    FileHandle.standardError.write(Data("usage: watchdog-trials small-stack | fork CHILD-OUTPUT | own-poll [TIMEOUT-MS] | idle-stop | signal-blocked | marker-flood | marker-noop\n".utf8))
     exit(2)
 }
 RunLoop.main.run()
