@@ -40,17 +40,21 @@ final class ThreadMarkerRings: @unchecked Sendable {
     /// Where a thread's older events go when its ring is full, and where threads without a ring put theirs.
     let overflow: MarkerRing
     private let tag: Int32
-    private let owners: UnsafeMutablePointer<Atomic<Int32>>
-    private let heads: UnsafeMutablePointer<Atomic<UInt64>>
-    private let tails: UnsafeMutablePointer<Atomic<UInt64>>
-    private let lost: UnsafeMutablePointer<Atomic<UInt64>>
-    /// Events each ring moved to the shared ring since the last drain.
-    private let spilled: UnsafeMutablePointer<Atomic<UInt64>>
-    private let words: UnsafeMutablePointer<Atomic<UInt64>>
+    /// Each ring's owner, positions and counts, a cache line each.
+    let rings: UnsafeMutablePointer<RingState>
+    /// The rings' slots, `depth` of ``slotWords`` words per ring, ring after ring.
+    let words: UnsafeMutablePointer<Atomic<UInt64>>
+    /// `lost` of each ring as last reported (the consumer's alone).
+    let lostReported: UnsafeMutablePointer<UInt64>
     /// Bumped when the watchdog frees rings: a thread that found none free looks again.
-    private let generation = Atomic<Int32>(0)
-    /// Set by a thread that found no free ring: the watchdog then frees the rings of exited threads.
-    private let wanted = Atomic<Bool>(false)
+    let generation = Atomic<Int32>(0)
+    /// Set by a thread that found no free ring: the watchdog then frees the rings of exited threads (it stays set
+    /// until one is freed).
+    let wanted = Atomic<Bool>(false)
+    /// Least time between two looks for exited owners (each look reads every owner's CPU clock). Default: 1 s.
+    var freeingIntervalNs: UInt64 = 1_000_000_000
+    /// When the consumer last looked for exited owners (monotonic nanoseconds).
+    var lastFreeingNs: UInt64? = nil
 
     /// A table of `threads` rings of `depth` slots (a power of two). The watchdog uses ``shared``; tests make their
     /// own.
@@ -64,30 +68,21 @@ final class ThreadMarkerRings: @unchecked Sendable {
         self.spillBudget = spillBudget
         self.overflow = overflow
         tag = (Self.tags.add(1, ordering: .relaxed).newValue - 1) % 0x7fff + 1
-        owners = .allocate(capacity: threads)
-        heads = .allocate(capacity: threads)
-        tails = .allocate(capacity: threads)
-        lost = .allocate(capacity: threads)
-        spilled = .allocate(capacity: threads)
-        for index in 0..<threads {
-            (owners + index).initialize(to: Atomic(0))
-            (heads + index).initialize(to: Atomic(0))
-            (tails + index).initialize(to: Atomic(0))
-            (lost + index).initialize(to: Atomic(0))
-            (spilled + index).initialize(to: Atomic(0))
-        }
+        rings = UnsafeMutableRawPointer.allocate(byteCount: threads * MemoryLayout<RingState>.stride, alignment: 64)
+            .bindMemory(to: RingState.self, capacity: threads)
+        for index in 0..<threads { (rings + index).initialize(to: RingState()) }
+        lostReported = .allocate(capacity: threads)
+        lostReported.initialize(repeating: 0, count: threads)
         let count = threads * depth * Self.slotWords
-        words = .allocate(capacity: count)
+        words = UnsafeMutableRawPointer.allocate(byteCount: count * 8, alignment: 64)
+            .bindMemory(to: Atomic<UInt64>.self, capacity: count)
         for index in 0..<count { (words + index).initialize(to: Atomic(0)) }
     }
 
     deinit {
-        for pointer in [heads, tails, lost, spilled] {
-            pointer.deinitialize(count: threads)
-            pointer.deallocate()
-        }
-        owners.deinitialize(count: threads)
-        owners.deallocate()
+        rings.deinitialize(count: threads)
+        rings.deallocate()
+        lostReported.deallocate()
         words.deinitialize(count: threads * depth * Self.slotWords)
         words.deallocate()
     }
@@ -102,13 +97,13 @@ final class ThreadMarkerRings: @unchecked Sendable {
             }
             return
         }
-        let position = tails[ring].load(ordering: .acquiring)
+        let position = rings[ring].tail.load(ordering: .acquiring)
         if position >= UInt64(depth) {
             // Full unless the watchdog has read the oldest: take it back from its reads, and pass it on.
             let oldest = position - UInt64(depth)
-            var head = heads[ring].load(ordering: .acquiring)
+            var head = rings[ring].head.load(ordering: .acquiring)
             while head <= oldest {
-                let (taken, current) = heads[ring].compareExchange(
+                let (taken, current) = rings[ring].head.compareExchange(
                     expected: head, desired: head + 1, ordering: .acquiringAndReleasing)
                 if taken {
                     spill(ring: ring, position: oldest)
@@ -132,7 +127,7 @@ final class ThreadMarkerRings: @unchecked Sendable {
                 slot[3 + word].store(bytes.load(fromByteOffset: word * 8, as: UInt64.self), ordering: .relaxed)
             }
         }
-        tails[ring].store(position + 1, ordering: .releasing)
+        rings[ring].tail.store(position + 1, ordering: .releasing)
     }
 
     /// The calling thread's ring (`tid` is its kernel tid), taken now if it has none; nil when none is free.
@@ -143,12 +138,12 @@ final class ThreadMarkerRings: @unchecked Sendable {
         let current = generation.load(ordering: .acquiring) & 0x7fff
         if word >> 16 == tag && field == 0x8000 | Int(current) { return nil }  // none free, none freed since
         for index in 0..<threads {
-            let owner = owners[index].load(ordering: .acquiring)
+            let owner = rings[index].owner.load(ordering: .acquiring)
             // A ring owned by this tid belonged to a thread that has exited (tids are unique among live threads),
             // or to this thread before its word named another table: it is this thread's now.
             if owner == tid
                 || (owner == 0
-                    && owners[index].compareExchange(expected: 0, desired: tid, ordering: .acquiringAndReleasing)
+                    && rings[index].owner.compareExchange(expected: 0, desired: tid, ordering: .acquiringAndReleasing)
                         .exchanged)
             {
                 stallcap_set_marker_ring_slot(tag << 16 | Int32(index + 1))
@@ -161,115 +156,67 @@ final class ThreadMarkerRings: @unchecked Sendable {
     }
 
     /// The slot of `position` in ring `ring`.
-    private func slot(ring: Int, position: UInt64) -> UnsafeMutablePointer<Atomic<UInt64>> {
+    func slot(ring: Int, position: UInt64) -> UnsafeMutablePointer<Atomic<UInt64>> {
         words + (ring * depth + Int(position & UInt64(depth - 1))) * Self.slotWords
     }
 
     /// Moves the event at `position` (taken back by its producer) to the shared ring, or counts it as lost when
     /// the ring has used its spill budget or the shared ring is full.
     private func spill(ring: Int, position: UInt64) {
-        guard spilled[ring].add(1, ordering: .relaxed).newValue <= spillBudget else {
-            lost[ring].add(1, ordering: .relaxed)
+        let spilledSoFar = rings[ring].spilled.load(ordering: .relaxed)
+        guard spilledSoFar &- rings[ring].spilledAtDrain.load(ordering: .relaxed) < spillBudget else {
+            countLost(ring)
             return
         }
-        let slot = self.slot(ring: ring, position: position)
-        let header = slot[0].load(ordering: .relaxed)
+        let event = Event(self.slot(ring: ring, position: position))
+        let moved = event.withName { name in
+            overflow.push(kind: event.kind, spanID: event.spanID, threadID: event.tid, timestampNs: event.timestampNs,
+                          name: name)
+        }
+        if moved { rings[ring].spilled.store(spilledSoFar &+ 1, ordering: .relaxed) } else { countLost(ring) }
+    }
+
+    /// Counts one event of `ring` as lost (by its producer, the only writer of the count).
+    private func countLost(_ ring: Int) {
+        rings[ring].lost.store(rings[ring].lost.load(ordering: .relaxed) &+ 1, ordering: .relaxed)
+    }
+
+    /// One ring's owner (a kernel tid, 0 when free), positions (the consumer's `head`, the producer's `tail`) and
+    /// counts, alone on a cache line: a flood on one ring does not slow another's. `lost` and `spilled` count the
+    /// events the ring lost and moved to the shared ring, in all: written by its producer alone (a load and a store,
+    /// no read-modify-write); `spilledAtDrain` is `spilled` at the last drain (the consumer's), where the ring's
+    /// spill budget starts.
+    struct RingState: ~Copyable {
+        let owner = Atomic<Int32>(0)
+        let head = Atomic<UInt64>(0), tail = Atomic<UInt64>(0)
+        let lost = Atomic<UInt64>(0), spilled = Atomic<UInt64>(0), spilledAtDrain = Atomic<UInt64>(0)
+        private let padding: (UInt64, UInt64) = (0, 0)
+    }
+
+    /// One event as read from a slot (a copy: the slot may be rewritten meanwhile).
+    struct Event {
+        var header: UInt64, spanID: UInt64, timestampNs: UInt64
         var text: (UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0, 0, 0, 0, 0)
-        let length = Self.name(of: slot, into: &text)
-        let moved = withUnsafeBytes(of: &text) { bytes in
-            overflow.push(
-                kind: UInt8(truncatingIfNeeded: header), spanID: slot[1].load(ordering: .relaxed),
-                threadID: Int32(bitPattern: UInt32(truncatingIfNeeded: header >> 32)),
-                timestampNs: slot[2].load(ordering: .relaxed),
-                name: UnsafeRawBufferPointer(rebasing: bytes[0..<length]))
-        }
-        if !moved { lost[ring].add(1, ordering: .relaxed) }
-    }
 
-    /// Copies the name words of `slot` into `text`; returns the name's length in bytes.
-    private static func name(
-        of slot: UnsafeMutablePointer<Atomic<UInt64>>,
-        into text: inout (UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64)
-    ) -> Int {
-        let length = min(Int((slot[0].load(ordering: .relaxed) >> 8) & 0xff), MarkerRecord.maxNameBytes)
-        withUnsafeMutableBytes(of: &text) { bytes in
-            for word in 0..<(length + 7) / 8 {
-                bytes.storeBytes(of: slot[3 + word].load(ordering: .relaxed), toByteOffset: word * 8, as: UInt64.self)
-            }
-        }
-        return length
-    }
-}
-
-/// The consumer's side: the watchdog thread (or `StallWatchdog.start` while no watchdog thread runs).
-extension ThreadMarkerRings {
-    /// Hands the events published in every thread's ring to `body` (each ring up to where its producer had got
-    /// when the ring's turn came, so a flood cannot keep the watchdog here), then each ring's losses since the last
-    /// drain to `lost` (the owner's tid, the count); then the shared ring's events, at most one ring's worth.
-    /// `isAlive` is asked about owners only when a thread found no free ring: the rings of exited threads are
-    /// freed then (after their last events are read).
-    func drain(_ body: (MarkerRecord) -> Void, lost report: (Int32, UInt64) -> Void, isAlive: (Int32) -> Bool) {
-        let freeing = wanted.exchange(false, ordering: .relaxed)
-        var freed = false
-        for ring in 0..<threads {
-            let owner = owners[ring].load(ordering: .acquiring)
-            let exited = freeing && owner != 0 && !isAlive(owner)
-            let end = tails[ring].load(ordering: .acquiring)
-            var head = heads[ring].load(ordering: .acquiring)
-            while head < end {
-                let record = self.record(ring: ring, position: head)
-                let (kept, current) = heads[ring].compareExchange(
-                    expected: head, desired: head + 1, ordering: .acquiringAndReleasing)
-                if kept {
-                    body(record)
-                    head += 1
-                } else {
-                    head = current  // its producer took it back meanwhile (and passed it on or counted it)
+        init(_ slot: UnsafeMutablePointer<Atomic<UInt64>>) {
+            header = slot[0].load(ordering: .relaxed)
+            spanID = slot[1].load(ordering: .relaxed)
+            timestampNs = slot[2].load(ordering: .relaxed)
+            let words = (min(Int((header >> 8) & 0xff), MarkerRecord.maxNameBytes) + 7) / 8
+            withUnsafeMutableBytes(of: &text) { bytes in
+                for word in 0..<words {
+                    bytes.storeBytes(of: slot[3 + word].load(ordering: .relaxed), toByteOffset: word * 8, as: UInt64.self)
                 }
             }
-            spilled[ring].store(0, ordering: .relaxed)
-            let count = lost[ring].exchange(0, ordering: .relaxed)
-            if count > 0 { report(owner, count) }
-            if exited {
-                owners[ring].store(0, ordering: .releasing)
-                freed = true
-            }
         }
-        if freed { generation.add(1, ordering: .releasing) }
-        overflow.drain(body)
-    }
 
-    /// The event at `position` of ring `ring`, as read now (valid only if the head is still there afterwards).
-    private func record(ring: Int, position: UInt64) -> MarkerRecord {
-        let slot = self.slot(ring: ring, position: position)
-        let header = slot[0].load(ordering: .relaxed)
-        var text: (UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0, 0, 0, 0, 0)
-        let length = Self.name(of: slot, into: &text)
-        let name = withUnsafeBytes(of: &text) { String(decoding: $0[0..<length], as: UTF8.self) }
-        return MarkerRecord(
-            kind: MarkerRecord.Kind(rawValue: UInt8(truncatingIfNeeded: header)) ?? .instant,
-            spanID: slot[1].load(ordering: .relaxed),
-            threadID: Int32(bitPattern: UInt32(truncatingIfNeeded: header >> 32)),
-            timestampNs: slot[2].load(ordering: .relaxed), name: name)
-    }
+        var kind: UInt8 { UInt8(truncatingIfNeeded: header) }
+        var length: Int { min(Int((header >> 8) & 0xff), MarkerRecord.maxNameBytes) }
+        var tid: Int32 { Int32(bitPattern: UInt32(truncatingIfNeeded: header >> 32)) }
 
-    /// Starts recording for a new watchdog: discards what an earlier one left in every ring and its loss counts,
-    /// then lets markers in (``MarkerRing/start()``). Rings stay with their threads.
-    func start() {
-        drain({ _ in }, lost: { _, _ in }, isAlive: { _ in true })
-        overflow.start()
-    }
-
-    /// In the child of a fork, where only the forking thread exists (its ring word is reset by `marker.c`): every
-    /// ring is free and empty again, and so is the shared ring.
-    func resetInChild() {
-        for ring in 0..<threads {
-            owners[ring].store(0, ordering: .relaxed)
-            heads[ring].store(tails[ring].load(ordering: .relaxed), ordering: .relaxed)
-            lost[ring].store(0, ordering: .relaxed)
-            spilled[ring].store(0, ordering: .relaxed)
+        /// Calls `body` with the name's bytes (on the stack).
+        func withName<R>(_ body: (UnsafeRawBufferPointer) -> R) -> R {
+            withUnsafeBytes(of: text) { body(UnsafeRawBufferPointer(rebasing: $0[0..<length])) }
         }
-        generation.add(1, ordering: .relaxed)
-        overflow.resetInChild()
     }
 }

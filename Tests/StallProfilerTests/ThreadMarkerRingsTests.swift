@@ -86,6 +86,7 @@ import Testing
 
     @Test func aThreadWithoutAFreeRingUsesTheSharedRingUntilAnExitedThreadsRingIsFreed() throws {
         let rings = ThreadMarkerRings(threads: 1, depth: 8, overflow: MarkerRing(capacity: 2))
+        rings.freeingIntervalNs = 0
         let exitedTid = Atomic<Int32>(0)
         let done = DispatchSemaphore(value: 0)
         Thread {
@@ -119,6 +120,16 @@ import Testing
         for sequence in 0..<30 { Self.push(rings, "again", UInt64(sequence)) }
         let second = Self.drain(rings)
         #expect(second.records.count == 28 && second.lost == [stallcap_gettid(): 2], "the budget is per drain")
+    }
+
+    /// The memory the watchdog's table holds, fixed when it is made: 64 rings of 32 slots of 88 bytes, each ring's
+    /// positions and counts on a cache line of their own.
+    @Test func theTableIsBoundedAndEachRingsStateHasACacheLine() {
+        #expect(MemoryLayout<ThreadMarkerRings.RingState>.stride == 64)
+        #expect(ThreadMarkerRings.defaultThreads * ThreadMarkerRings.defaultDepth * ThreadMarkerRings.slotWords * 8
+            == 176 * 1024)
+        let rings = ThreadMarkerRings(overflow: MarkerRing(capacity: 2))
+        #expect(UInt(bitPattern: rings.rings) % 64 == 0 && UInt(bitPattern: rings.words) % 64 == 0)
     }
 
     @Test func aThreadGetsItsOwnRingBackAfterUsingAnotherTable() throws {
