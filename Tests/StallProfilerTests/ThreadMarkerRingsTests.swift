@@ -132,6 +132,28 @@ import Testing
         #expect(UInt(bitPattern: rings.rings) % 64 == 0 && UInt(bitPattern: rings.words) % 64 == 0)
     }
 
+    /// What a forked child does (StallWatchdog's fork handler): every ring free and empty, the shared ring too,
+    /// though their owners (the parent's other threads) never ended.
+    @Test func resetInChildFreesEveryRingAndEmptiesTheSharedRing() throws {
+        let rings = ThreadMarkerRings(threads: 1, depth: 4, overflow: MarkerRing(capacity: 2))
+        let claimed = DispatchSemaphore(value: 0), release = DispatchSemaphore(value: 0)
+        Thread {
+            Self.push(rings, "other", 0)  // takes the only ring, and keeps it while it lives
+            claimed.signal()
+            release.wait()
+        }.start()
+        claimed.wait()
+        defer { release.signal() }
+        for sequence in 0..<3 { Self.push(rings, "mine", UInt64(sequence)) }  // no ring: the shared one, 1 lost
+        rings.resetInChild()
+        let none = Self.drain(rings)
+        #expect(none.records.isEmpty && none.lost.isEmpty, "nothing from before the reset")
+        for sequence in 0..<4 { Self.push(rings, "mine", UInt64(sequence)) }
+        let after = Self.drain(rings)
+        #expect(after.records.map(\.spanID) == [0, 1, 2, 3], "the ring is this thread's now")
+        #expect(after.records.allSatisfy { $0.threadID == stallcap_gettid() } && after.lost.isEmpty)
+    }
+
     @Test func aThreadGetsItsOwnRingBackAfterUsingAnotherTable() throws {
         let first = ThreadMarkerRings(threads: 1, depth: 8, overflow: MarkerRing(capacity: 1))
         let second = ThreadMarkerRings(threads: 1, depth: 8, overflow: MarkerRing(capacity: 1))
