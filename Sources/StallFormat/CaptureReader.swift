@@ -129,6 +129,11 @@ public enum CaptureReader {
                         + "(disk full or file size limit)")
             case .marker(let marker):
                 markers.add(marker)
+            case .signalMask(let mask):
+                // The first look of the episode (one is written per episode).
+                if let index = stallIndex[mask.stallID], capture.stalls[index].signalMask == nil {
+                    capture.stalls[index].signalMask = mask
+                }
             case .close(let timestampNs):
                 capture.closedCleanly = true
                 capture.closedAtNs = timestampNs
@@ -136,11 +141,22 @@ public enum CaptureReader {
         }
         capture.markers = markers.sorted
         capture.droppedMarkers = markers.dropped
+        capture.droppedMarkersByThread = markers.droppedByThread.filter { $0.value > 0 }
         if markers.dropped > 0 {
             capture.warnings.append("\(source): \(markers.dropped) app markers were lost (the app marked faster than "
-                + "the watchdog drained them)")
+                + "the watchdog drained them)" + Self.lostByThread(capture.droppedMarkersByThread))
         }
         return capture
+    }
+
+    /// `: 2950 of thread 1234, 3 of thread 1` (most first), or nothing when only unattributed losses (tid 0) are
+    /// known.
+    static func lostByThread(_ lost: [Int32: UInt64]) -> String {
+        guard lost.keys.contains(where: { $0 != 0 }) else { return "" }
+        let shown = lost.sorted { ($0.value, $1.key) > ($1.value, $0.key) }.prefix(5).map { tid, count in
+            tid == 0 ? "\(count) of threads without a ring of their own" : "\(count) of thread \(tid)"
+        }
+        return ": " + shown.joined(separator: ", ") + (lost.count > 5 ? ", and of \(lost.count - 5) more threads" : "")
     }
 
     private static func decode(type: UInt8, payload: ByteCursor) throws -> CaptureRecord? {
@@ -194,6 +210,10 @@ public enum CaptureReader {
             guard let kind = MarkerRecord.Kind(rawValue: rawKind) else { throw c.error("unknown marker kind \(rawKind)") }
             return .marker(MarkerRecord(
                 kind: kind, spanID: try c.u64(), threadID: try c.i32(), timestampNs: try c.u64(), name: try c.string()))
+        case .signalMask:
+            return .signalMask(SignalMaskRecord(
+                stallID: try c.u32(), timestampNs: try c.u64(), threadID: try c.i32(), signal: try c.i32(),
+                blockedMask: try c.u64()))
         case .dropped:
             return .dropped(DroppedRecord(
                 sampleCount: try c.u64(), otherCount: try c.u64(), firstNs: try c.u64(), lastNs: try c.u64()))

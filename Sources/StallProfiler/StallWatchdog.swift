@@ -60,6 +60,7 @@ public final class StallWatchdog: Sendable {
         stallcap_wd_forget()  // the deep sleep's descriptors are the parent's watchdog's
         running.store(false, ordering: .relaxed)
         MarkerRing.active.store(false, ordering: .relaxed)
+        ThreadMarkerRings.shared.resetInChild()
     }
 
     private init(configuration: Configuration, shared: WatchdogShared, thread: pthread_t) {
@@ -90,7 +91,7 @@ public final class StallWatchdog: Sendable {
             }
             let shared = WatchdogShared()
             let loop = WatchdogLoop(configuration: configuration, writer: writer, shared: shared)
-            MarkerRing.shared.start()  // markers count from here, before start() returns
+            ThreadMarkerRings.shared.start()  // markers count from here, before start() returns
             let thread = try loop.startThread()
             return StallWatchdog(configuration: configuration, shared: shared, thread: thread)
         } catch {

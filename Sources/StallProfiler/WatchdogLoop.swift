@@ -180,6 +180,7 @@ final class WatchdogLoop {
             }
             kept?.stallID = stallID
             kept?.presampling = false
+            if let kept { appendSignalMask(of: kept) }
             sampler = kept ?? StallSampler(stallID: stallID, threadID: threadID, configuration: configuration)
             presampler = nil
             presamples.removeAll()
@@ -238,11 +239,18 @@ final class WatchdogLoop {
             }
         }
         shared.missed.add(sampler.missedCount - before, ordering: .relaxed)
+        appendSignalMask(of: sampler)
         if sampler.handlerLost && !warnedHandlerLost {
             warnedHandlerLost = true
             report("the app replaced or reset the handler of signal \(configuration.signal); stalls are detected but no longer sampled")
         }
         return result
+    }
+
+    /// Writes the sampled thread's blocked-signal mask, once per episode, once the sampler has read it (a request
+    /// counted against the thread) and the episode is declared.
+    func appendSignalMask(of sampler: StallSampler) {
+        if let record = sampler.takeSignalMask(signal: configuration.signal) { writer.append(.signalMask(record)) }
     }
 
     /// Writes the image map at start, and again after a stall when libraries were loaded since.

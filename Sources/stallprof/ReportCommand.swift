@@ -31,7 +31,7 @@ enum ReportCommand {
                 """,
             groups: [
                 OptionGroup(title: "OPTIONS", options: [
-                    .flag("--json", help: "JSON (schema stallprof.report/v1; other profiles: "
+                    .flag("--json", help: "JSON (schema stallprof.report/v2; other profiles: "
                         + "stallprof.profile-report/v1) instead of text") { $0.json = true },
                     .integer("--top", help: "functions listed per section (other profiles: also in the JSON)",
                              default: "\(StallReportOptions().topFunctions)") { $0.report.topFunctions = $1 },

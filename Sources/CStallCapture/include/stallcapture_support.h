@@ -44,6 +44,10 @@ int stallcap_thread_schedstat(pid_t tid, uint64_t *run_ns, uint64_t *wait_ns);
 /// preempted). Returns 0, or -1 when the file cannot be read or parsed.
 int stallcap_thread_switches(pid_t tid, uint64_t *voluntary, uint64_t *involuntary);
 
+/// Reads the blocked-signal mask of thread `tid` from `/proc/self/task/<tid>/status` (`SigBlk`, bit n-1 set when
+/// signal n is blocked). Returns 0, or -1 when the file cannot be read or parsed.
+int stallcap_thread_blocked_signals(pid_t tid, uint64_t *blocked);
+
 /// The state letter of thread `tid` from `/proc/self/task/<tid>/stat` (`R` running or runnable, `S` sleeping,
 /// `D` uninterruptible...), or 0 when it cannot be read.
 char stallcap_thread_state(pid_t tid);
