@@ -14,6 +14,10 @@
 //       The main thread idles in RunLoop.main; once the watchdog thread sleeps deeply (in epoll_wait on the run
 //       loop's epoll set, for a threshold), another thread stops it, prints whether that sleep was seen and how
 //       long stop() took, and exits 0.
+//   STALLPROF_OUTPUT=a.stalls watchdog-trials close-own APP-DIR
+//   STALLPROF_OUTPUT=a.stalls watchdog-trials closefrom APP-DIR
+//       The app closes the watchdog's descriptors (exactly those, or everything from 3 up), opens six files of its
+//       own on their numbers, stalls, stops the watchdog and checks its files (ClosedDescriptors.swift).
 //   watchdog-trials marker-noop      (no STALLPROF_OUTPUT: no watchdog)
 //       StallMarker calls under a seccomp filter that kills the process on any system call but write and exit;
 //       prints how many calls ran, and the heap allocations they made when count-allocations.c is preloaded
@@ -63,7 +67,8 @@ func finish(_ watchdog: StallWatchdog?, status: Int32) -> Never {
 }
 
 let arguments = Array(CommandLine.arguments.dropFirst())
-let watchdog = try? StallWatchdog.startFromEnvironment()
+// closefrom starts its watchdog itself, at a moment of its choosing.
+let watchdog = arguments.first == "closefrom" ? nil : try? StallWatchdog.startFromEnvironment()
 switch arguments.first {
 case "small-stack":
     DispatchQueue.main.asyncAfter(deadline: .now() + .milliseconds(300)) {
@@ -128,10 +133,14 @@ case "idle-stop":
         print("deep sleep seen: \(deep); stop took \((monotonicNanoseconds() - start) / 1_000_000) ms")
         exit(0)
     }.start()
+case "close-own" where arguments.count == 2:
+    closeOwn(watchdog, directory: arguments[1])
+case "closefrom" where arguments.count == 2:
+    closeFrom(directory: arguments[1])
 case "marker-noop" where watchdog == nil:
     markerNoop()
 default:
-    FileHandle.standardError.write(Data("usage: watchdog-trials small-stack | fork CHILD-OUTPUT | own-poll [TIMEOUT-MS] | idle-stop | marker-noop\n".utf8))
+    FileHandle.standardError.write(Data("usage: watchdog-trials small-stack | fork CHILD-OUTPUT | own-poll [TIMEOUT-MS] | idle-stop | close-own APP-DIR | closefrom APP-DIR | marker-noop\n".utf8))
     exit(2)
 }
 RunLoop.main.run()
