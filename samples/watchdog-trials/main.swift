@@ -5,7 +5,8 @@
 //       `ulimit -s`), then spins there for 600 ms while the watchdog samples it.
 //   STALLPROF_OUTPUT=a.stalls watchdog-trials fork CHILD-OUTPUT
 //       Forks while the watchdog runs; the child starts a watchdog of its own writing CHILD-OUTPUT, stalls for
-//       600 ms on its main queue, stops and exits 0. The parent exits with the child's status.
+//       600 ms on its main queue, stops and exits 0. The parent prints `parent pid: N` on stderr first and exits
+//       with the child's status (3 when the child's watchdog could not start, e.g. on the parent's own path).
 //   STALLPROF_OUTPUT=a.stalls watchdog-trials own-poll [TIMEOUT-MS]
 //       The app's own event loop on the main thread: poll a pipe (TIMEOUT-MS, default 50), then one turn of the
 //       run loop.
@@ -18,6 +19,8 @@
 //   STALLPROF_OUTPUT=a.stalls watchdog-trials closefrom APP-DIR
 //       The app closes the watchdog's descriptors (exactly those, or everything from 3 up), opens six files of its
 //       own on their numbers, stalls, stops the watchdog and checks its files (ClosedDescriptors.swift).
+//   STALLPROF_OUTPUT=a.stalls watchdog-trials delete-capture
+//       After 300 ms the app deletes its own capture file, then stalls its main queue 600 ms and stops.
 //   watchdog-trials marker-noop      (no STALLPROF_OUTPUT: no watchdog)
 //       StallMarker calls under a seccomp filter that kills the process on any system call but write and exit;
 //       prints how many calls ran, and the heap allocations they made when count-allocations.c is preloaded
@@ -77,6 +80,10 @@ case "small-stack":
         DispatchQueue.main.asyncAfter(deadline: .now() + .milliseconds(300)) { finish(watchdog, status: 0) }
     }
 case "fork" where arguments.count == 2:
+    FileHandle.standardError.write(Data("parent pid: \(getpid())\n".utf8))
+    // Not in the watchdog thread's first moments: a fork while it holds a lock of the Swift runtime (it
+    // instantiates type metadata as it starts) leaves that lock held forever in the child.
+    usleep(300_000)
     let child = fork()
     if child == 0 {
         // The child: only this thread exists. It must be able to start a watchdog of its own.
@@ -137,10 +144,16 @@ case "close-own" where arguments.count == 2:
     closeOwn(watchdog, directory: arguments[1])
 case "closefrom" where arguments.count == 2:
     closeFrom(directory: arguments[1])
+case "delete-capture":
+    DispatchQueue.main.asyncAfter(deadline: .now() + .milliseconds(300)) {
+        unlink(watchdog?.configuration.outputPath ?? "")
+        _ = BusyWork.spin(milliseconds: 600)
+        DispatchQueue.main.asyncAfter(deadline: .now() + .milliseconds(300)) { finish(watchdog, status: 0) }
+    }
 case "marker-noop" where watchdog == nil:
     markerNoop()
 default:
-    FileHandle.standardError.write(Data("usage: watchdog-trials small-stack | fork CHILD-OUTPUT | own-poll [TIMEOUT-MS] | idle-stop | close-own APP-DIR | closefrom APP-DIR | marker-noop\n".utf8))
+    FileHandle.standardError.write(Data("usage: watchdog-trials small-stack | fork CHILD-OUTPUT | own-poll [TIMEOUT-MS] | idle-stop | delete-capture | close-own APP-DIR | closefrom APP-DIR | marker-noop\n".utf8))
     exit(2)
 }
 RunLoop.main.run()
