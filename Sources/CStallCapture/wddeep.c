@@ -111,12 +111,12 @@ int stallcap_wait_single_epoll(const stallcap_syscall_state *state) {
 
 int stallcap_wd_watch(int fd) {
     if (fd < 0 || deep_off) return -1;
+    if (fd == deep_source && deep_watched >= 0) return 0;  // stallcap_wd_arm proves it all before the sleep
     if (deep_epoll < 0 && create_set() != 0) return -1;
     if (!set_is_ours()) {
         lose_set();
         return -1;
     }
-    if (fd == deep_source && deep_watched >= 0) return 0;
     if (deep_watched >= 0) {
         // Removed only from our own set, and closed only when that proved the number still holds our duplicate.
         if (epoll_ctl(deep_epoll, EPOLL_CTL_DEL, deep_watched, NULL) == 0) {
