@@ -45,7 +45,12 @@ public enum CaptureReader {
         }
     }
 
-    /// Decodes every complete record of `bytes`, in file order. Returns the records and a warning when the last
+    /// Why a second header or process record is an error: the file holds two captures.
+    static let mixed = "two captures in one file (two processes wrote it, or files were joined); they are not read as "
+        + "one. Give each process its own file (STALLPROF_OUTPUT=app-%p.stalls)"
+
+    /// Decodes every complete record of `bytes`, in file order. A second header or process record is an error
+    /// naming its byte offset: the file holds two captures, which are never merged into one. Returns the records and a warning when the last
     /// record is cut short.
     public static func records(_ bytes: [UInt8], source: String) throws -> (records: [CaptureRecord], warning: String?) {
         guard bytes.count >= CaptureFormat.headerSize, looksLikeCapture(bytes) else {
@@ -60,8 +65,13 @@ public enum CaptureReader {
         }
         var records: [CaptureRecord] = []
         var offset = CaptureFormat.headerSize
+        var processID: Int32? = nil
         while offset < bytes.count {
             let remaining = bytes.count - offset
+            // No record starts with the magic (its length would be implausible): another capture starts here.
+            if bytes[offset...].starts(with: CaptureFormat.magic) {
+                throw CaptureFormatError(source: source, offset: offset, reason: "a second capture header: " + mixed)
+            }
             let cut = "capture ends inside a record (the process was probably killed); read \(records.count) complete records"
             guard remaining >= CaptureFormat.recordPrefixSize else { return (records, "\(source): byte \(offset): \(cut)") }
             var prefix = ByteCursor(bytes: bytes, offset: offset + 1, source: source)
@@ -81,7 +91,17 @@ public enum CaptureReader {
             }
             let payload = ByteCursor(bytes: bytes, offset: offset + CaptureFormat.recordPrefixSize, source: source,
                                      limit: offset + CaptureFormat.recordPrefixSize + length)
-            if let record = try decode(type: bytes[offset], payload: payload) { records.append(record) }
+            if let record = try decode(type: bytes[offset], payload: payload) {
+                if case .process(let process) = record {
+                    if let first = processID {
+                        throw CaptureFormatError(
+                            source: source, offset: offset,
+                            reason: "a second process record (pid \(process.pid), after pid \(first)): " + mixed)
+                    }
+                    processID = process.pid
+                }
+                records.append(record)
+            }
             offset += total
         }
         return (records, nil)

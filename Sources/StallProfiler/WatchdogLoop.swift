@@ -39,6 +39,10 @@ final class WatchdogLoop {
     private var reportedWriteFailure = false
     private var reportedResume = false
     private var warnedHandlerLost = false
+    /// Kinds of problems already told (``reportOnce(_:_:)``).
+    private var reportedKinds = Set<String>()
+    /// The capture descriptor a forked child would close (stallcap_track_capture).
+    private var trackedCapture: Int32? = nil
 
     typealias Configuration = StallWatchdog.Configuration
 
@@ -82,6 +86,10 @@ final class WatchdogLoop {
             thresholdNs: UInt64(configuration.threshold.nanoseconds),
             sampleIntervalNs: UInt64(configuration.sampleInterval.nanoseconds),
             executable: (try? String(contentsOfSymlink: "/proc/self/exe")) ?? CommandLine.arguments.first ?? "")))
+        writer.onReopen = { [unowned self] reason in
+            let kind = switch reason { case .descriptorTaken: "taken"; case .deleted: "deleted"; case .replaced: "replaced" }
+            reportOnce("capture-" + kind, "\(writer.path): \(reason)")
+        }
         appendImagesIfChanged(force: true)
         flush()
         var lastSeenPing: UInt64 = 0
@@ -138,7 +146,7 @@ final class WatchdogLoop {
         writer.append(.close(timestampNs: stallcap_monotonic_ns()))
         flush(force: true)
         try? writer.close()
-        stallcap_wd_forget()
+        stallcap_track_capture(-1, 0, 0)
     }
 
     func perform(_ action: StallDetector.Action) {
@@ -291,6 +299,17 @@ final class WatchdogLoop {
             writeFailedAtNs = now
         }
         shared.dropped.store(Int(writer.droppedSampleCount), ordering: .relaxed)
+        let file = writer.openFile
+        if file?.descriptor != trackedCapture {
+            trackedCapture = file?.descriptor
+            stallcap_track_capture(file?.descriptor ?? -1, file?.identity.device ?? 0, file?.identity.inode ?? 0)
+        }
+    }
+
+    /// Tells the developer about a problem of kind `kind` the first time only.
+    func reportOnce(_ kind: String, _ message: String) {
+        guard reportedKinds.insert(kind).inserted else { return }
+        report(message)
     }
 
     /// Tells the developer about a problem, once per kind, on standard error: the host app keeps running.

@@ -6,7 +6,8 @@
 //   STALLPROF_OUTPUT=a.stalls watchdog-trials fork CHILD-OUTPUT
 //       Forks while the watchdog runs (and another thread floods markers); the child starts a watchdog of its own
 //       writing CHILD-OUTPUT, marks `child 0` to `child 39`, stalls for 600 ms on its main queue, stops and exits 0.
-//       The parent exits with the child's status.
+//       The parent prints `parent pid: N` on stderr first and exits with the child's status (3 when the child's
+//       watchdog could not start, e.g. on the parent's own path).
 //   STALLPROF_OUTPUT=a.stalls watchdog-trials own-poll [TIMEOUT-MS]
 //       The app's own event loop on the main thread: poll a pipe (TIMEOUT-MS, default 50), then one turn of the
 //       run loop.
@@ -20,6 +21,12 @@
 //       the watchdog cannot sample with the signal; the capture records the thread's blocked-signal mask.
 //   STALLPROF_OUTPUT=a.stalls watchdog-trials marker-flood
 //       A thread floods markers while the main thread makes 3,000 in five busy stalls (MarkerFlood.swift).
+//   STALLPROF_OUTPUT=a.stalls watchdog-trials close-own APP-DIR
+//   STALLPROF_OUTPUT=a.stalls watchdog-trials closefrom APP-DIR
+//       The app closes the watchdog's descriptors (exactly those, or everything from 3 up), opens six files of its
+//       own on their numbers, stalls, stops the watchdog and checks its files (ClosedDescriptors.swift).
+//   STALLPROF_OUTPUT=a.stalls watchdog-trials delete-capture
+//       After 300 ms the app deletes its own capture file, then stalls its main queue 600 ms and stops.
 //   watchdog-trials marker-noop      (no STALLPROF_OUTPUT: no watchdog)
 //       StallMarker calls under a seccomp filter that kills the process on any system call but write and exit;
 //       prints how many calls ran, and the heap allocations they made when count-allocations.c is preloaded
@@ -69,7 +76,8 @@ func finish(_ watchdog: StallWatchdog?, status: Int32) -> Never {
 }
 
 let arguments = Array(CommandLine.arguments.dropFirst())
-let watchdog = try? StallWatchdog.startFromEnvironment()
+// closefrom starts its watchdog itself, at a moment of its choosing.
+let watchdog = arguments.first == "closefrom" ? nil : try? StallWatchdog.startFromEnvironment()
 switch arguments.first {
 case "small-stack":
     DispatchQueue.main.asyncAfter(deadline: .now() + .milliseconds(300)) {
@@ -78,11 +86,14 @@ case "small-stack":
         DispatchQueue.main.asyncAfter(deadline: .now() + .milliseconds(300)) { finish(watchdog, status: 0) }
     }
 case "fork" where arguments.count == 2:
+    FileHandle.standardError.write(Data("parent pid: \(getpid())\n".utf8))
     // Markers on both sides: the parent's main thread has a ring, and another thread floods while the process
     // forks; the child's rings (and the shared one) must start empty and free.
     StallMarker.mark("parent")
     Thread { while !floodStop.load(ordering: .relaxed) { StallMarker.mark("parent flood") } }.start()
-    usleep(50_000)
+    // Not in the watchdog thread's first moments: a fork while it holds a lock of the Swift runtime (it
+    // instantiates type metadata as it starts) leaves that lock held forever in the child.
+    usleep(300_000)
     let child = fork()
     if child == 0 {
         // The child: only this thread exists. It must be able to start a watchdog of its own.
@@ -152,10 +163,20 @@ case "signal-blocked":
     }
 case "marker-flood":
     markerFlood(watchdog)
+case "close-own" where arguments.count == 2:
+    closeOwn(watchdog, directory: arguments[1])
+case "closefrom" where arguments.count == 2:
+    closeFrom(directory: arguments[1])
+case "delete-capture":
+    DispatchQueue.main.asyncAfter(deadline: .now() + .milliseconds(300)) {
+        unlink(watchdog?.configuration.outputPath ?? "")
+        _ = BusyWork.spin(milliseconds: 600)
+        DispatchQueue.main.asyncAfter(deadline: .now() + .milliseconds(300)) { finish(watchdog, status: 0) }
+    }
 case "marker-noop" where watchdog == nil:
     markerNoop()
 default:
-    FileHandle.standardError.write(Data("usage: watchdog-trials small-stack | fork CHILD-OUTPUT | own-poll [TIMEOUT-MS] | idle-stop | signal-blocked | marker-flood | marker-noop\n".utf8))
+    FileHandle.standardError.write(Data("usage: watchdog-trials small-stack | fork CHILD-OUTPUT | own-poll [TIMEOUT-MS] | idle-stop | signal-blocked | marker-flood | delete-capture | close-own APP-DIR | closefrom APP-DIR | marker-noop\n".utf8))
     exit(2)
 }
 RunLoop.main.run()
