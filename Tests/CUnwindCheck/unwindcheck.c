@@ -80,6 +80,15 @@ static void *work(void *arg) {
     return NULL;
 }
 
+/// True when `reference` ends with the `count` addresses of `tail`, after at most `extra` others.
+static int ends_with(void *const *reference, uint32_t reference_count, const uintptr_t *tail, uint32_t count,
+                     uint32_t extra) {
+    if (count == 0 || reference_count < count || reference_count - count > extra) return 0;
+    for (uint32_t j = 0; j < count; j++)
+        if ((uintptr_t)reference[reference_count - count + j] != tail[j]) return 0;
+    return 1;
+}
+
 int unwindcheck_run(uint32_t signals, unwindcheck_result *result) {
     int signo = SIGRTMAX - 2;  // a signal no test installs the capture handler on
     memset(result, 0, sizeof *result);
@@ -118,14 +127,13 @@ int unwindcheck_run(uint32_t signals, unwindcheck_result *result) {
         if (pair->flags & STALLCAP_FLAG_FRAME_POINTERS) result->frame_pointer_walks++;
         if (pair->ours_count < result->min_frames) result->min_frames = pair->ours_count;
         if (pair->ours_count > result->max_frames) result->max_frames = pair->ours_count;
-        // glibc's walk starts in this handler: ours must be its tail, from the interrupted pc on; the walk from
-        // inside the handler must be glibc's above the handler's frame (each leaves this handler at another call).
-        uint32_t start = 0;
-        while (start < pair->reference_count && (uintptr_t)pair->reference[start] != pair->ours[0]) start++;
-        int same = start < pair->reference_count && pair->reference_count - start == pair->ours_count;
-        for (uint32_t j = 0; same && j < pair->ours_count; j++) same = (uintptr_t)pair->reference[start + j] == pair->ours[j];
-        same = same && pair->here_count == pair->reference_count + 1;
-        for (uint32_t j = 2; same && j < pair->here_count; j++) same = pair->here[j] == (uintptr_t)pair->reference[j - 1];
+        // glibc's walk starts in this handler (after a frame of ASan's, which intercepts backtrace): ours must be
+        // its tail, from the interrupted pc on, after at most 4 frames (the handler, the trampoline, ASan's); the
+        // walk from inside the handler must be its tail above the handler's frame (each leaves the handler at
+        // another call).
+        int same = ends_with(pair->reference, pair->reference_count, pair->ours, pair->ours_count, 4) &&
+                   pair->here_count > 2 &&
+                   ends_with(pair->reference, pair->reference_count, pair->here + 2, pair->here_count - 2, 2);
         if (same) continue;
         if (result->mismatches++ == 0) {
             result->first_ours_count = pair->ours_count < 64 ? pair->ours_count : 64;

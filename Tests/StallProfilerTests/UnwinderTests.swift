@@ -16,10 +16,13 @@ import Testing
         var flags: UInt32 = 0
         var reference: [UInt] = []
 
-        /// Both walks agree from the caller of the function that took them to the outermost frame.
+        /// Both walks agree from the caller of the function that took them to the outermost frame: glibc's ends
+        /// with ours less its first two frames (in `stallcap_unwind_here`, the return into that function), after
+        /// one frame of its own (the return into that function) or two (ASan intercepts `backtrace`).
         func agreeAboveTheCaller() -> Bool {
-            guard reference.count > 1, let start = ours.firstIndex(of: reference[1]) else { return false }
-            return Array(ours[start...]) == Array(reference[1...])
+            let above = Array(ours.dropFirst(2))
+            guard !above.isEmpty, reference.count > above.count, reference.count - above.count <= 2 else { return false }
+            return Array(reference.suffix(above.count)) == above
         }
     }
 
@@ -51,7 +54,8 @@ import Testing
         UnwinderTests.comparatorWalks = nil
         values.withUnsafeMutableBufferPointer { buffer in
             qsort(buffer.baseAddress!, buffer.count, 4) { a, b in
-                if UnwinderTests.comparatorWalks == nil { UnwinderTests.comparatorWalks = UnwinderTests.walkHere() }
+                // The last call's walk: ASan's qsort calls the comparator over the elements itself first.
+                UnwinderTests.comparatorWalks = UnwinderTests.walkHere()
                 return a!.load(as: Int32.self) < b!.load(as: Int32.self) ? -1 : 1
             }
         }
