@@ -83,8 +83,16 @@ enum { EH_FOUND = 0, EH_NO_INFO = 1, EH_BAD = 2 };
 
 /// Finds the rules in effect at `pc` (an exact instruction address: a return address less one). EH_NO_INFO when
 /// no loaded object has unwind information for `pc` (JIT code, an object without `.eh_frame_hdr`); EH_BAD when the
-/// information is malformed or uses something this reader does not support.
-__attribute__((visibility("hidden"))) int eh_find_row(uintptr_t pc, eh_row *row);
+/// information is malformed or uses something this reader does not support. Sets `*image` to eh_image_of(pc).
+__attribute__((visibility("hidden"))) int eh_find_row(uintptr_t pc, eh_row *row, uintptr_t *image);
+
+/// Which loaded object holds `pc`: its mapping, unwind table and loader record mixed into one word (never 0), or
+/// EH_NO_IMAGE. Rules found for an address hold while this stays the same: a library unloaded and another loaded at
+/// its address changes it (unless the new one has the same mapping, table address and loader record).
+__attribute__((visibility("hidden"))) uintptr_t eh_image_of(uintptr_t pc);
+
+/// eh_image_of an address no loaded object holds.
+#define EH_NO_IMAGE 1
 
 /// Reads one word of the sampled thread's memory for the expression evaluator: 0 when `address` is in bounds.
 typedef int (*eh_load_fn)(const void *context, uintptr_t address, uintptr_t *value);

@@ -26,7 +26,7 @@ struct UnwinderPluginTests {
         """
     }
 
-    /// A frame of 8 KiB: at the return address the CFA is rsp + 0x2008.
+    /// A frame of 8 KiB: at the return address the CFA is rsp + 0x2008. A page of padding follows in its code.
     static let largeFrame = plugin(body: """
             sub $0x2000, %rsp
             .cfi_adjust_cfa_offset 0x2000
@@ -34,9 +34,10 @@ struct UnwinderPluginTests {
             add $0x2000, %rsp
             .cfi_adjust_cfa_offset -0x2000
             ret
-        """)
+        """, more: "    .space 4096, 0xcc")
 
-    /// A frame-pointer frame whose call returns at the same offset (9) as largeFrame's.
+    /// A frame-pointer frame whose call returns at the same offset (9) as largeFrame's. Its page of padding is data:
+    /// the library maps as largeFrame's does (the loader puts it at the same address), its unwind table a page lower.
     static let framePointer = plugin(body: """
             push %rbp
             .cfi_adjust_cfa_offset 8
@@ -50,7 +51,7 @@ struct UnwinderPluginTests {
             pop %rbp
             .cfi_def_cfa %rsp, 8
             ret
-        """)
+        """, more: "    .data\n    .space 4096")
 
     /// Hand-written code whose unwind information forgets its stack adjustment (the CIE's CFA = rsp + 8 throughout):
     /// where the rules expect the return address lies a code address whose rules give a 64 KiB frame.
@@ -113,7 +114,8 @@ struct UnwinderPluginTests {
     /// A plugin unloaded and another loaded at its address between two stalls: the rules the handler cached for
     /// the first plugin's return address must not be applied to the second's code. They were (the cache was emptied
     /// only when a stall ended): the 8 KiB frame's CFA put the read 8 KiB above the owner's stack pointer, past its
-    /// stack, and the process died of SIGSEGV inside the handler.
+    /// stack, and the process died of SIGSEGV inside the handler. (Now the read would stay below the owner's thread
+    /// descriptor and end the walk early; the stack must be whole.)
     @Test func aPluginLoadedWhereAnotherWasIsWalkedWithItsOwnRules() throws {
         let first = try Self.build(Self.largeFrame, "large-frame"), second = try Self.build(Self.framePointer, "frame-pointer")
         defer {
