@@ -5,7 +5,7 @@ import Testing
 
 /// The capture handler's unwinder on a lock owner it knows nothing of (never prepared: unknown stack bounds), in
 /// code loaded at run time: `watchdog-trials plugins`, with plugins assembled here by the system's C compiler.
-/// Each owner runs on a 64 KiB stack with unreadable memory above it; a read there ends the process.
+/// Each owner runs on a stack with unreadable memory right above it; a read there ends the process.
 #if arch(x86_64)
 @Suite(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/cc"), "needs a C compiler"))
 struct UnwinderPluginTests {

@@ -4,8 +4,8 @@
 // spins under LIB's `plugin_work`; the watchdog samples the owner once with the signal (its unwind rules enter the
 // handler's cache). With LIB2: LIB is unloaded, LIB2 loaded (the loader usually maps it at LIB's address), then
 // stall 2 the same way under LIB2's. Each owner never answered a ping (unknown stack bounds to the handler) and runs
-// on a 64 KiB stack with 256 KiB of unreadable memory right above it (a thread stack below another's guard page
-// has one such page).
+// on a stack of its own with 256 KiB of unreadable memory right above it (a thread stack below another's guard page
+// has one such page). The stack is 256 KiB: ThreadSanitizer's runtime needs about 134 KiB of a stack it is given.
 // Prints where each plugin's `plugin_work` was loaded; exits 0, 2 on a usage or load error.
 import CStallCapture
 import Dispatch
@@ -39,9 +39,9 @@ func runPluginOwner(_ owner: PluginOwner) {
     pthread_mutex_unlock(owner.mutex)
 }
 
-/// Starts `owner` on a 64 KiB stack with 256 KiB of PROT_NONE above it; the caller joins it.
+/// Starts `owner` on a 256 KiB stack with 256 KiB of PROT_NONE above it; the caller joins it.
 func startPluginOwner(_ owner: PluginOwner) -> pthread_t {
-    let size = 64 * 1024, above = 256 * 1024
+    let size = 256 * 1024, above = 256 * 1024
     guard let memory = mmap(nil, size + above, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0),
         memory != MAP_FAILED, mprotect(memory + size, above, PROT_NONE) == 0
     else { exit(2) }

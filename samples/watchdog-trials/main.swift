@@ -36,8 +36,8 @@
 //       under a seccomp filter that kills the process on any system call but those docs/WATCHDOG.md lists for the
 //       capture handler; exits 0 once it was sampled (HandlerSyscalls.swift).
 //   STALLPROF_OUTPUT=a.stalls watchdog-trials plugins LIB [LIB2]
-//       Blocked stalls whose lock owner (never prepared, on a 64 KiB stack) runs in a plugin's code; with LIB2,
-//       LIB is unloaded and LIB2 loaded between the two stalls (Plugins.swift).
+//       Blocked stalls whose lock owner (never prepared, unreadable memory above its stack) runs in a plugin's
+//       code; with LIB2, LIB is unloaded and LIB2 loaded between the two stalls (Plugins.swift).
 // Exit 0 when all went well; 2 for a usage error, 3 when the child could not start its watchdog.
 import Dispatch
 import Foundation
