@@ -26,13 +26,14 @@ struct UnwinderPluginTests {
         """
     }
 
-    /// A frame of 8 KiB: at the return address the CFA is rsp + 0x2008. A page of padding follows in its code.
+    /// A frame of 8 KiB (and 8 bytes: the callee's stack stays 16-byte aligned): at the return address the CFA is
+    /// rsp + 0x2010. A page of padding follows in its code.
     static let largeFrame = plugin(body: """
-            sub $0x2000, %rsp
-            .cfi_adjust_cfa_offset 0x2000
+            sub $0x2008, %rsp
+            .cfi_adjust_cfa_offset 0x2008
             call *%rdi
-            add $0x2000, %rsp
-            .cfi_adjust_cfa_offset -0x2000
+            add $0x2008, %rsp
+            .cfi_adjust_cfa_offset -0x2008
             ret
         """, more: "    .space 4096, 0xcc")
 
@@ -66,12 +67,12 @@ struct UnwinderPluginTests {
             .p2align 4
         big_frame:
             .cfi_startproc
-            sub $0x10000, %rsp
-            .cfi_adjust_cfa_offset 0x10000
+            sub $0x10008, %rsp
+            .cfi_adjust_cfa_offset 0x10008
             call *%rdi
         big_return:
-            add $0x10000, %rsp
-            .cfi_adjust_cfa_offset -0x10000
+            add $0x10008, %rsp
+            .cfi_adjust_cfa_offset -0x10008
             ret
             .cfi_endproc
         """)
