@@ -233,33 +233,37 @@ static const uint8_t *find_fde(uintptr_t pc, const uint8_t *hdr, const uint8_t *
     return hdr + table[2 * low + 1];
 }
 
+static const eh_image no_image = {EH_NO_IMAGE, 0, 0};
+
 #if HAVE_DL_FIND_OBJECT
-static uintptr_t image_tag(const struct dl_find_object *object) {
+static void describe(const struct dl_find_object *object, eh_image *image) {
     const uint64_t k = 0x9e3779b97f4a7c15ull;
     uint64_t h = (uint64_t)(uintptr_t)object->dlfo_map_start * k;
     h = (h ^ (uint64_t)(uintptr_t)object->dlfo_map_end) * k;
     h = (h ^ (uint64_t)(uintptr_t)object->dlfo_eh_frame) * k;
     h = (h ^ (uint64_t)(uintptr_t)object->dlfo_link_map) * k;
-    return h == 0 || h == EH_NO_IMAGE ? 2 : (uintptr_t)h;
+    image->tag = h == 0 || h == EH_NO_IMAGE ? 2 : (uintptr_t)h;
+    image->lo = (uintptr_t)object->dlfo_map_start;
+    image->hi = (uintptr_t)object->dlfo_map_end;
 }
 #endif
 
-uintptr_t eh_image_of(uintptr_t pc) {
+void eh_image_of(uintptr_t pc, eh_image *image) {
+    *image = no_image;
 #if HAVE_DL_FIND_OBJECT
     struct dl_find_object object;
-    return _dl_find_object((void *)pc, &object) == 0 ? image_tag(&object) : EH_NO_IMAGE;
+    if (_dl_find_object((void *)pc, &object) == 0) describe(&object, image);
 #else
     (void)pc;
-    return EH_NO_IMAGE;
 #endif
 }
 
-int eh_find_row(uintptr_t pc, eh_row *row, uintptr_t *image) {
-    *image = EH_NO_IMAGE;
+int eh_find_row(uintptr_t pc, eh_row *row, eh_image *image) {
+    *image = no_image;
 #if HAVE_DL_FIND_OBJECT
     struct dl_find_object object;
     if (_dl_find_object((void *)pc, &object) != 0) return EH_NO_INFO;
-    *image = image_tag(&object);
+    describe(&object, image);
     if (object.dlfo_eh_frame == NULL) return EH_NO_INFO;
     const uint8_t *lo = object.dlfo_map_start, *hi = object.dlfo_map_end;
     const uint8_t *hdr = object.dlfo_eh_frame;

@@ -192,6 +192,9 @@ uint32_t stallcap_unwind(const void *context, uintptr_t *frames, uint32_t max_fr
     if (cache != NULL) stallcap_unwind_cache_begin(cache);
     eh_row row;
     eh_step step;
+    // The object of the latest lookup: callers are mostly in the same one, and asking the loader again for an address
+    // in its range would give the same answer (one walk lasts microseconds).
+    eh_image image = {EH_NO_IMAGE, 0, 0};
     for (;;) {
         if (n == max_frames) {
             *flags |= STALLCAP_FLAG_TRUNCATED;
@@ -206,16 +209,17 @@ uint32_t stallcap_unwind(const void *context, uintptr_t *frames, uint32_t max_fr
 #endif
         int moved = -1;
         stallcap_unwind_entry *entry = cache != NULL ? stallcap_unwind_cache_slot(cache, lookup) : NULL;
+        int hit = entry != NULL && entry->key == lookup && lookup != 0;
         // A cached step only while its address lies in the same object: another may have been loaded there since.
-        if (entry != NULL && entry->key == lookup && lookup != 0 && entry->image == eh_image_of(lookup)) {
+        if (hit && !(lookup >= image.lo && lookup < image.hi)) eh_image_of(lookup, &image);
+        if (hit && entry->image == image.tag) {
             if (entry->ra_kind != STALLCAP_UNWIND_NO_INFO) {
                 stallcap_unwind_cache_step(entry, &step);
                 moved = apply(&w, &step);
             }
         } else {
-            uintptr_t image;
             int found = eh_find_row(lookup, &row, &image);
-            if (entry != NULL) stallcap_unwind_cache_store(entry, lookup, image, found, &row);
+            if (entry != NULL) stallcap_unwind_cache_store(entry, lookup, image.tag, found, &row);
             if (found == EH_FOUND) {
                 eh_step_of_row(&row, &step);
                 moved = apply(&w, &step);
