@@ -73,9 +73,11 @@ enum ExportCommand {
         if !timeline.isTimed, timeline.sampleCount == 0, loadDiagnostics.emptyInputs.count < inputs.count {
             throw AnalysisError.badData(path: inputs.joined(separator: ", "), position: "", reason: "no stack counts found")
         }
+        // Written as it is made: memory holds the timeline and the format's tables, not the output.
         var diagnostics = Diagnostics()
-        let bytes = try Exporter.write(timeline, options: options, diagnostics: &diagnostics)
-        diagnostics.warnings.forEach { Output.error("warning: \($0)") }
-        try Output.write(bytes, to: output)
+        defer { diagnostics.warnings.forEach { Output.error("warning: \($0)") } }
+        try Output.write(to: output) { sink in
+            try Exporter.write(timeline, options: options, to: sink, diagnostics: &diagnostics)
+        }
     }
 }

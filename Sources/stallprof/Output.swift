@@ -29,34 +29,49 @@ enum Output {
         try write(Array(text.utf8), to: path)
     }
 
-    /// Writes `bytes` to `path`, or to standard output when `path` is nil or `-`.
+    /// Writes `bytes` to `path`, or to standard output when `path` is nil or `-`; see ``write(to:_:)``.
+    static func write(_ bytes: [UInt8], to path: String?) throws {
+        try write(to: path) { try $0.write(contentsOf: bytes) }
+    }
+
+    /// Writes what `body` writes into its sink to `path`, or to standard output when `path` is nil or `-`, as
+    /// it comes (an export's output is never held whole).
     ///
     /// - A regular file (or a new one) is replaced atomically: a temporary file in the same directory is written,
-    ///   fsynced, given the old file's mode (and owner, when run as root) and renamed over it, so a failure never
-    ///   leaves half a result in place of an older one.
+    ///   fsynced, given the old file's mode (and owner, when run as root) and renamed over it, so a failure (of
+    ///   the write, or of `body`) never leaves half a result in place of an older one.
     /// - A symbolic link is written through: the link stays, its final target is treated as above.
     /// - A device, FIFO or socket is opened (a socket connected) and written; it is never replaced.
-    static func write(_ bytes: [UInt8], to path: String?) throws {
-        guard let path, path != "-" else {
-            guard writeAll(1, bytes[...]) else { throw failure("<stdout>") }
-            return
-        }
+    static func write(to path: String?, _ body: (ByteSink) throws -> Void) throws {
+        guard let path, path != "-" else { return try write(fd: 1, shownAs: "<stdout>", body) }
         let target = try resolvingLinks(path)
         var info = stat()
         guard lstat(target, &info) == 0 else {
             guard errno == ENOENT else { throw failure(path) }
-            return try replace(target, with: bytes, like: nil, shownAs: path)
+            return try replace(target, with: body, like: nil, shownAs: path)
         }
         switch info.st_mode & S_IFMT {
-        case S_IFREG: try replace(target, with: bytes, like: info, shownAs: path)
+        case S_IFREG: try replace(target, with: body, like: info, shownAs: path)
         case S_IFDIR: throw AnalysisError.output(path: path, reason: "is a directory")
-        case S_IFSOCK: try OutputSocket.write(bytes, to: target, shownAs: path)
+        case S_IFSOCK:
+            let fd = try OutputSocket.connect(target, shownAs: path)
+            defer { close(fd) }
+            try write(fd: fd, shownAs: path, body)
         default:  // character or block device, FIFO: open and write, never replace
             let fd = open(target, O_WRONLY | O_CLOEXEC | O_NOCTTY)
             guard fd >= 0 else { throw failure(path) }
             defer { close(fd) }
+            try write(fd: fd, shownAs: path, body)
+        }
+    }
+
+    /// Writes what `body` writes to `fd`; a failed write throws, naming `path`.
+    private static func write(fd: Int32, shownAs path: String, _ body: (ByteSink) throws -> Void) throws {
+        let sink = ByteSink { bytes in
             guard writeAll(fd, bytes[...]) else { throw failure(path) }
         }
+        try body(sink)
+        try sink.flush()
     }
 
     /// The error for `path` from errno.
@@ -87,7 +102,9 @@ enum Output {
     }
 
     /// Replaces the regular file `target` (or creates it) atomically; keeps `old`'s mode, and owner when root.
-    static func replace(_ target: String, with bytes: [UInt8], like old: stat?, shownAs path: String) throws {
+    static func replace(_ target: String, with body: (ByteSink) throws -> Void, like old: stat?, shownAs path: String)
+        throws
+    {
         let base = target.split(separator: "/").last.map(String.init) ?? "out"
         var template = Array((directory(of: target) + "/.\(base).stallprof-XXXXXX").utf8CString)
         let fd = template.withUnsafeMutableBufferPointer { mkstemp($0.baseAddress!) }
@@ -106,8 +123,11 @@ enum Output {
             umask(mask)
             mode = 0o666 & ~mask
         }
-        guard fchmod(fd, mode) == 0, writeAll(fd, bytes[...]), fsync(fd) == 0 else {
-            let error = failure(path)
+        do {
+            guard fchmod(fd, mode) == 0 else { throw failure(path) }
+            try write(fd: fd, shownAs: path, body)
+            guard fsync(fd) == 0 else { throw failure(path) }
+        } catch {
             close(fd)
             throw error
         }
