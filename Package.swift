@@ -2,10 +2,10 @@
 import PackageDescription
 
 // Dependency arrows point one way:
-//   CLibunwind <- CStallCapture <- StallProfiler <- samples
+//   CStallCapture <- StallProfiler <- samples
 //   StallFormat <- StallProfiler, StallAnalysis, StallBisect
 //   CStallProcess <- StallBisect
-//   StallAnalysis, StallBisect <- stallprof (CLI)
+//   StallAnalysis, StallBisect, CStallOutput <- stallprof (CLI)
 // StallAnalysis never imports capture code and runs no process; StallBisect (bisect, check) runs them.
 let package = Package(
     name: "stallprof",
@@ -25,12 +25,7 @@ let package = Package(
         .executable(name: "stallprof-bench-markers", targets: ["stallprof-bench-markers"]),  // StallMarker cost
     ],
     targets: [
-        .systemLibrary(
-            name: "CLibunwind",
-            pkgConfig: "libunwind",
-            providers: [.apt(["libunwind-dev"])]
-        ),
-        .target(name: "CStallCapture", dependencies: ["CLibunwind"]),
+        .target(name: "CStallCapture"),
         .target(name: "StallFormat"),
         .target(name: "StallProfiler", dependencies: ["CStallCapture", "StallFormat"]),
         // The flame graph's script is FlameGraph/FlameGraphScript.js, compiled in by the EmbedText plugin.
@@ -40,7 +35,10 @@ let package = Package(
         // Child subreaper for bisect's process runner (not capture code).
         .target(name: "CStallProcess"),
         .target(name: "StallBisect", dependencies: ["StallFormat", "CStallProcess"]),
-        .executableTarget(name: "stallprof", dependencies: ["StallAnalysis", "StallBisect", "StallFormat"]),
+        // -o's temporary file and the async-signal-safe handler that removes it on SIGINT, SIGTERM, SIGHUP.
+        .target(name: "CStallOutput"),
+        .executableTarget(
+            name: "stallprof", dependencies: ["StallAnalysis", "StallBisect", "StallFormat", "CStallOutput"]),
 
         // Example stalling apps (samples/): used by the tests, the demo and the docs.
         .target(name: "StallSamples", dependencies: ["StallProfiler"], path: "samples/StallSamples"),
@@ -78,8 +76,10 @@ let package = Package(
         .testTarget(name: "StallFormatTests", dependencies: ["StallFormat"]),
         .testTarget(
             name: "StallProfilerTests",
-            dependencies: ["StallProfiler", "StallFormat", "StallAnalysis", "CStallCapture", "StallSamples"]
+            dependencies: ["StallProfiler", "StallFormat", "StallAnalysis", "CStallCapture", "StallSamples", "CUnwindCheck"]
         ),
+        // Compares the capture handler's unwinder with libgcc's at random interruption points (tests only).
+        .target(name: "CUnwindCheck", dependencies: ["CStallCapture"], path: "Tests/CUnwindCheck"),
         .testTarget(
             name: "StallAnalysisTests", dependencies: ["StallAnalysis", "StallFormat", "StallTestSupport"],
             resources: [.copy("Fixtures")]),

@@ -57,6 +57,7 @@ static timer_slot *slot_for(pid_t tid, int signo) {
     event.sigev_notify = SIGEV_THREAD_ID;
     event.sigev_signo = signo;
     event._sigev_un._tid = tid;
+    event.sigev_value.sival_int = tid;  // the handler knows its thread by this value, without gettid
     clockid_t clock = (clockid_t)(((unsigned int)~tid) << 3) | 6;  // the thread's CPU clock (CPUCLOCK_SCHED)
     int timer = 0;
     if (syscall(SYS_timer_create, clock, &event, &timer) != 0) return NULL;

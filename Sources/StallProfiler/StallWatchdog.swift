@@ -11,7 +11,7 @@ import Glibc
 /// A watchdog thread of its own (no Dispatch worker, no Swift concurrency executor) pings the main queue a few
 /// times per threshold. When a ping stays unanswered for the threshold, a stall begins: the thread that
 /// answered the previous pings (the one servicing the main queue, which is not always the process's first thread)
-/// is sampled with a signal and libunwind every `sampleInterval` until the main queue answers again. Every sample
+/// is sampled with a signal and a DWARF unwinder every `sampleInterval` until the main queue answers again. Every sample
 /// is appended to the capture file as it is taken, so a crash or kill loses nothing already flushed. Sampling
 /// starts earlier, into a bounded buffer, once a ping has been unanswered for half a ping period; the buffer is
 /// kept when the stall is declared, so the whole stall is sampled.
@@ -46,7 +46,7 @@ public final class StallWatchdog: Sendable {
         public var mainQueueAnswered: Bool
     }
 
-    /// The configuration in use.
+    /// The configuration in use, its ``Configuration/outputPath`` expanded (the capture file's path).
     public let configuration: Configuration
     private let shared: WatchdogShared
     private let thread: Mutex<pthread_t?>
@@ -58,8 +58,10 @@ public final class StallWatchdog: Sendable {
     /// In the child of a fork: no watchdog runs there, so the child may start its own.
     private static func resetAfterFork() {
         stallcap_wd_forget()  // the deep sleep's descriptors are the parent's watchdog's
+        stallcap_close_tracked_capture()  // and so is the capture file (a copy here would keep its lock)
         running.store(false, ordering: .relaxed)
         MarkerRing.active.store(false, ordering: .relaxed)
+        ThreadMarkerRings.shared.resetInChild()
     }
 
     private init(configuration: Configuration, shared: WatchdogShared, thread: pthread_t) {
@@ -68,10 +70,13 @@ public final class StallWatchdog: Sendable {
         self.thread = Mutex(thread)
     }
 
-    /// Starts watching. Creates the capture file, installs the signal handler (refusing to replace one the app
-    /// installed) and starts the watchdog thread.
+    /// Starts watching. Creates the capture file (after expanding `%p`, `%t` and `%%` in its path, see
+    /// ``Configuration/outputPath``; a file another process writes is refused, naming it), installs the signal
+    /// handler (refusing to replace one the app installed) and starts the watchdog thread.
     public static func start(_ configuration: Configuration) throws -> StallWatchdog {
         try configuration.validate()
+        var configuration = configuration
+        configuration.outputPath = try CapturePath.expand(configuration.outputPath, origin: "outputPath")
         _ = stallcap_register_atfork { StallWatchdog.resetAfterFork() }
         guard running.compareExchange(expected: false, desired: true, ordering: .acquiringAndReleasing).exchanged else {
             throw StallWatchdogError.alreadyRunning
@@ -90,7 +95,7 @@ public final class StallWatchdog: Sendable {
             }
             let shared = WatchdogShared()
             let loop = WatchdogLoop(configuration: configuration, writer: writer, shared: shared)
-            MarkerRing.shared.start()  // markers count from here, before start() returns
+            ThreadMarkerRings.shared.start()  // markers count from here, before start() returns
             let thread = try loop.startThread()
             return StallWatchdog(configuration: configuration, shared: shared, thread: thread)
         } catch {
@@ -122,6 +127,8 @@ public final class StallWatchdog: Sendable {
             guard let running = handle else { return }
             shared.requestStop()
             pthread_join(running, nil)
+            // Closed here, not by the thread: no stop() is writing to the stop pipe any more (the lock is held).
+            stallcap_wd_forget()
             handle = nil
             Self.running.store(false, ordering: .releasing)
         }
@@ -149,7 +156,7 @@ final class WatchdogShared: Sendable {
     /// Records an answer; runs on the main queue. Only atomics: it never blocks the main thread.
     func answer(ping id: UInt64) {
         let tid = stallcap_gettid()
-        stallcap_warm_thread()  // once per thread: libunwind's per-thread state exists before a handler needs it
+        stallcap_warm_thread()  // once per thread: alternate stack and stack bounds before a handler needs them
         answeredThread.store(tid, ordering: .relaxed)
         answeredCPU.store(UInt64(max(0, stallcap_thread_cpu_ns(tid))), ordering: .relaxed)
         answeredAt.store(stallcap_monotonic_ns(), ordering: .relaxed)

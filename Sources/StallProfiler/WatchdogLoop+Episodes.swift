@@ -131,10 +131,23 @@ extension WatchdogLoop {
             let tick = tickCPU, tick.thread == runLoopWait.mainThread, let wait = runLoopWait.trustedWait
         else { return false }
         let fd = withUnsafePointer(to: wait.raw) { stallcap_wait_single_epoll($0) }
-        guard fd >= 0, stallcap_wd_watch(fd) == 0, stallcap_wd_arm() == 0,
-            stallcap_thread_cpu_ns(tick.thread) == Int64(tick.ns)
-        else { return false }
+        let armed = fd >= 0 && stallcap_wd_watch(fd) == 0 && stallcap_wd_arm() == 0
+        reportLostDescriptors()
+        guard armed, stallcap_thread_cpu_ns(tick.thread) == Int64(tick.ns) else { return false }
         _ = stallcap_wd_deep_sleep(sequence, Int64(detector.thresholdNs))
         return true
+    }
+
+    /// Says once which of the deep sleep's descriptors someone else closed (they are left alone from then on).
+    func reportLostDescriptors() {
+        let lost = stallcap_wd_take_lost()
+        if lost & STALLCAP_LOST_DEEP_SET != 0 {
+            reportOnce("deep-set", "the watchdog's epoll set and stop pipe were closed by someone else (and perhaps "
+                + "reused); they are left alone, and the watchdog checks every interval instead of sleeping deeply")
+        }
+        if lost & STALLCAP_LOST_WATCHED != 0 {
+            reportOnce("deep-watched", "the watchdog's duplicate of the run loop's epoll descriptor was closed by "
+                + "someone else (and perhaps reused); it is left alone, and a new duplicate is made")
+        }
     }
 }

@@ -66,6 +66,7 @@ enum ExportCommand {
             throw UsageError(message: "pprof output is binary; give -o FILE or redirect standard output")
         }
         let inputs = try inputsOrStandardInput(invocation.positionals)
+        let target = try OutputTarget(output)  // before reading, as the shell's `>`
         let (timeline, loadDiagnostics) = try Exporter.load(inputs.map(InputSource.init(path:)), options: options.input)
         loadDiagnostics.warnings.forEach { Output.error("warning: \($0)") }
         // Empty inputs only: warned about, an empty export, exit 0 (as fold). Inputs with data but nothing to
@@ -73,11 +74,11 @@ enum ExportCommand {
         if !timeline.isTimed, timeline.sampleCount == 0, loadDiagnostics.emptyInputs.count < inputs.count {
             throw AnalysisError.badData(path: inputs.joined(separator: ", "), position: "", reason: "no stack counts found")
         }
-        // Written as it is made: memory holds the timeline and the format's tables, not the output.
+        // Written into the target as it is made, in pieces: memory holds the timeline and the format's tables, not
+        // the output.
         var diagnostics = Diagnostics()
         defer { diagnostics.warnings.forEach { Output.error("warning: \($0)") } }
-        try Output.write(to: output) { sink in
-            try Exporter.write(timeline, options: options, to: sink, diagnostics: &diagnostics)
-        }
+        try Exporter.write(timeline, options: options, to: ByteSink { try target.write($0[...]) }, diagnostics: &diagnostics)
+        try target.commit()
     }
 }

@@ -3,9 +3,9 @@ import Glibc
 #endif
 import StallAnalysis
 
-/// `-o SOCKET`: a Unix stream socket is connected to and written, never replaced.
+/// `-o SOCKET`: a Unix stream socket is connected to (when the result is ready) and written, never replaced.
 enum OutputSocket {
-    /// A descriptor connected to the Unix socket at `target`, for the caller to write and close.
+    /// A stream socket connected to the Unix socket at `target`.
     static func connect(_ target: String, shownAs path: String) throws -> Int32 {
         var address = sockaddr_un()
         address.sun_family = sa_family_t(AF_UNIX)

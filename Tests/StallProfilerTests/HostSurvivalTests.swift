@@ -12,8 +12,8 @@ import Testing
     @Test func aMainThreadWithEightKiBOfStackLeftIsSampledWithoutCrashing() throws {
         let path = TestSupport.temporaryPath("small-stack.stalls")
         defer { unlink(path) }
-        // A 256 KiB main stack; the stall recurses until less than 8 KiB is left and spins there. The handler and
-        // libunwind need more than that: on the thread's own stack they would overflow it (SIGSEGV, exit 139).
+        // A 256 KiB main stack; the stall recurses until less than 8 KiB is left and spins there. With libunwind the
+        // handler needed more than that: on the thread's own stack it overflowed it (SIGSEGV, exit 139).
         let result = try TestSupport.run(
             URL(fileURLWithPath: "/bin/sh"), ["-c", "ulimit -s 256 && exec \"$0\" small-stack", Self.trials],
             environment: Self.environment.merging([EnvironmentName.output: path]) { $1 })
@@ -45,6 +45,11 @@ import Testing
         let stall = try #require(child.stalls.first)
         #expect(stall.state == .busy)
         #expect(TestSupport.stacks(of: child).contains { TestSupport.longestRun(of: "BusyWork.descend", in: $0) >= 20 })
+        // The child's marker rings start empty and free: its 40 markers (32 in its ring, 8 in the shared ring), none
+        // of the parent's, whatever the parent's flooding thread was doing when the process forked.
+        #expect(child.markers.map(\.name) == (0..<40).map { "child \($0)" })
+        #expect(child.droppedMarkers == 0)
+        #expect(parent.markers.contains { $0.name == "parent" })
     }
 
     /// On a fresh thread: the alternate stack before and after `stallcap_warm_thread`, with or without one of the

@@ -21,17 +21,6 @@ public final class ByteSink {
     /// Everything written so far, for a sink without a consumer; what is not handed on yet otherwise.
     public var bytes: [UInt8] { buffer }
 
-    /// Writes `bytes`: a large array is handed on as it is (no copy into the buffer); a sink without a consumer
-    /// keeps it.
-    public func write(contentsOf bytes: [UInt8]) throws {
-        guard let consume, bytes.count >= Self.chunkSize else {
-            buffer.append(contentsOf: bytes)
-            return try flushIfFull()
-        }
-        try flush()
-        try consume(bytes)
-    }
-
     /// Appends `bytes`.
     @inline(__always)
     func write<C: Collection>(_ bytes: C) where C.Element == UInt8 { buffer.append(contentsOf: bytes) }
