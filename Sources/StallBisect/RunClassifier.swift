@@ -11,8 +11,15 @@ public struct RunClassifierOptions: Sendable, Equatable {
     /// this many seconds reaches the busy threshold. The run is killed as soon as that is so. Default: 1 s.
     public var sustainedSeconds = 1.0
     /// Longest observation of one run (`--window`). A run still going at the end is good when its main thread
-    /// was idle over the last `sustainedSeconds`, inconclusive otherwise. Default: 10 s.
+    /// was idle over the last `sustainedSeconds`, inconclusive otherwise. Time the app's main thread spent
+    /// waiting for a CPU (runnable but not running: a loaded machine) does not count, up to ``windowStretch``:
+    /// the app gets the window's worth of the time it could use, as on a quiet machine. Default: 10 s.
     public var windowSeconds = 10.0
+    /// Most wall time of a window, as a multiple of ``windowSeconds``, however long the main thread waited for a
+    /// CPU. With eight CPU hogs on two cores (load 10-18) a debug chat-freeze streamed its reply for 4.6 s
+    /// before it froze, so a 5 s window ended before the freeze had lasted `--sustain`, with no stall in
+    /// progress yet: "good". Default: 4.
+    public var windowStretch = 4.0
     /// Voluntary context switches per second (sleeps: waits in a syscall) at or above which a busy main thread
     /// is slow but healthy rather than frozen: a frozen main thread spins and never sleeps, one doing periodic
     /// work sleeps between bursts, however little CPU a loaded machine gives it. Judged over the sustained
@@ -51,6 +58,7 @@ public struct RunClassifierOptions: Sendable, Equatable {
         guard windowSeconds >= sustainedSeconds else {
             throw BisectError.usage("--window must be at least the sustained period (\(sustainedSeconds) s)")
         }
+        guard windowStretch >= 1 else { throw BisectError.usage("the window stretch must be at least 1") }
     }
 }
 
@@ -85,8 +93,16 @@ public struct RunClassifier: Sendable {
         {
             return .frozen
         }
-        guard seconds >= options.windowSeconds else { return nil }
+        guard windowIsOver(seconds: seconds, waitSeconds: waitSeconds) else { return nil }
         return (recentUse(\.runnable) ?? 1) < options.idleThreshold ? .good : .inconclusive
+    }
+
+    /// True once the window is over at `seconds` after the start, for a main thread that has waited
+    /// `waitSeconds` in all for a CPU: `windowSeconds` of the time not spent waiting have passed, or
+    /// `windowStretch` windows of wall time.
+    public func windowIsOver(seconds: Double, waitSeconds: Double) -> Bool {
+        let counted = seconds - min(max(waitSeconds, 0), seconds * (1 - 1 / options.windowStretch))
+        return counted >= options.windowSeconds - 1e-9
     }
 
     /// The verdict of a run that ended by itself: good after exit status 0, inconclusive otherwise (a crash, a
@@ -126,12 +142,13 @@ public struct RunClassifier: Sendable {
     }
 
     /// Records what the app's watchdog capture showed at `seconds` after the start: nil when there is no
-    /// capture (yet); otherwise its episodes. Returns `.frozen` once a busy stall in progress, or a saturated
+    /// capture (yet); otherwise its episodes. `waitSeconds` is how long the thread servicing the main queue has
+    /// waited for a CPU in all (0 when unknown): it stretches the window (``RunClassifierOptions/windowSeconds``). Returns `.frozen` once a busy stall in progress, or a saturated
     /// episode in progress (the main queue answers but its thread never sleeps; busy by definition), has lasted
     /// the sustained period; at the end of the window, `.good` when no episode is in progress, `.inconclusive`
     /// when one is (a window that ends while the main thread is stalled or saturated is never good) or when
     /// there is no capture.
-    public mutating func record(seconds: Double, capture: Capture?) -> RunVerdict? {
+    public mutating func record(seconds: Double, capture: Capture?, waitSeconds: Double = 0) -> RunVerdict? {
         let stall = capture?.stalls.last.flatMap { $0.isFinished ? nil : $0 }
         samples.append(Sample(seconds: seconds, cpu: 0, runnable: 0, sleeps: nil))
         watchdogCPU = stall?.cpuRatio
@@ -140,7 +157,7 @@ public struct RunClassifier: Sendable {
         {
             return .frozen
         }
-        guard seconds >= options.windowSeconds else { return nil }
+        guard windowIsOver(seconds: seconds, waitSeconds: waitSeconds) else { return nil }
         return capture != nil && stall == nil ? .good : .inconclusive
     }
 }
