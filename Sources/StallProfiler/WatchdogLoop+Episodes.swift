@@ -128,6 +128,9 @@ extension WatchdogLoop {
     /// too: a timer that expires at the first scheduler tick that finds the main thread running. Both are armed
     /// before the main thread's CPU clock is read again: a thread that left the wait before the arming has a moved
     /// clock, and one that leaves it after makes the armed set ready or runs into the timer.
+    ///
+    /// A thread that wakes and at once blocks elsewhere (a blocked stall) may run too little for the timer, and its
+    /// wake can still be lost: its stall is then seen up to a threshold late.
     func sleepDeeply(sequence: UInt32) -> Bool {
         guard detector.isIdle, sampler == nil, presampler == nil, saturatedSampler == nil,
             let tick = tickCPU, tick.thread == runLoopWait.mainThread, let wait = runLoopWait.trustedWait

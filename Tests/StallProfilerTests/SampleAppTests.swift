@@ -51,6 +51,24 @@ import Testing
         #expect(stacks.allSatisfy { stack in stack.contains { $0.contains("BlockedWork.lockContended") } })
     }
 
+    /// A busy stall twice the threshold long (500 ms at 250 ms), after the app idled for 1.2 s: the watchdog sleeps
+    /// deeply by then, and must wake for it. Under load the run loop's readiness was lost when the main thread
+    /// drained its set first, and the watchdog slept on (1 of 15 such stalls unrecorded with eight CPU hogs, many
+    /// others shortened by up to a threshold); the main thread's CPU time now wakes it too.
+    @Test func aBusyStallOfTwiceTheThresholdAfterAnIdleSecondIsRecorded() throws {
+        let path = TestSupport.temporaryPath("twice-threshold.stalls")
+        defer { unlink(path) }
+        let result = try TestSupport.run(
+            Launcher.runloop.executable, ["--stall", "busy", "--stall-ms", "500", "--delay-ms", "1200"],
+            environment: [EnvironmentName.output: path, EnvironmentName.threshold: "250"])
+        #expect(result.status == 0, "\(result.stderr)")
+        let capture = try CaptureReader.read(path: path)
+        #expect(capture.stalls.count == 1, "\(capture.stalls.map(\.begin))")
+        let stall = try #require(capture.stalls.first)
+        #expect(stall.kind == .stall && stall.isFinished)
+        #expect(stall.state == .busy)
+    }
+
     /// Starts stall-demo on `RunLoop.main` with a busy stall that lasts a minute (the test kills it).
     func startEndlessBusyStall(environment: [String: String]) throws -> Process {
         let process = Process()
