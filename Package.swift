@@ -5,7 +5,7 @@ import PackageDescription
 //   CLibunwind <- CStallCapture <- StallProfiler <- samples
 //   StallFormat <- StallProfiler, StallAnalysis, StallBisect
 //   CStallProcess <- StallBisect
-//   StallAnalysis, StallBisect <- stallprof (CLI)
+//   StallAnalysis, StallBisect, CStallOutput <- stallprof (CLI)
 // StallAnalysis never imports capture code and runs no process; StallBisect (bisect, check) runs them.
 let package = Package(
     name: "stallprof",
@@ -40,7 +40,10 @@ let package = Package(
         // Child subreaper for bisect's process runner (not capture code).
         .target(name: "CStallProcess"),
         .target(name: "StallBisect", dependencies: ["StallFormat", "CStallProcess"]),
-        .executableTarget(name: "stallprof", dependencies: ["StallAnalysis", "StallBisect", "StallFormat"]),
+        // -o's temporary file and the async-signal-safe handler that removes it on SIGINT, SIGTERM, SIGHUP.
+        .target(name: "CStallOutput"),
+        .executableTarget(
+            name: "stallprof", dependencies: ["StallAnalysis", "StallBisect", "StallFormat", "CStallOutput"]),
 
         // Example stalling apps (samples/): used by the tests, the demo and the docs.
         .target(name: "StallSamples", dependencies: ["StallProfiler"], path: "samples/StallSamples"),

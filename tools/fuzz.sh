@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Fuzzes every input parser with libFuzzer (swiftc -sanitize=fuzzer,address), SECONDS each (default 60):
-# capture (CaptureReader.parse, fold, report, flame graph, exports), perf script, macOS sample, folded, speedscope JSON, differential folded (and diff).
+# capture (CaptureReader.parse, fold, report, flame graph, exports), perf script, macOS sample, folded, speedscope JSON
+# (each folded, then reported, drawn and exported), differential folded (drawn as graph and chart; and diff).
 # The targets (tools/fuzz/*.swift) are built against the StallFormat and StallAnalysis sources in .build/fuzz,
 # apart from the package's build; seeds come from the test fixtures and a few generated captures.
 # Prints each target's executions and crashes; exits 0 only when none crashed (crashing inputs are kept in
@@ -57,6 +58,21 @@ cp "$fixtures"/speedscope/*.json "$out/seeds/speedscope/"
 printf 'main;a;b 3 5\nmain;a 1 0\nmain;c 0 2\n' > "$out/seeds/diff/two-counts.folded"
 { cat "$fixtures/flamegraph/before.folded"; printf '\0'; cat "$fixtures/flamegraph/after.folded"; } \
     > "$out/seeds/diff/pair.folded"
+# Counts at the limit (FoldedCount): two counts whose sum is infinite as Doubles (308 digits; flamegraph trapped on
+# them), counts of 2^64 written as an integer and as a fraction, and a stack whose lines sum past 2^64-1.
+nines=$(printf '9%.0s' $(seq 308))
+for target in folded diff; do
+    printf 'a;b %s\na;c %s\nok 1\n' "$nines" "$nines" > "$out/seeds/$target/infinite-sum.folded"
+    printf 'a %s.5\nb %s.0\n' "$nines" "$nines" > "$out/seeds/$target/infinite-fraction-sum.folded"
+    printf 'a 18446744073709551616\nb 18446744073709551616.0\nc 18446744073709551615\nc 1\nd 3\n' \
+        > "$out/seeds/$target/two-to-the-64.folded"
+done
+printf 'a %s %s\nb 18446744073709551616 1\nc 1 18446744073709551616\n' "$nines" "$nines" \
+    > "$out/seeds/diff/infinite-two-counts.folded"
+printf 'app 1 1.0: 18446744073709551615 cpu-clock:\n\t1 main (/app)\n\napp 1 2.0: 18446744073709551615 cpu-clock:\n\t1 main (/app)\n\n' \
+    > "$out/seeds/perf/two-to-the-64.txt"
+printf '{"$schema":"https://www.speedscope.app/file-format-schema.json","shared":{"frames":[{"name":"a"}]},"profiles":[{"type":"sampled","name":"p","unit":"none","startValue":0,"endValue":1,"samples":[[0],[0]],"weights":[1e19,1e19]}]}' \
+    > "$out/seeds/speedscope/two-to-the-64.json"
 for extra in "$fixtures"/regressions/*/*; do  # crashing inputs fixed earlier: regression seeds
     [ -f "$extra" ] || continue
     target=$(basename "$(dirname "$extra")")

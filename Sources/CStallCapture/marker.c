@@ -1,4 +1,5 @@
-// The calling thread's kernel tid without a system call per call, for StallMarker (app threads, any of them).
+// The calling thread's kernel tid without a system call per call, and its marker ring, for StallMarker (app
+// threads, any of them).
 #define _GNU_SOURCE
 #include "stallcapture_marker.h"
 
@@ -18,8 +19,19 @@ pid_t stallcap_cached_tid(void) {
     return tid;
 }
 
-// In a forked child the only thread is the one that forked, under a new tid: forget its cached one.
-static void stallcap_tid_cache_reset_in_child(void) { stallcap_tid_cache = 0; }
+// The calling thread's marker ring (StallMarker's per-thread rings): 0 until it asks for one.
+static __thread int32_t stallcap_marker_ring_slot_value;
+
+int32_t stallcap_marker_ring_slot(void) { return stallcap_marker_ring_slot_value; }
+
+void stallcap_set_marker_ring_slot(int32_t slot) { stallcap_marker_ring_slot_value = slot; }
+
+// In a forked child the only thread is the one that forked, under a new tid: forget its cached one, and its
+// marker ring (the child's rings start afresh).
+static void stallcap_tid_cache_reset_in_child(void) {
+    stallcap_tid_cache = 0;
+    stallcap_marker_ring_slot_value = 0;
+}
 
 // Registered when the image loads, so no call ever takes a lock to register it.
 __attribute__((constructor)) static void stallcap_tid_cache_register(void) {

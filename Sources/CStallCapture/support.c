@@ -88,6 +88,18 @@ int stallcap_thread_switches(pid_t tid, uint64_t *voluntary, uint64_t *involunta
     return 0;
 }
 
+int stallcap_thread_blocked_signals(pid_t tid, uint64_t *blocked) {
+    char text[4096];
+    if (read_task_file(tid, "status", text, sizeof text) < 0) return -1;
+    // "SigBlk:\t0000000000000000\n": 16 hex digits, bit n-1 for signal n.
+    const char *field = strstr(text, "\nSigBlk:");
+    if (field == NULL) return -1;
+    unsigned long long mask = 0;
+    if (sscanf(field + strlen("\nSigBlk:"), "%llx", &mask) != 1) return -1;
+    *blocked = mask;
+    return 0;
+}
+
 char stallcap_thread_state(pid_t tid) {
     char text[512];
     if (read_task_file(tid, "stat", text, sizeof text) < 0) return 0;

@@ -1,6 +1,7 @@
 // The watchdog's deep sleep while the main thread idles in its run loop: instead of waking every check interval,
 // the watchdog waits on the run loop's own epoll set (a duplicate of its descriptor, in an epoll set of ours,
-// EPOLLONESHOT), so it wakes when the main thread is about to, and otherwise once per threshold.
+// EPOLLONESHOT), so it wakes when the main thread is about to, and otherwise once per threshold; stop() wakes it
+// through a pipe of ours in the same set.
 //
 // That readiness can be lost: epoll checks an item's readiness again when it collects it, and by then the main
 // thread may have drained the run loop's set (its own epoll_wait; edge-triggered items leave the ready list). On a
@@ -19,21 +20,25 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <string.h>
 #include <sys/epoll.h>
-#include <signal.h>
-#include <sys/eventfd.h>
 #include <sys/signalfd.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
-static int deep_epoll = -1;              // our epoll set: the stop eventfd and the watched duplicate
-static _Atomic int deep_event = -1;      // written by stallcap_wd_wake_deep (stop)
+// Every descriptor here is checked to be still ours before it is used (the app may close any number, even one it
+// does not own, and reuse it for a file of its own): see set_is_ours and watched_is_ours. One that is not is
+// forgotten, never written, waited on or closed again.
+static int deep_epoll = -1;              // our epoll set: the stop pipe's read end and the watched duplicate
+static int wake_read = -1;               // the stop pipe's read end (a pipe: its inode is unique, unlike an eventfd's)
+static _Atomic int wake_write = -1;      // its write end, written by stallcap_wd_wake_deep (stop)
+static stallcap_fd_identity epoll_id, pipe_id;
 static int deep_watched = -1;            // our duplicate of the run loop's epoll descriptor
 static int deep_source = -1;             // the app's descriptor it duplicates
-static int deep_signals = -1;            // signalfd of the capture signal, in deep_epoll
+static int deep_signals = -1;            // signalfd of the capture signal, in deep_epoll (proven as deep_watched)
 static int deep_signals_signo = 0;
 static int deep_timer = 0;               // the kernel's id of the CPU-clock timer, when deep_timer_pid != 0
 static pid_t deep_timer_pid = 0;         // the process that created it (a forked child has no timers)
@@ -42,6 +47,71 @@ static pid_t deep_timer_target = 0;      // the thread it signals (the watchdog)
 static int deep_timer_signo = 0;
 static int deep_cpu_armed = 0;
 static sigset_t deep_mask_before;
+static int deep_off = 0;                 // our set was taken: no deep sleep for the rest of the run
+static _Atomic int deep_lost = 0;        // STALLCAP_LOST_* found since stallcap_wd_take_lost
+
+// The set (epoll and pipe) is ours: the read end is our pipe (fstat: its device and inode), and the number
+// deep_epoll is an epoll set holding that pipe under that number. An epoll set shares one anonymous inode with
+// every other, so its identity is what it holds: EPOLL_CTL_MOD succeeds only on a set with an item for exactly
+// (the file now at wake_read, wake_read), which no set of the app's has. The fstat of the epoll descriptor first
+// keeps the epoll_ctl off anything but an anonymous-inode file.
+static int set_is_ours(void) {
+    if (deep_epoll < 0 || wake_read < 0) return 0;
+    if (!stallcap_fd_has_identity(wake_read, pipe_id) || !stallcap_fd_has_identity(deep_epoll, epoll_id)) return 0;
+    struct epoll_event stop = {.events = EPOLLIN, .data.fd = wake_read};
+    return epoll_ctl(deep_epoll, EPOLL_CTL_MOD, wake_read, &stop) == 0;
+}
+
+// With the set ours: the number deep_watched still holds the duplicate registered in it (the same check, on our
+// set). Re-arms the one-shot watch as a side effect.
+static int watched_is_ours(void) {
+    if (deep_watched < 0) return 0;
+    struct epoll_event watch = {.events = EPOLLIN | EPOLLONESHOT, .data.fd = deep_watched};
+    return epoll_ctl(deep_epoll, EPOLL_CTL_MOD, deep_watched, &watch) == 0;
+}
+
+// With the set ours: the number deep_signals still holds our signalfd (the same check).
+static int signals_are_ours(void) {
+    if (deep_signals < 0) return 0;
+    struct epoll_event ready = {.events = EPOLLIN, .data.fd = deep_signals};
+    return epoll_ctl(deep_epoll, EPOLL_CTL_MOD, deep_signals, &ready) == 0;
+}
+
+// Forgets the whole set without touching any of its numbers: they may be the app's now.
+static void lose_set(void) {
+    atomic_store(&wake_write, -1);
+    deep_epoll = wake_read = deep_watched = deep_source = deep_signals = -1;
+    deep_off = 1;
+    atomic_fetch_or(&deep_lost, STALLCAP_LOST_DEEP_SET);
+}
+
+// Forgets the duplicate without touching its number.
+static void lose_watched(void) {
+    deep_watched = deep_source = -1;
+    atomic_fetch_or(&deep_lost, STALLCAP_LOST_WATCHED);
+}
+
+static int create_set(void) {
+    int pipe_fds[2];
+    deep_epoll = epoll_create1(EPOLL_CLOEXEC);
+    if (deep_epoll < 0 || pipe2(pipe_fds, O_CLOEXEC | O_NONBLOCK) != 0) {
+        if (deep_epoll >= 0) close(deep_epoll);
+        deep_epoll = -1;
+        return -1;
+    }
+    struct epoll_event stop = {.events = EPOLLIN, .data.fd = pipe_fds[0]};
+    if (stallcap_fd_identity_of(deep_epoll, &epoll_id) != 0 || stallcap_fd_identity_of(pipe_fds[0], &pipe_id) != 0 ||
+        epoll_ctl(deep_epoll, EPOLL_CTL_ADD, pipe_fds[0], &stop) != 0) {
+        close(pipe_fds[0]);
+        close(pipe_fds[1]);
+        close(deep_epoll);
+        deep_epoll = -1;
+        return -1;
+    }
+    wake_read = pipe_fds[0];
+    atomic_store(&wake_write, pipe_fds[1]);
+    return 0;
+}
 
 int stallcap_wait_single_epoll(const stallcap_syscall_state *state) {
     if (state == NULL || state->kind != STALLCAP_SYSCALL_IN_CALL) return -1;
@@ -68,24 +138,21 @@ int stallcap_wait_single_epoll(const stallcap_syscall_state *state) {
 }
 
 int stallcap_wd_watch(int fd) {
-    if (fd < 0) return -1;
-    if (fd == deep_source && deep_watched >= 0) return 0;
-    if (deep_epoll < 0) {
-        deep_epoll = epoll_create1(EPOLL_CLOEXEC);
-        int event = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-        if (deep_epoll < 0 || event < 0) {
-            if (event >= 0) close(event);
-            stallcap_wd_forget();
-            return -1;
-        }
-        struct epoll_event stop = {.events = EPOLLIN, .data.fd = event};
-        epoll_ctl(deep_epoll, EPOLL_CTL_ADD, event, &stop);
-        atomic_store(&deep_event, event);
+    if (fd < 0 || deep_off) return -1;
+    if (fd == deep_source && deep_watched >= 0) return 0;  // stallcap_wd_arm proves it all before the sleep
+    if (deep_epoll < 0 && create_set() != 0) return -1;
+    if (!set_is_ours()) {
+        lose_set();
+        return -1;
     }
     if (deep_watched >= 0) {
-        epoll_ctl(deep_epoll, EPOLL_CTL_DEL, deep_watched, NULL);
-        close(deep_watched);
-        deep_watched = deep_source = -1;
+        // Removed only from our own set, and closed only when that proved the number still holds our duplicate.
+        if (epoll_ctl(deep_epoll, EPOLL_CTL_DEL, deep_watched, NULL) == 0) {
+            close(deep_watched);
+            deep_watched = deep_source = -1;
+        } else {
+            lose_watched();
+        }
     }
     // Duplicated, then checked again: the app may have closed `fd` and reused its number in between. A duplicate
     // of an epoll descriptor keeps only that epoll instance alive (never a pipe or socket the app closes).
@@ -103,12 +170,20 @@ int stallcap_wd_watch(int fd) {
 
 int stallcap_wd_arm(void) {
     if (deep_epoll < 0 || deep_watched < 0) return -1;
+    if (!set_is_ours()) {
+        lose_set();
+        return -1;
+    }
     // Arming checks readiness at once: a set already ready wakes the next stallcap_wd_deep_sleep immediately.
-    struct epoll_event watch = {.events = EPOLLIN | EPOLLONESHOT, .data.fd = deep_watched};
-    return epoll_ctl(deep_epoll, EPOLL_CTL_MOD, deep_watched, &watch);
+    if (!watched_is_ours()) {
+        lose_watched();
+        return -1;
+    }
+    return 0;
 }
 
 int stallcap_wd_deep_sleep(uint32_t seen, int64_t timeout_ns) {
+    // Called right after stallcap_wd_arm, which proved the set ours.
     if (deep_epoll < 0 || stallcap_wd_sequence() != seen) return 0;
     int ms = timeout_ns <= 0 ? 0 : (int)((timeout_ns + 999999) / 1000000);
     struct epoll_event events[2];
@@ -122,25 +197,32 @@ int stallcap_wd_deep_sleep(uint32_t seen, int64_t timeout_ns) {
 }
 
 void stallcap_wd_wake_deep(void) {
-    int event = atomic_load(&deep_event);
-    if (event >= 0) {
-        uint64_t one = 1;
-        ssize_t written = write(event, &one, sizeof one);
+    int event = atomic_load(&wake_write);
+    // Only into our own pipe: a number the app took since is left alone.
+    if (event >= 0 && stallcap_fd_has_identity(event, pipe_id)) {
+        char one = 1;
+        ssize_t written = write(event, &one, 1);
         (void)written;  // full (never read after stop): the set stays readable, which is all that matters
     }
 }
+
+int stallcap_wd_take_lost(void) { return atomic_exchange(&deep_lost, 0); }
 
 static void release_timer(void) {
     if (deep_timer_pid == getpid()) syscall(SYS_timer_delete, deep_timer);
     deep_timer_pid = 0;
 }
 
-
 int stallcap_wd_arm_cpu(pid_t tid, int signo) {
+    // Called right after stallcap_wd_arm, which proved the set ours.
     if (deep_epoll < 0 || deep_cpu_armed || tid <= 0 || signo <= 0) return -1;
     sigset_t only;
     sigemptyset(&only);
     sigaddset(&only, signo);
+    if (deep_signals >= 0 && !signals_are_ours()) {
+        lose_set();  // the number is the app's now: no deep sleep for the rest of the run, said once
+        return -1;
+    }
     if (deep_signals >= 0 && deep_signals_signo != signo) {
         epoll_ctl(deep_epoll, EPOLL_CTL_DEL, deep_signals, NULL);
         close(deep_signals);
@@ -179,10 +261,15 @@ int stallcap_wd_arm_cpu(pid_t tid, int signo) {
 
 void stallcap_wd_disarm_cpu(void) {
     if (!deep_cpu_armed) return;
-    // Once timer_settime returns, an expiry in progress has queued its signal: the drain below takes it.
+    // Once timer_settime returns, an expiry in progress has queued its signal. Still blocked, it is taken here
+    // without a descriptor (the signalfd is only ever waited on, never read).
     if (deep_timer_pid != 0) (void)stallcap_cputimer_set(deep_timer, 0);
-    struct signalfd_siginfo info;
-    while (deep_signals >= 0 && read(deep_signals, &info, sizeof info) == (ssize_t)sizeof info) {}
+    sigset_t only;
+    sigemptyset(&only);
+    sigaddset(&only, deep_timer_signo);
+    siginfo_t info;
+    struct timespec none = {0, 0};
+    while (sigtimedwait(&only, &info, &none) > 0) {}
     pthread_sigmask(SIG_SETMASK, &deep_mask_before, NULL);
     deep_cpu_armed = 0;
 }
@@ -192,10 +279,16 @@ void stallcap_wd_forget(void) {
     if (deep_timer_pid == getpid()) stallcap_wd_disarm_cpu();
     deep_cpu_armed = 0;
     release_timer();
-    int event = atomic_exchange(&deep_event, -1);
-    if (event >= 0) close(event);
-    if (deep_signals >= 0) close(deep_signals);
-    if (deep_watched >= 0) close(deep_watched);
-    if (deep_epoll >= 0) close(deep_epoll);
-    deep_epoll = deep_watched = deep_source = deep_signals = -1;
+    int event = atomic_exchange(&wake_write, -1);
+    if (set_is_ours()) {
+        // In a forked child the set is shared with the parent: watched_is_ours re-arms the parent's watch, at
+        // worst one early wake there; a removal (EPOLL_CTL_DEL) would take the watch away from it.
+        if (watched_is_ours()) close(deep_watched);
+        if (signals_are_ours()) close(deep_signals);
+        if (event >= 0 && stallcap_fd_has_identity(event, pipe_id)) close(event);
+        close(wake_read);
+        close(deep_epoll);
+    }
+    deep_epoll = wake_read = deep_watched = deep_source = deep_signals = -1;
+    deep_off = 0;
 }

@@ -18,8 +18,11 @@ public struct Capture: Sendable {
     /// The app's markers (`StallMarker`), by start time; intervals paired from their begin and end records.
     /// Default: none (captures written before markers existed have none).
     public var markers: [Marker] = []
-    /// Markers the watchdog lost because the app marked faster than its ring was drained. Default: 0.
+    /// Markers the watchdog lost because the app marked faster than its rings were drained. Default: 0.
     public var droppedMarkers: UInt64 = 0
+    /// ``droppedMarkers`` by the kernel tid of the thread that made them; tid 0 holds the losses of threads
+    /// without a ring of their own and those of writers that did not count per thread. Default: none.
+    public var droppedMarkersByThread: [Int32: UInt64] = [:]
     /// The capture's time origin (monotonic nanoseconds), which every relative time in reports, flame charts and
     /// exports counts from: the process record's start; without one (a file cut before it), the earliest stall or
     /// marker start; 0 for a capture with neither.
@@ -82,13 +85,20 @@ public struct Stall: Sendable {
     public var samples: [Sample]
     /// What the thread waited for, when the watchdog looked (blocked episodes, version 2 captures).
     public var blockedOn: BlockedOnRecord?
+    /// The thread's blocked-signal mask, when the watchdog looked (its sample requests went unanswered); nil when
+    /// it did not, or in captures written before the record existed.
+    public var signalMask: SignalMaskRecord?
 
     /// Creates a stall.
-    public init(begin: StallBeginRecord, end: StallEndRecord? = nil, samples: [Sample] = [], blockedOn: BlockedOnRecord? = nil) {
+    public init(
+        begin: StallBeginRecord, end: StallEndRecord? = nil, samples: [Sample] = [], blockedOn: BlockedOnRecord? = nil,
+        signalMask: SignalMaskRecord? = nil
+    ) {
         self.begin = begin
         self.end = end
         self.samples = samples
         self.blockedOn = blockedOn
+        self.signalMask = signalMask
     }
 
     /// The episode number within its capture.

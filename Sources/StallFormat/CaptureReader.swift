@@ -45,7 +45,12 @@ public enum CaptureReader {
         }
     }
 
-    /// Decodes every complete record of `bytes`, in file order. Returns the records and a warning when the last
+    /// Why a second header or process record is an error: the file holds two captures.
+    static let mixed = "two captures in one file (two processes wrote it, or files were joined); they are not read as "
+        + "one. Give each process its own file (STALLPROF_OUTPUT=app-%p.stalls)"
+
+    /// Decodes every complete record of `bytes`, in file order. A second header or process record is an error
+    /// naming its byte offset: the file holds two captures, which are never merged into one. Returns the records and a warning when the last
     /// record is cut short.
     public static func records(_ bytes: [UInt8], source: String) throws -> (records: [CaptureRecord], warning: String?) {
         guard bytes.count >= CaptureFormat.headerSize, looksLikeCapture(bytes) else {
@@ -60,8 +65,13 @@ public enum CaptureReader {
         }
         var records: [CaptureRecord] = []
         var offset = CaptureFormat.headerSize
+        var processID: Int32? = nil
         while offset < bytes.count {
             let remaining = bytes.count - offset
+            // No record starts with the magic (its length would be implausible): another capture starts here.
+            if bytes[offset...].starts(with: CaptureFormat.magic) {
+                throw CaptureFormatError(source: source, offset: offset, reason: "a second capture header: " + mixed)
+            }
             let cut = "capture ends inside a record (the process was probably killed); read \(records.count) complete records"
             guard remaining >= CaptureFormat.recordPrefixSize else { return (records, "\(source): byte \(offset): \(cut)") }
             var prefix = ByteCursor(bytes: bytes, offset: offset + 1, source: source)
@@ -81,7 +91,17 @@ public enum CaptureReader {
             }
             let payload = ByteCursor(bytes: bytes, offset: offset + CaptureFormat.recordPrefixSize, source: source,
                                      limit: offset + CaptureFormat.recordPrefixSize + length)
-            if let record = try decode(type: bytes[offset], payload: payload) { records.append(record) }
+            if let record = try decode(type: bytes[offset], payload: payload) {
+                if case .process(let process) = record {
+                    if let first = processID {
+                        throw CaptureFormatError(
+                            source: source, offset: offset,
+                            reason: "a second process record (pid \(process.pid), after pid \(first)): " + mixed)
+                    }
+                    processID = process.pid
+                }
+                records.append(record)
+            }
             offset += total
         }
         return (records, nil)
@@ -129,6 +149,11 @@ public enum CaptureReader {
                         + "(disk full or file size limit)")
             case .marker(let marker):
                 markers.add(marker)
+            case .signalMask(let mask):
+                // The first look of the episode (one is written per episode).
+                if let index = stallIndex[mask.stallID], capture.stalls[index].signalMask == nil {
+                    capture.stalls[index].signalMask = mask
+                }
             case .close(let timestampNs):
                 capture.closedCleanly = true
                 capture.closedAtNs = timestampNs
@@ -136,11 +161,22 @@ public enum CaptureReader {
         }
         capture.markers = markers.sorted
         capture.droppedMarkers = markers.dropped
+        capture.droppedMarkersByThread = markers.droppedByThread.filter { $0.value > 0 }
         if markers.dropped > 0 {
             capture.warnings.append("\(source): \(markers.dropped) app markers were lost (the app marked faster than "
-                + "the watchdog drained them)")
+                + "the watchdog drained them)" + Self.lostByThread(capture.droppedMarkersByThread))
         }
         return capture
+    }
+
+    /// `: 2950 of thread 1234, 3 of thread 1` (most first), or nothing when only unattributed losses (tid 0) are
+    /// known.
+    static func lostByThread(_ lost: [Int32: UInt64]) -> String {
+        guard lost.keys.contains(where: { $0 != 0 }) else { return "" }
+        let shown = lost.sorted { ($0.value, $1.key) > ($1.value, $0.key) }.prefix(5).map { tid, count in
+            tid == 0 ? "\(count) of threads without a ring of their own" : "\(count) of thread \(tid)"
+        }
+        return ": " + shown.joined(separator: ", ") + (lost.count > 5 ? ", and of \(lost.count - 5) more threads" : "")
     }
 
     private static func decode(type: UInt8, payload: ByteCursor) throws -> CaptureRecord? {
@@ -197,6 +233,10 @@ public enum CaptureReader {
             guard let kind = MarkerRecord.Kind(rawValue: rawKind) else { throw c.error("unknown marker kind \(rawKind)") }
             return .marker(MarkerRecord(
                 kind: kind, spanID: try c.u64(), threadID: try c.i32(), timestampNs: try c.u64(), name: try c.string()))
+        case .signalMask:
+            return .signalMask(SignalMaskRecord(
+                stallID: try c.u32(), timestampNs: try c.u64(), threadID: try c.i32(), signal: try c.i32(),
+                blockedMask: try c.u64()))
         case .dropped:
             return .dropped(DroppedRecord(
                 sampleCount: try c.u64(), otherCount: try c.u64(), firstNs: try c.u64(), lastNs: try c.u64()))

@@ -21,6 +21,7 @@ public enum CaptureFormat {
     /// Record type codes.
     enum RecordType: UInt8 {
         case process = 1, image = 2, stallBegin = 3, sample = 4, stallEnd = 5, close = 6, blockedOn = 7, dropped = 8, marker = 9
+        case signalMask = 10
     }
 
     /// The file header: magic, version, two reserved bytes, four reserved bytes.
@@ -149,6 +150,13 @@ extension CaptureRecord {
             out.appendLE(m.threadID)
             out.appendLE(m.timestampNs)
             out.appendString(m.name)
+        case .signalMask(let m):
+            type = .signalMask
+            out.appendLE(m.stallID)
+            out.appendLE(m.timestampNs)
+            out.appendLE(m.threadID)
+            out.appendLE(m.signal)
+            out.appendLE(m.blockedMask)
         case .close(let timestampNs):
             type = .close
             out.appendLE(timestampNs)

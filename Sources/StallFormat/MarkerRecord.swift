@@ -10,8 +10,10 @@ public struct MarkerRecord: Sendable, Equatable {
         case begin = 1
         /// An interval ended (`Span.end()`).
         case end = 2
-        /// Markers were lost: the app marked faster than the watchdog drained its ring. ``MarkerRecord/spanID``
-        /// holds how many since the previous such record; the name is empty.
+        /// Markers were lost: the app marked faster than the watchdog drained its rings. ``MarkerRecord/spanID``
+        /// holds how many since the previous such record of the same thread; ``MarkerRecord/threadID`` is the
+        /// thread that made them (0: threads without a ring of their own, or a writer that did not count per
+        /// thread). The name is empty.
         case dropped = 3
 
         /// `instant`, `begin`, `end` or `dropped`.
@@ -89,6 +91,7 @@ public struct Marker: Sendable, Equatable {
 struct MarkerCollector {
     private(set) var markers: [Marker] = []
     private(set) var dropped: UInt64 = 0
+    private(set) var droppedByThread: [Int32: UInt64] = [:]
     private var openSpans: [UInt64: Int] = [:]
 
     mutating func add(_ record: MarkerRecord) {
@@ -104,6 +107,7 @@ struct MarkerCollector {
             markers[index].durationNs = record.timestampNs &- min(start, record.timestampNs)
         case .dropped:
             dropped &+= record.spanID
+            droppedByThread[record.threadID, default: 0] &+= record.spanID
         }
     }
 

@@ -325,4 +325,7 @@ public enum CaptureRecord: Sendable, Equatable {
     case dropped(DroppedRecord)
     /// An app marker: an instant, or an interval's begin or end (type 9; older readers skip it).
     case marker(MarkerRecord)
+    /// The sampled thread's blocked-signal mask, read when its samples went unanswered (type 10; older readers
+    /// skip it).
+    case signalMask(SignalMaskRecord)
 }

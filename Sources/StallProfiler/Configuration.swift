@@ -11,7 +11,10 @@ extension StallWatchdog {
         public var threshold: Duration
         /// Time between stack samples during a stall. Default: 10 ms.
         public var sampleInterval: Duration
-        /// Where the capture file goes. It is created or truncated by ``StallWatchdog/start(_:)``.
+        /// Where the capture file goes. It is created or truncated by ``StallWatchdog/start(_:)``, which first
+        /// expands `%p` (the process id), `%t` (the start time, UTC: `20260114T093012.345Z`) and `%%` (a `%`);
+        /// any other `%` sequence is refused. The watchdog's ``StallWatchdog/configuration`` holds the expanded
+        /// path. One file serves one process: a path another process is writing is refused at start, naming it.
         public var outputPath: String
         /// The signal used to interrupt the stalled thread: `SIGPROF`, `SIGUSR1`, `SIGUSR2` or a real-time signal.
         /// Default: `SIGPROF`, which debuggers pass through silently. If the app already handles or ignores it,
@@ -61,6 +64,7 @@ extension StallWatchdog {
                     "sampleInterval must be between 0.5 ms and the threshold (\(threshold)), not \(sampleInterval)")
             }
             guard !outputPath.isEmpty else { throw StallWatchdogError.invalidConfiguration("outputPath is empty") }
+            try CapturePath.validate(outputPath, origin: "outputPath")
             guard (16...256).contains(maxFrames) else {
                 throw StallWatchdogError.invalidConfiguration("maxFrames must be between 16 and 256, not \(maxFrames)")
             }

@@ -5,6 +5,8 @@ import Glibc
 
 extension StallWatchdog {
     /// Environment variable naming the capture path; when unset, ``startFromEnvironment(_:)`` starts nothing.
+    /// `%p` (pid), `%t` (start time) and `%%` are expanded at start (``Configuration/outputPath``): every process
+    /// that inherits the variable (a process tree, tests run in parallel) gets a file of its own with `%p`.
     public static let outputVariable = EnvironmentName.output
     /// Environment variable with the stall threshold in milliseconds (default 250).
     public static let thresholdVariable = EnvironmentName.threshold
@@ -18,6 +20,7 @@ extension StallWatchdog {
     /// Throws ``StallWatchdogError/invalidConfiguration(_:)`` naming the variable when a value is malformed.
     public static func configuration(fromEnvironment environment: [String: String]) throws -> Configuration? {
         guard let path = environment[outputVariable], !path.isEmpty else { return nil }
+        try CapturePath.validate(path, origin: outputVariable)
         var configuration = Configuration(outputPath: path)
         func milliseconds(_ name: String) throws -> Duration? {
             guard let raw = environment[name] else { return nil }

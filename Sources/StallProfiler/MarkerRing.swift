@@ -5,7 +5,9 @@ import Synchronization
 import Glibc
 #endif
 
-/// The bounded, lock-free queue that carries ``StallMarker`` events from any app thread to the watchdog thread.
+/// The bounded, lock-free queue shared by every thread: it carries the ``StallMarker`` events that do not fit in
+/// the per-thread rings (``ThreadMarkerRings``: a thread's older markers, spilled when its own ring is full, and
+/// the markers of threads without a ring of their own) to the watchdog thread.
 ///
 /// A fixed array of fixed-size slots, allocated once (at the first watchdog start) and kept for the life of the
 /// process, with a sequence number per slot (Dmitry Vyukov's bounded queue): a producer claims a slot with one
@@ -13,8 +15,8 @@ import Glibc
 /// thread, the only consumer, reads published slots in order and hands them back. No producer ever waits: when
 /// the ring is full the event is dropped and counted. Nothing here allocates, takes a lock or makes a system call.
 final class MarkerRing: @unchecked Sendable {
-    /// Slots in the shared ring: the most markers between two drains (the watchdog drains at every step, at least
-    /// four times per threshold and at every sample during an episode).
+    /// Slots in the shared ring: the most spilled markers between two drains (the watchdog drains at every step,
+    /// at least four times per threshold and at every sample during an episode).
     static let defaultCapacity = 1024
     /// Bytes of one slot: kind (1), name length (1), tid (4 at 4), span id (8 at 8), time (8 at 16), name (64 at 24).
     static let slotSize = 88
@@ -32,7 +34,8 @@ final class MarkerRing: @unchecked Sendable {
     private let sequences: UnsafeMutablePointer<Atomic<UInt64>>
     private let slots: UnsafeMutableRawPointer
     private let tail = Atomic<UInt64>(0)
-    /// Markers dropped because the ring was full, not yet reported by the consumer.
+    /// Markers of threads without a ring of their own dropped because the ring was full, not yet reported by the
+    /// consumer (a thread with a ring counts its losses in it).
     let dropped = Atomic<UInt64>(0)
     /// When the current (or last) watchdog started recording, monotonic nanoseconds.
     private(set) var startedAtNs: UInt64 = 0
@@ -56,13 +59,20 @@ final class MarkerRing: @unchecked Sendable {
         slots.deallocate()
     }
 
-    /// Copies one event into a free slot, or counts it as dropped when the ring is full. `name` is at most
-    /// ``MarkerRecord/maxNameBytes`` bytes (cut by the caller). Lock-free: it retries only when another producer
-    /// claimed the same slot first.
+    /// Copies one event of the calling thread, now, into a free slot, or counts it as dropped (``dropped``) when the
+    /// ring is full. `name` is at most ``MarkerRecord/maxNameBytes`` bytes (cut by the caller).
     func push(kind: MarkerRecord.Kind, spanID: UInt64, name: UnsafeRawBufferPointer) {
+        if !push(kind: kind.rawValue, spanID: spanID, threadID: stallcap_cached_tid(),
+                 timestampNs: stallcap_monotonic_ns(), name: name)
+        {
+            dropped.add(1, ordering: .relaxed)
+        }
+    }
+
+    /// Copies one event into a free slot; false when the ring is full (the caller counts the loss). Lock-free: it
+    /// retries only when another producer claimed the same slot first.
+    func push(kind: UInt8, spanID: UInt64, threadID: Int32, timestampNs: UInt64, name: UnsafeRawBufferPointer) -> Bool {
         let length = min(name.count, MarkerRecord.maxNameBytes)
-        let tid = stallcap_cached_tid()
-        let now = stallcap_monotonic_ns()
         var position = tail.load(ordering: .relaxed)
         while true {
             let index = Int(position & UInt64(capacity - 1))
@@ -72,29 +82,29 @@ final class MarkerRing: @unchecked Sendable {
                     expected: position, desired: position &+ 1, ordering: .relaxed)
                 if claimed {
                     let slot = slots + index * Self.slotSize
-                    slot.storeBytes(of: kind.rawValue, as: UInt8.self)
+                    slot.storeBytes(of: kind, as: UInt8.self)
                     slot.storeBytes(of: UInt8(length), toByteOffset: 1, as: UInt8.self)
-                    slot.storeBytes(of: tid, toByteOffset: 4, as: Int32.self)
+                    slot.storeBytes(of: threadID, toByteOffset: 4, as: Int32.self)
                     slot.storeBytes(of: spanID, toByteOffset: 8, as: UInt64.self)
-                    slot.storeBytes(of: now, toByteOffset: 16, as: UInt64.self)
+                    slot.storeBytes(of: timestampNs, toByteOffset: 16, as: UInt64.self)
                     if let base = name.baseAddress { (slot + Self.nameOffset).copyMemory(from: base, byteCount: length) }
                     sequences[index].store(position &+ 1, ordering: .releasing)
-                    return
+                    return true
                 }
                 position = current
             } else if sequence < position {
-                dropped.add(1, ordering: .relaxed)  // full: the consumer has not handed this slot back yet
-                return
+                return false  // full: the consumer has not handed this slot back yet
             } else {
                 position = tail.load(ordering: .relaxed)  // another producer took it; try the next one
             }
         }
     }
 
-    /// Hands every published event, in claim order, to `body` (on the consumer thread), and frees their slots.
+    /// Hands the published events, in claim order, to `body` (on the consumer thread), and frees their slots: at
+    /// most one ring's worth, so producers that refill it as fast as it is read cannot keep the watchdog here.
     /// Stops at the first slot a producer has claimed but not yet published: it is read at the next drain.
     func drain(_ body: (MarkerRecord) -> Void) {
-        while true {
+        for _ in 0..<capacity {
             let index = Int(head & UInt64(capacity - 1))
             guard sequences[index].load(ordering: .acquiring) == head &+ 1 else { return }
             let slot = UnsafeRawPointer(slots + index * Self.slotSize)
@@ -112,13 +122,22 @@ final class MarkerRing: @unchecked Sendable {
     }
 
     /// Starts recording for a new watchdog: discards what an earlier one left (events published after its last
-    /// drain), then lets markers in. Called by `StallWatchdog.start` while no watchdog thread runs (the ring's
-    /// single consumer).
+    /// drain), then lets markers in. Called (through ``ThreadMarkerRings/start()``) by `StallWatchdog.start` while
+    /// no watchdog thread runs (the ring's single consumer).
     func start() {
         drain { _ in }
         startedAtNs = stallcap_monotonic_ns()
         _ = dropped.exchange(0, ordering: .relaxed)
         Self.active.store(true, ordering: .releasing)
+    }
+
+    /// In the child of a fork, where only the forking thread exists: empties the ring, including a slot another
+    /// thread had claimed but not published when the process forked (it would block every later drain).
+    func resetInChild() {
+        for index in 0..<capacity { sequences[index].store(UInt64(index), ordering: .relaxed) }
+        tail.store(0, ordering: .relaxed)
+        head = 0
+        _ = dropped.exchange(0, ordering: .relaxed)
     }
 
     /// Stops recording (markers become no-ops again); the caller drains what is left.

@@ -176,6 +176,9 @@ struct StallDetector {
         switch phase {
         case .idle: return max(nowNs, (lastPingNs ?? nowNs) + pingPeriodNs)
         case .waiting(_, let sentNs, let presampling):
+            // Nothing services the queue and the threshold passed (no stall to declare): look once per ping
+            // period, not in a loop that never sleeps.
+            if mainQueueThread == nil && nowNs >= sentNs + thresholdNs { return nowNs + pingPeriodNs }
             // Look for the answer often enough to end stalls promptly, wake at the threshold, and to presample.
             let next = min(max(nowNs, sentNs + thresholdNs), nowNs + pingPeriodNs)
             guard mainQueueThread != nil else { return next }

@@ -12,10 +12,11 @@ import StallFormat
 ///
 /// - When no watchdog runs, every call is one atomic load and a return: no allocation, no system call.
 /// - When one runs, a call reads the monotonic clock (vDSO, no system call) and the thread's cached kernel tid
-///   (one `gettid` per thread, the first time), and copies the event into a preallocated lock-free ring of 1,024
-///   slots that the watchdog thread drains into the capture. No lock, no allocation (a native `String`'s bytes are
-///   read in place), never a wait: when the ring is full, the marker is dropped and counted (the capture says how
-///   many).
+///   (one `gettid` per thread, the first time), and copies the event into the thread's own preallocated ring of 32
+///   slots (one of 64 such rings), which the watchdog thread drains into the capture; when it is full, its oldest
+///   event moves to a shared lock-free ring of 1,024 slots. No lock, no allocation (a native `String`'s bytes are
+///   read in place), never a wait: each thread keeps its 32 most recent markers before each drain whatever other
+///   threads do, and a marker that fits nowhere is dropped and counted for its thread (the capture says how many).
 /// - Callable from any thread. Names keep at most 63 bytes of UTF-8 (``MarkerRecord/maxNameBytes``), cut at a
 ///   Unicode scalar boundary. A string literal takes the `String` overload (an immortal string, read in place);
 ///   the `StaticString` overloads serve names already typed `StaticString`.
@@ -29,27 +30,27 @@ public enum StallMarker {
         /// Ends the interval (from any thread). Ending it twice records a second end, which readers ignore.
         public func end() {
             guard id != 0, MarkerRing.active.load(ordering: .acquiring) else { return }
-            MarkerRing.shared.push(kind: .end, spanID: id, name: UnsafeRawBufferPointer(start: nil, count: 0))
+            ThreadMarkerRings.shared.push(kind: .end, spanID: id, name: UnsafeRawBufferPointer(start: nil, count: 0))
         }
     }
 
     /// Marks an instant named `name`.
     public static func mark(_ name: StaticString) {
         guard MarkerRing.active.load(ordering: .acquiring) else { return }
-        withName(name) { MarkerRing.shared.push(kind: .instant, spanID: 0, name: $0) }
+        withName(name) { ThreadMarkerRings.shared.push(kind: .instant, spanID: 0, name: $0) }
     }
 
     /// Marks an instant named `name` (a native string's bytes are read in place, not copied to the heap).
     public static func mark(_ name: String) {
         guard MarkerRing.active.load(ordering: .acquiring) else { return }
-        withName(name) { MarkerRing.shared.push(kind: .instant, spanID: 0, name: $0) }
+        withName(name) { ThreadMarkerRings.shared.push(kind: .instant, spanID: 0, name: $0) }
     }
 
     /// Begins an interval named `name`; call ``Span/end()`` on the result when it ends.
     public static func begin(_ name: StaticString) -> Span {
         guard MarkerRing.active.load(ordering: .acquiring) else { return Span(id: 0) }
         let id = MarkerRing.nextSpanID.add(1, ordering: .relaxed).oldValue
-        withName(name) { MarkerRing.shared.push(kind: .begin, spanID: id, name: $0) }
+        withName(name) { ThreadMarkerRings.shared.push(kind: .begin, spanID: id, name: $0) }
         return Span(id: id)
     }
 
@@ -57,7 +58,7 @@ public enum StallMarker {
     public static func begin(_ name: String) -> Span {
         guard MarkerRing.active.load(ordering: .acquiring) else { return Span(id: 0) }
         let id = MarkerRing.nextSpanID.add(1, ordering: .relaxed).oldValue
-        withName(name) { MarkerRing.shared.push(kind: .begin, spanID: id, name: $0) }
+        withName(name) { ThreadMarkerRings.shared.push(kind: .begin, spanID: id, name: $0) }
         return Span(id: id)
     }
 

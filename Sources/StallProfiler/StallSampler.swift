@@ -61,6 +61,10 @@ final class StallSampler {
     private(set) var missedRunQueueNs: UInt64 = 0
     /// True once a request failed because the app replaced or reset the signal handler.
     private(set) var handlerLost = false
+    /// The thread's blocked-signal mask (`SigBlk`) and when it was read: read once, when a request first counted
+    /// against the thread, so a thread that answers costs nothing. Nil until then, or when /proc could not say.
+    private var signalMask: (timestampNs: UInt64, mask: UInt64)? = nil
+    private var signalMaskLooked = false, signalMaskTaken = false
 
     init(
         stallID: UInt32, threadID: Int32, configuration: StallWatchdog.Configuration, presampling: Bool = false,
@@ -159,7 +163,11 @@ final class StallSampler {
             // before its memory could be read, the sample is missed (and counted).
             if let record = sampleFromMemory(now: now, reading: reading) { return record }
             miss()
-            if status == STALLCAP_IN_SYSCALL || unansweredLongEnough(since: reading?.cpuNs) { consecutiveMisses += 1 }
+            if status == STALLCAP_IN_SYSCALL { consecutiveMisses += 1 }
+            if status == STALLCAP_TIMEOUT && unansweredLongEnough(since: reading?.cpuNs) {
+                consecutiveMisses += 1
+                lookAtSignalMask()
+            }
             return nil
         }
         guard status == STALLCAP_OK else {
@@ -212,6 +220,24 @@ final class StallSampler {
         let since = unansweredSinceCPU ?? cpuBefore ?? UInt64(cpu)
         unansweredSinceCPU = since
         return UInt64(cpu) &- since >= Self.answerableCPUNs
+    }
+
+    /// Reads the thread's blocked signals once (a request just counted against it: does it block the signal?).
+    private func lookAtSignalMask() {
+        guard !signalMaskLooked else { return }
+        signalMaskLooked = true
+        var mask: UInt64 = 0
+        if stallcap_thread_blocked_signals(threadID, &mask) == 0 { signalMask = (stallcap_monotonic_ns(), mask) }
+    }
+
+    /// The record of the thread's blocked-signal mask, once per sampler, when it was read and the samples belong
+    /// to an episode (not while presampling): `signal` is the capture signal.
+    func takeSignalMask(signal: Int32) -> SignalMaskRecord? {
+        guard !presampling, !signalMaskTaken, let signalMask else { return nil }
+        signalMaskTaken = true
+        return SignalMaskRecord(
+            stallID: stallID, timestampNs: signalMask.timestampNs, threadID: threadID, signal: signal,
+            blockedMask: signalMask.mask)
     }
 
     /// Takes back the count of the last sample: it was taken after the stall had already ended, or a full

@@ -46,7 +46,7 @@ public final class StallWatchdog: Sendable {
         public var mainQueueAnswered: Bool
     }
 
-    /// The configuration in use.
+    /// The configuration in use, its ``Configuration/outputPath`` expanded (the capture file's path).
     public let configuration: Configuration
     private let shared: WatchdogShared
     private let thread: Mutex<pthread_t?>
@@ -58,8 +58,10 @@ public final class StallWatchdog: Sendable {
     /// In the child of a fork: no watchdog runs there, so the child may start its own.
     private static func resetAfterFork() {
         stallcap_wd_forget()  // the deep sleep's descriptors are the parent's watchdog's
+        stallcap_close_tracked_capture()  // and so is the capture file (a copy here would keep its lock)
         running.store(false, ordering: .relaxed)
         MarkerRing.active.store(false, ordering: .relaxed)
+        ThreadMarkerRings.shared.resetInChild()
     }
 
     private init(configuration: Configuration, shared: WatchdogShared, thread: pthread_t) {
@@ -68,10 +70,13 @@ public final class StallWatchdog: Sendable {
         self.thread = Mutex(thread)
     }
 
-    /// Starts watching. Creates the capture file, installs the signal handler (refusing to replace one the app
-    /// installed) and starts the watchdog thread.
+    /// Starts watching. Creates the capture file (after expanding `%p`, `%t` and `%%` in its path, see
+    /// ``Configuration/outputPath``; a file another process writes is refused, naming it), installs the signal
+    /// handler (refusing to replace one the app installed) and starts the watchdog thread.
     public static func start(_ configuration: Configuration) throws -> StallWatchdog {
         try configuration.validate()
+        var configuration = configuration
+        configuration.outputPath = try CapturePath.expand(configuration.outputPath, origin: "outputPath")
         _ = stallcap_register_atfork { StallWatchdog.resetAfterFork() }
         guard running.compareExchange(expected: false, desired: true, ordering: .acquiringAndReleasing).exchanged else {
             throw StallWatchdogError.alreadyRunning
@@ -90,7 +95,7 @@ public final class StallWatchdog: Sendable {
             }
             let shared = WatchdogShared()
             let loop = WatchdogLoop(configuration: configuration, writer: writer, shared: shared)
-            MarkerRing.shared.start()  // markers count from here, before start() returns
+            ThreadMarkerRings.shared.start()  // markers count from here, before start() returns
             let thread = try loop.startThread()
             return StallWatchdog(configuration: configuration, shared: shared, thread: thread)
         } catch {
@@ -122,6 +127,8 @@ public final class StallWatchdog: Sendable {
             guard let running = handle else { return }
             shared.requestStop()
             pthread_join(running, nil)
+            // Closed here, not by the thread: no stop() is writing to the stop pipe any more (the lock is held).
+            stallcap_wd_forget()
             handle = nil
             Self.running.store(false, ordering: .releasing)
         }

@@ -138,12 +138,26 @@ extension WatchdogLoop {
         let fd = withUnsafePointer(to: wait.raw) { stallcap_wait_single_epoll($0) }
         // The set's readiness alone can be lost (the main thread drains it before this thread collects it: wddeep.c),
         // so the main thread's CPU time wakes the sleep too; without that wake there is no deep sleep.
-        guard fd >= 0, stallcap_wd_watch(fd) == 0, stallcap_wd_arm() == 0,
-            stallcap_wd_arm_cpu(tick.thread, configuration.signal) == 0
-        else { return false }
+        let armed = fd >= 0 && stallcap_wd_watch(fd) == 0 && stallcap_wd_arm() == 0
+            && stallcap_wd_arm_cpu(tick.thread, configuration.signal) == 0
+        reportLostDescriptors()
+        guard armed else { return false }
         defer { stallcap_wd_disarm_cpu() }
         guard stallcap_thread_cpu_ns(tick.thread) == Int64(tick.ns) else { return false }
         _ = stallcap_wd_deep_sleep(sequence, Int64(detector.thresholdNs))
         return true
+    }
+
+    /// Says once which of the deep sleep's descriptors someone else closed (they are left alone from then on).
+    func reportLostDescriptors() {
+        let lost = stallcap_wd_take_lost()
+        if lost & STALLCAP_LOST_DEEP_SET != 0 {
+            reportOnce("deep-set", "the watchdog's epoll set and stop pipe were closed by someone else (and perhaps "
+                + "reused); they are left alone, and the watchdog checks every interval instead of sleeping deeply")
+        }
+        if lost & STALLCAP_LOST_WATCHED != 0 {
+            reportOnce("deep-watched", "the watchdog's duplicate of the run loop's epoll descriptor was closed by "
+                + "someone else (and perhaps reused); it is left alone, and a new duplicate is made")
+        }
     }
 }

@@ -39,6 +39,10 @@ final class WatchdogLoop {
     private var reportedWriteFailure = false
     private var reportedResume = false
     private var warnedHandlerLost = false
+    /// Kinds of problems already told (``reportOnce(_:_:)``).
+    private var reportedKinds = Set<String>()
+    /// The capture descriptor a forked child would close (stallcap_track_capture).
+    private var trackedCapture: Int32? = nil
 
     typealias Configuration = StallWatchdog.Configuration
 
@@ -82,6 +86,10 @@ final class WatchdogLoop {
             thresholdNs: UInt64(configuration.threshold.nanoseconds),
             sampleIntervalNs: UInt64(configuration.sampleInterval.nanoseconds),
             executable: (try? String(contentsOfSymlink: "/proc/self/exe")) ?? CommandLine.arguments.first ?? "")))
+        writer.onReopen = { [unowned self] reason in
+            let kind = switch reason { case .descriptorTaken: "taken"; case .deleted: "deleted"; case .replaced: "replaced" }
+            reportOnce("capture-" + kind, "\(writer.path): \(reason)")
+        }
         appendImagesIfChanged(force: true)
         flush()
         var lastSeenPing: UInt64 = 0
@@ -145,7 +153,7 @@ final class WatchdogLoop {
         writer.append(.close(timestampNs: stallcap_monotonic_ns()))
         flush(force: true)
         try? writer.close()
-        stallcap_wd_forget()
+        stallcap_track_capture(-1, 0, 0)
     }
 
     func perform(_ action: StallDetector.Action) {
@@ -187,6 +195,7 @@ final class WatchdogLoop {
             }
             kept?.stallID = stallID
             kept?.presampling = false
+            if let kept { appendSignalMask(of: kept) }
             sampler = kept ?? StallSampler(stallID: stallID, threadID: threadID, configuration: configuration)
             presampler = nil
             presamples.removeAll()
@@ -245,11 +254,18 @@ final class WatchdogLoop {
             }
         }
         shared.missed.add(sampler.missedCount - before, ordering: .relaxed)
+        appendSignalMask(of: sampler)
         if sampler.handlerLost && !warnedHandlerLost {
             warnedHandlerLost = true
             report("the app replaced or reset the handler of signal \(configuration.signal); stalls are detected but no longer sampled")
         }
         return result
+    }
+
+    /// Writes the sampled thread's blocked-signal mask, once per episode, once the sampler has read it (a request
+    /// counted against the thread) and the episode is declared.
+    func appendSignalMask(of sampler: StallSampler) {
+        if let record = sampler.takeSignalMask(signal: configuration.signal) { writer.append(.signalMask(record)) }
     }
 
     /// Writes the image map at start, and again after a stall when libraries were loaded since.
@@ -290,6 +306,17 @@ final class WatchdogLoop {
             writeFailedAtNs = now
         }
         shared.dropped.store(Int(writer.droppedSampleCount), ordering: .relaxed)
+        let file = writer.openFile
+        if file?.descriptor != trackedCapture {
+            trackedCapture = file?.descriptor
+            stallcap_track_capture(file?.descriptor ?? -1, file?.identity.device ?? 0, file?.identity.inode ?? 0)
+        }
+    }
+
+    /// Tells the developer about a problem of kind `kind` the first time only.
+    func reportOnce(_ kind: String, _ message: String) {
+        guard reportedKinds.insert(kind).inserted else { return }
+        report(message)
     }
 
     /// Tells the developer about a problem, once per kind, on standard error: the host app keeps running.

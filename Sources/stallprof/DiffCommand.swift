@@ -33,6 +33,7 @@ enum DiffCommand {
             guard invocation.positionals != ["-", "-"] else {
                 throw UsageError(message: "BEFORE and AFTER cannot both be standard input (-)")
             }
+            let output = try OutputTarget(invocation.options.profile.output)  // before reading, as the shell's `>`
             // Both inputs folded straight into exact tables and sorted, the two at once, as `fold` reads them.
             let input = invocation.options.profile.input
             let options = invocation.options.diff
@@ -45,7 +46,7 @@ enum DiffCommand {
             var diagnostics = Diagnostics()
             let bytes = StackDiff.diff(before, after, options: options, diagnostics: &diagnostics)
             (beforeWarnings.warnings + afterWarnings.warnings + diagnostics.warnings).forEach { Output.error("warning: \($0)") }
-            try Output.write(bytes, to: invocation.options.profile.output)
+            try output.finish(bytes)
         }
     }
 }

@@ -66,6 +66,7 @@ enum ExportCommand {
             throw UsageError(message: "pprof output is binary; give -o FILE or redirect standard output")
         }
         let inputs = try inputsOrStandardInput(invocation.positionals)
+        let target = try OutputTarget(output)  // before reading, as the shell's `>`
         let (timeline, loadDiagnostics) = try Exporter.load(inputs.map(InputSource.init(path:)), options: options.input)
         loadDiagnostics.warnings.forEach { Output.error("warning: \($0)") }
         // Empty inputs only: warned about, an empty export, exit 0 (as fold). Inputs with data but nothing to
@@ -76,6 +77,6 @@ enum ExportCommand {
         var diagnostics = Diagnostics()
         let bytes = try Exporter.write(timeline, options: options, diagnostics: &diagnostics)
         diagnostics.warnings.forEach { Output.error("warning: \($0)") }
-        try Output.write(bytes, to: output)
+        try target.finish(bytes)
     }
 }

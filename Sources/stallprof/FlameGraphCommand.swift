@@ -83,6 +83,7 @@ enum FlameGraphCommand {
         let implied = options.flameChart ? "Flame Chart" : options.inverted ? "Icicle Graph" : options.title
         options.title = invocation.options.title ?? implied
         let inputs = try inputsOrStandardInput(invocation.positionals)
+        let output = try OutputTarget(invocation.options.profile.output)  // before reading, as the shell's `>`
         let (profile, markers, diagnostics) = try ProfileLoader.loadChart(
             inputs.map(InputSource.init(path:)), options: invocation.options.profile.input,
             timeOrder: options.flameChart)
@@ -90,7 +91,7 @@ enum FlameGraphCommand {
         var renderDiagnostics = Diagnostics()
         let svg = try SVGFlameGraph(options: options, markers: markers).renderBytes(
             profile, input: inputs.joined(separator: ", "), diagnostics: &renderDiagnostics)
-        try Output.write(svg, to: invocation.options.profile.output)
+        try output.finish(svg)
         // The renderer's warnings (a total beyond 2^64-1); an empty graph's is handled below.
         if profile.total > 0 { renderDiagnostics.warnings.forEach { Output.error("warning: \($0)") } }
         // Empty inputs and captures only (a run without a stall, or a selection that keeps none): warned about,

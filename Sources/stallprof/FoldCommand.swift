@@ -38,9 +38,10 @@ enum FoldCommand {
             arguments: fileArguments, defaults: ProfileRun()
         ) { invocation in
             let inputs = try inputsOrStandardInput(invocation.positionals)
+            let output = try OutputTarget(invocation.options.output)  // before reading, as the shell's `>`
             let (stacks, diagnostics) = try Folder.fold(inputs.map(InputSource.init(path:)), options: invocation.options.input)
             diagnostics.warnings.forEach { Output.error("warning: \($0)") }
-            try Output.write(stacks.renderedBytes(), to: invocation.options.output)
+            try output.finish(stacks.renderedBytes())
         }
     }
 }

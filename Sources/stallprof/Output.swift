@@ -29,34 +29,10 @@ enum Output {
         try write(Array(text.utf8), to: path)
     }
 
-    /// Writes `bytes` to `path`, or to standard output when `path` is nil or `-`.
-    ///
-    /// - A regular file (or a new one) is replaced atomically: a temporary file in the same directory is written,
-    ///   fsynced, given the old file's mode (and owner, when run as root) and renamed over it, so a failure never
-    ///   leaves half a result in place of an older one.
-    /// - A symbolic link is written through: the link stays, its final target is treated as above.
-    /// - A device, FIFO or socket is opened (a socket connected) and written; it is never replaced.
+    /// Writes `bytes` to `path` (nil or `-`: standard output) as ``OutputTarget`` writes: opened and committed at
+    /// once. Commands open their ``OutputTarget`` before reading their inputs instead.
     static func write(_ bytes: [UInt8], to path: String?) throws {
-        guard let path, path != "-" else {
-            guard writeAll(1, bytes[...]) else { throw failure("<stdout>") }
-            return
-        }
-        let target = try resolvingLinks(path)
-        var info = stat()
-        guard lstat(target, &info) == 0 else {
-            guard errno == ENOENT else { throw failure(path) }
-            return try replace(target, with: bytes, like: nil, shownAs: path)
-        }
-        switch info.st_mode & S_IFMT {
-        case S_IFREG: try replace(target, with: bytes, like: info, shownAs: path)
-        case S_IFDIR: throw AnalysisError.output(path: path, reason: "is a directory")
-        case S_IFSOCK: try OutputSocket.write(bytes, to: target, shownAs: path)
-        default:  // character or block device, FIFO: open and write, never replace
-            let fd = open(target, O_WRONLY | O_CLOEXEC | O_NOCTTY)
-            guard fd >= 0 else { throw failure(path) }
-            defer { close(fd) }
-            guard writeAll(fd, bytes[...]) else { throw failure(path) }
-        }
+        try OutputTarget(path).finish(bytes)
     }
 
     /// The error for `path` from errno.
@@ -84,39 +60,5 @@ enum Output {
     static func directory(of path: String) -> String {
         guard let slash = path.lastIndex(of: "/") else { return "." }
         return slash == path.startIndex ? "/" : String(path[..<slash])
-    }
-
-    /// Replaces the regular file `target` (or creates it) atomically; keeps `old`'s mode, and owner when root.
-    static func replace(_ target: String, with bytes: [UInt8], like old: stat?, shownAs path: String) throws {
-        let base = target.split(separator: "/").last.map(String.init) ?? "out"
-        var template = Array((directory(of: target) + "/.\(base).stallprof-XXXXXX").utf8CString)
-        let fd = template.withUnsafeMutableBufferPointer { mkstemp($0.baseAddress!) }
-        guard fd >= 0 else { throw failure(path) }
-        let temporary = String(cString: template)
-        var done = false
-        defer {
-            if !done { unlink(temporary) }
-        }
-        let mode: mode_t
-        if let old {
-            mode = old.st_mode & 0o7777
-            if geteuid() == 0 { _ = fchown(fd, old.st_uid, old.st_gid) }
-        } else {
-            let mask = umask(0)
-            umask(mask)
-            mode = 0o666 & ~mask
-        }
-        guard fchmod(fd, mode) == 0, writeAll(fd, bytes[...]), fsync(fd) == 0 else {
-            let error = failure(path)
-            close(fd)
-            throw error
-        }
-        guard close(fd) == 0, rename(temporary, target) == 0 else { throw failure(path) }
-        done = true
-        let directoryFD = open(directory(of: target), O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        if directoryFD >= 0 {
-            _ = fsync(directoryFD)
-            close(directoryFD)
-        }
     }
 }

@@ -3,10 +3,10 @@ import Glibc
 #endif
 import StallAnalysis
 
-/// `-o SOCKET`: a Unix stream socket is connected to and written, never replaced.
+/// `-o SOCKET`: a Unix stream socket is connected to (when the result is ready) and written, never replaced.
 enum OutputSocket {
-    /// Connects to the Unix socket at `target` and writes `bytes`.
-    static func write(_ bytes: [UInt8], to target: String, shownAs path: String) throws {
+    /// A stream socket connected to the Unix socket at `target`.
+    static func connect(_ target: String, shownAs path: String) throws -> Int32 {
         var address = sockaddr_un()
         address.sun_family = sa_family_t(AF_UNIX)
         let name = Array(target.utf8)
@@ -17,13 +17,16 @@ enum OutputSocket {
         }
         let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else { throw Output.failure(path) }
-        defer { close(fd) }
         let connected = withUnsafePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+                Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
             }
         }
-        guard connected == 0 else { throw Output.failure(path) }
-        guard Output.writeAll(fd, bytes[...]) else { throw Output.failure(path) }
+        guard connected == 0 else {
+            let error = Output.failure(path)
+            close(fd)
+            throw error
+        }
+        return fd
     }
 }

@@ -31,7 +31,7 @@ enum ReportCommand {
                 """,
             groups: [
                 OptionGroup(title: "OPTIONS", options: [
-                    .flag("--json", help: "JSON (schema stallprof.report/v1; other profiles: "
+                    .flag("--json", help: "JSON (schema stallprof.report/v2; other profiles: "
                         + "stallprof.profile-report/v1) instead of text") { $0.json = true },
                     .integer("--top", help: "functions listed per section (other profiles: also in the JSON)",
                              default: "\(StallReportOptions().topFunctions)") { $0.report.topFunctions = $1 },
@@ -45,10 +45,17 @@ enum ReportCommand {
         let inputs = try inputsOrStandardInput(invocation.positionals)
         var options = invocation.options.report
         options.capture = invocation.options.input.capture
+        let output = try OutputTarget(invocation.options.output)  // before reading, as the shell's `>`
         var diagnostics = Diagnostics()  // an empty input: the same warning as every command, no data
-        let input = try ReportInput.read(
-            inputs.map(InputSource.init(path:)), options: invocation.options.input,
-            diagnostics: &diagnostics)
+        let input: ReportInput
+        do {
+            input = try ReportInput.read(
+                inputs.map(InputSource.init(path:)), options: invocation.options.input, diagnostics: &diagnostics)
+        } catch {
+            // What was skipped on the way (lines whose count exceeds 2^64-1) says why no stack is left.
+            diagnostics.warnings.forEach { Output.error("warning: \($0)") }
+            throw error
+        }
         diagnostics.warnings.forEach { Output.error("warning: \($0)") }
         let text: String
         switch input {
@@ -63,6 +70,6 @@ enum ReportCommand {
             }
             text = invocation.options.json ? report.json() : report.text()
         }
-        try Output.write(text, to: invocation.options.output)
+        try output.finish(Array(text.utf8))
     }
 }

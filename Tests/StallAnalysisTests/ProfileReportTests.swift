@@ -63,7 +63,7 @@ import Testing
         let f = try #require(report.profile.appFrames.first { $0.function == "f" })
         #expect(f.count == 6 && f.share == 0.6)
         #expect(report.profile.appFrames.first?.function == "main" && report.profile.appFrames.first?.count == 8)
-        #expect(report.profile.hints == ["recursion: f calls itself (in 60 % of samples)"])
+        #expect(report.profile.hints.map(\.text) == ["recursion: f calls itself (in 60 % of samples)"])
         #expect(report.text().contains("hint: recursion: f calls itself (in 60 % of samples)\n"))
         #expect(report.text().contains("heaviest stack: 6 samples, 60.00% (5 frames, root first)\n"))
 
@@ -74,7 +74,7 @@ import Testing
         let cycling = ProfileReport(mutual, inputs: [])
         #expect(cycling.profile.hints.isEmpty)  // 3 of 8: under half
         mutual.add(folded: "main;a;b;a", count: 10)
-        let hints = ProfileReport(mutual, inputs: []).profile.hints
+        let hints = ProfileReport(mutual, inputs: []).profile.hints.map(\.text)
         #expect(hints == ["recursion: the same frames keep cycling on the stack (in 72 % of cycles; 72 % show "
             + "this cycle): a -> b -> a"])
     }

@@ -89,7 +89,7 @@ import Testing
                 builder.add(names: ["root", a, b, a], app: [false, true, true, true])
                 builder.add(names: ["root", b, a, b], app: [false, true, true, true])
             }
-            let hints = builder.profile(kind: .stall, state: .busy).hints
+            let hints = builder.profile(kind: .stall, state: .busy).hints.map(\.text)
             #expect(hints.contains { $0.hasSuffix(": \(a) -> \(b) -> \(a)") }, "\(hints)")
         }
     }

@@ -20,7 +20,7 @@ import Testing
 
     @Test func everyKeyAndTypeOfTheDocumentedShape() throws {
         let root = try mixedJSON()
-        #expect(root["schema"] as? String == "stallprof.report/v1")
+        #expect(root["schema"] as? String == "stallprof.report/v2")
         // Every marker of the capture (the shape, then its capture), by start time.
         let markers = try #require(root["markers"] as? [[String: Any]])
         #expect(markers.map { $0["name"] as? String } == ["touchDown", "perform", "prefetch", "sync", "idle"])
@@ -56,7 +56,9 @@ import Testing
             let cpu = try #require(episode["cpuRatio"] as? Double)
             #expect(cpu >= 0 && cpu <= 1)
             #expect(episode["blockedOn"] is NSNull || episode["blockedOn"] is [String: Any])
-            #expect(episode["startWall"] is String && episode["hints"] is [String])
+            #expect(episode["startWall"] is String)
+            let hints = try #require(episode["hints"] as? [[String: Any]])
+            #expect(hints.allSatisfy { $0.keys.sorted() == ["kind", "text"] && $0["kind"] is String && $0["text"] is String })
             #expect(episode["markers"] is [[String: Any]])
         }
         // An episode's markers: those within a second of it (same clock and origin as its startMs).

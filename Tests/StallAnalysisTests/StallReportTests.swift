@@ -57,14 +57,15 @@ import Testing
 
     @Test func loopHintsAndTheFrameworkHint() throws {
         let episodes = try report().episodes
-        let saturated = episodes[1].profile.hints.joined(separator: "\n")
+        let saturated = episodes[1].profile.hints.map(\.text).joined(separator: "\n")
         #expect(saturated.contains("loop across run-loop turns: the run loop keeps re-entering stallprof_fixture_render"))
         #expect(saturated.contains("in 100 % of samples"))
-        let recursion = episodes[2].profile.hints.joined(separator: "\n")
+        let recursion = episodes[2].profile.hints.map(\.text).joined(separator: "\n")
         #expect(recursion.contains("recursion"))
         #expect(recursion.contains("stallprof_fixture_recur_a -> stallprof_fixture_recur_b -> stallprof_fixture_recur_a"))
         #expect(recursion.contains("in 75 % of samples"))
-        let framework = episodes[5].profile.hints
+        let framework = episodes[5].profile.hints.map(\.text)
+        #expect(episodes[5].profile.hints.map(\.kind) == ["no-app-code"])
         #expect(framework == ["no app code on the stack in 100 % of samples: the loop is in framework code; bisect the components"])
         #expect(episodes[5].profile.appFrames.isEmpty && episodes[5].profile.noAppCodeShare == 1)
     }

@@ -15,8 +15,11 @@ import Testing
             .sample(SampleRecord(stallID: 1, timestampNs: 253_000, threadCPUNs: 10, flags: [],
                                  frames: [0x5555_0000_1000, 0x5555_0000_2000])),
             .sample(SampleRecord(stallID: 1, timestampNs: 263_000, threadCPUNs: 11, flags: .repeated, frames: [])),
+            .signalMask(SignalMaskRecord(stallID: 1, timestampNs: 270_000, threadID: 42, signal: 27,
+                                         blockedMask: 1 << 26 | 1 << 1)),
             .stallEnd(StallEndRecord(stallID: 1, endNs: 300_000, cpuNs: 1, measuredNs: 47_000, state: .blocked,
                                      sampleCount: 2, missedCount: 0)),
+            .marker(MarkerRecord(kind: .dropped, spanID: 12, threadID: 43, timestampNs: 350_000, name: "")),
             .close(timestampNs: 400_000),
         ]
     }
@@ -50,6 +53,8 @@ import Testing
         // A repeated sample carries the previous stack.
         #expect(stall.samples[1].frames == stall.samples[0].frames)
         #expect(stall.durationNs == 298_000)
+        #expect(stall.signalMask?.blocksSignal == true && stall.signalMask?.blockedMask == 1 << 26 | 2)
+        #expect(capture.droppedMarkersByThread == [43: 12])
     }
 
     @Test func everyCutOfTheLastRecordReadsWithAWarning() throws {

@@ -54,6 +54,36 @@ import Testing
         #expect(capture.stalls[0].begin.detectedNs == 450)
     }
 
+    /// The signal-mask record (type 10) is a new record type: version 2 stays, and a reader that predates it reads
+    /// everything else (its rule: an unknown type is skipped, CRC checked).
+    @Test func signalMaskRecordsNeedNoNewVersion() throws {
+        let mask = SignalMaskRecord(stallID: 2, timestampNs: 2_800, threadID: 7, signal: 27, blockedMask: 1 << 26)
+        var bytes = CaptureFormat.header
+        for record in Self.records() + [.signalMask(mask)] { record.encode(into: &bytes) }
+        #expect(bytes[8] == 2 && bytes[9] == 0)
+        #expect(try CaptureReader.records(bytes, source: "v2").records.last == .signalMask(mask))
+        let capture = try CaptureReader.parse(bytes, source: "v2")
+        #expect(capture.stalls[1].signalMask == mask && capture.stalls[0].signalMask == nil)
+        // As an older reader sees it: type 10 unknown (here: renumbered to a type this reader does not know).
+        let start = bytes.count - (CaptureFormat.recordPrefixSize + 28 + CaptureFormat.recordSuffixSize)
+        #expect(bytes[start] == 10)
+        bytes[start] = 200
+        let crc = bytes.withUnsafeBytes { CRC32.checksum(UnsafeRawBufferPointer(rebasing: $0[start..<(bytes.count - 4)])) }
+        withUnsafeBytes(of: crc.littleEndian) { for k in 0..<4 { bytes[bytes.count - 4 + k] = $0[k] } }
+        let older = try CaptureReader.parse(bytes, source: "older")
+        #expect(older.stalls.count == 2 && older.stalls.allSatisfy { $0.signalMask == nil })
+        // A mask record that is too short is corruption, with its offset.
+        var short = CaptureFormat.header
+        CaptureRecord.signalMask(mask).encode(into: &short)
+        short[17] = 20  // the payload length: 20 of its 28 bytes
+        let cut = Array(short[0..<(16 + 5 + 20)])
+        var framed = cut
+        let shortCRC = framed.withUnsafeBytes { CRC32.checksum(UnsafeRawBufferPointer(rebasing: $0[16...])) }
+        framed.appendLE(shortCRC)
+        let error = try #require(throws: CaptureFormatError.self) { try CaptureReader.parse(framed, source: "short") }
+        #expect(error.reason.contains("record too short"))
+    }
+
     @Test func unknownVersionsAndKindsAreErrors() throws {
         var bytes = CaptureFormat.header
         bytes[8] = 3

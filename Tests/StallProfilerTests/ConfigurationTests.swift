@@ -28,6 +28,26 @@ import Glibc
         #expect(throws: StallWatchdogError.self) { try configuration.validate() }
     }
 
+    @Test func capturePathPlaceholdersExpandAtStart() throws {
+        // 2026-01-14 09:30:12.345 UTC.
+        let wallNs: UInt64 = 1_768_383_012_345_000_000
+        #expect(try CapturePath.expand("/tmp/app-%p-%t-100%%.stalls", origin: "x", pid: 4242, wallNs: wallNs)
+            == "/tmp/app-4242-20260114T093012.345Z-100%.stalls")
+        #expect(try CapturePath.expand("plain.stalls", origin: "x", pid: 1, wallNs: 0) == "plain.stalls")
+        #expect(CapturePath.timestamp(5_000_000) == "19700101T000000.005Z")
+        // LLVM_PROFILE_FILE's %h and %m are not ours; a lone % at the end is a mistake too.
+        for bad in ["app-%h.stalls", "app-%m.stalls", "app.stalls%"] {
+            let error = #expect(throws: StallWatchdogError.self) {
+                try StallWatchdog.configuration(fromEnvironment: [EnvironmentName.output: bad])
+            }
+            #expect(error?.description.contains("\(EnvironmentName.output)=\(bad): unknown placeholder") == true)
+            #expect(throws: StallWatchdogError.self) { try StallWatchdog.Configuration(outputPath: bad).validate() }
+        }
+        // The template is kept in the configuration; StallWatchdog.start expands it (CaptureOwnershipTests).
+        let configuration = try StallWatchdog.configuration(fromEnvironment: [EnvironmentName.output: "a-%p.stalls"])
+        #expect(configuration?.outputPath == "a-%p.stalls")
+    }
+
     @Test func environmentUnsetStartsNothing() throws {
         #expect(try StallWatchdog.configuration(fromEnvironment: [:]) == nil)
         #expect(try StallWatchdog.startFromEnvironment([EnvironmentName.threshold: "100"]) == nil)

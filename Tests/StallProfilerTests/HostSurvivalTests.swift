@@ -45,6 +45,11 @@ import Testing
         let stall = try #require(child.stalls.first)
         #expect(stall.state == .busy)
         #expect(TestSupport.stacks(of: child).contains { TestSupport.longestRun(of: "BusyWork.descend", in: $0) >= 20 })
+        // The child's marker rings start empty and free: its 40 markers (32 in its ring, 8 in the shared ring), none
+        // of the parent's, whatever the parent's flooding thread was doing when the process forked.
+        #expect(child.markers.map(\.name) == (0..<40).map { "child \($0)" })
+        #expect(child.droppedMarkers == 0)
+        #expect(parent.markers.contains { $0.name == "parent" })
     }
 
     /// On a fresh thread: the alternate stack before and after `stallcap_warm_thread`, with or without one of the

@@ -31,6 +31,20 @@ import Testing
         #expect(drained(ring).isEmpty)
     }
 
+    /// A producer that refills the ring as fast as the watchdog reads it cannot keep the watchdog in a drain.
+    @Test func aDrainReadsAtMostOneRingsWorth() {
+        let ring = MarkerRing(capacity: 8)
+        for index in 0..<8 { push(ring, "m\(index)") }
+        var read = 0
+        ring.drain { _ in
+            read += 1
+            push(ring, "refill")  // the slot just read is handed back only after this: it goes to the next one
+        }
+        #expect(read == 8)
+        #expect(drained(ring).count == 7, "the refills wait for the next drain (one was dropped: the ring was full)")
+        #expect(ring.dropped.load(ordering: .relaxed) == 1)
+    }
+
     @Test func eventsCarryTheThreadsKernelTidAndTheMonotonicClock() throws {
         let ring = MarkerRing(capacity: 4)
         let before = stallcap_monotonic_ns()

@@ -32,7 +32,7 @@ import Testing
         #expect(stacks.contains { stack in stack.contains { $0.contains("HostingView.layoutPass") } })
         // The report names the pass the run loop keeps re-entering, not the closure that carries it.
         let report = StallReport(captures: [capture])
-        let hints = report.episodes.first { $0.kind == .saturated }?.profile.hints ?? []
+        let hints = report.episodes.first { $0.kind == .saturated }?.profile.hints.map(\.text) ?? []
         #expect(hints.contains { $0.hasPrefix("loop across run-loop turns") && $0.contains("HostingView.layoutPass") },
                 "\(hints)")
     }

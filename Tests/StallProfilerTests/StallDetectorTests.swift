@@ -69,6 +69,8 @@ import Testing
         #expect(log.filter { $0.1 == .noRunLoop }.count == 1)
         #expect(!log.contains { if case .beginStall = $0.1 { return true } else { return false } })
         #expect(!log.contains { if case .sample = $0.1 { return true } else { return false } })
+        // Nor a reason to wake at once: the watchdog sleeps a ping period (before: 0, a loop spinning a CPU).
+        #expect(d.nextWakeNs(nowNs: 2000 * ms) == 2000 * ms + d.pingPeriodNs)
     }
 
     @Test func aSuspendedWatchdogDoesNotReportTheGapAsAStall() {

@@ -1,3 +1,4 @@
+import Foundation
 import Testing
 #if canImport(Glibc)
 import Glibc
@@ -33,5 +34,30 @@ import Glibc
         var buffer = [UInt8](repeating: 0, count: 256)
         let count = read(fd, &buffer, buffer.count)
         #expect(String(decoding: buffer.prefix(max(0, count)), as: UTF8.self) == "a\nb\nc\n")
+    }
+}
+
+@Suite struct StallFlagsDescriptorTests {
+    @Test func aReportDescriptorTheAppClosedAndReusedIsLeftAloneAndThePathReopened() throws {
+        let path = "/tmp/stallflags-taken-\(getpid())-\(UInt32.random(in: 0...UInt32.max))", appPath = path + ".app"
+        defer {
+            unlink(path)
+            unlink(appPath)
+        }
+        var registry = FlagRegistry(disabledList: nil, reportPath: path)
+        _ = registry.isEnabled("a")
+        let number = registry.reportDescriptor
+        close(number)  // the app closes a descriptor it does not own...
+        let app = open(appPath, O_RDWR | O_CREAT | O_TRUNC, 0o644)  // ...and its own file takes the number
+        defer { close(app) }
+        try #require(app == number)
+        #expect(write(app, "app\n", 4) == 4)
+        _ = registry.isEnabled("b")
+        #expect(registry.reportDescriptor != number)
+        func contents(_ file: String) -> String {
+            (try? String(contentsOfFile: file, encoding: .utf8)) ?? "unreadable"
+        }
+        #expect(contents(appPath) == "app\n")
+        #expect(contents(path) == "a\nb\n")
     }
 }

@@ -14,6 +14,18 @@ enum TestSupport {
         URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath().deletingLastPathComponent()
     }
 
+    /// Runs the sample app `product` with `arguments` under the watchdog (`STALLPROF_OUTPUT` a temporary path);
+    /// returns its exit status, its standard error and the capture it wrote (read, then removed).
+    static func runCapturing(_ product: String, _ arguments: [String]) throws
+        -> (status: Int32, stderr: String, capture: Capture)
+    {
+        let path = temporaryPath("\(product).stalls")
+        defer { unlink(path) }
+        let result = try run(productsDirectory.appendingPathComponent(product), arguments,
+                             environment: [EnvironmentName.output: path])
+        return (result.status, result.stderr, try CaptureReader.read(path: path))
+    }
+
     /// Folded stacks of a capture, root first, one entry per sample.
     static func stacks(of capture: Capture, state: StallStateFilter = .all) -> [[String]] {
         var options = StallCaptureImporter.Options()

@@ -225,28 +225,7 @@ import Glibc
     }
 
     func spawn(_ arguments: [String], environment: [String: String]) throws -> pid_t {
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
-        posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
-        var attributes = posix_spawnattr_t()
-        posix_spawnattr_init(&attributes)
-        defer { posix_spawnattr_destroy(&attributes) }
-        var mask = sigset_t()
-        sigemptyset(&mask)
-        posix_spawnattr_setsigmask(&attributes, &mask)
-        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK))
-        let inherited = (0..<Int.max).lazy.map { environ[$0] }.prefix { $0 != nil }.map { String(cString: $0!) }
-        let env = inherited.filter { entry in !environment.keys.contains { entry.hasPrefix($0 + "=") } }
-            + environment.map { "\($0.key)=\($0.value)" }
-        let argv = arguments.map { strdup($0) } + [nil]
-        let envp = env.map { strdup($0) } + [nil]
-        defer { (argv + envp).forEach { free($0) } }
-        var pid: pid_t = 0
-        let result = posix_spawn(&pid, arguments[0], &actions, &attributes, argv, envp)
-        try #require(result == 0, "cannot start \(arguments[0])")
-        return pid
+        try CLI.spawn(arguments, environment: environment)
     }
 
     func wait(_ pid: pid_t) -> Int32 {

@@ -4,8 +4,10 @@
 //       The main queue's work recurses until only ~8 KiB of the main thread's stack is left (run it with a small
 //       `ulimit -s`), then spins there for 600 ms while the watchdog samples it.
 //   STALLPROF_OUTPUT=a.stalls watchdog-trials fork CHILD-OUTPUT
-//       Forks while the watchdog runs; the child starts a watchdog of its own writing CHILD-OUTPUT, stalls for
-//       600 ms on its main queue, stops and exits 0. The parent exits with the child's status.
+//       Forks while the watchdog runs (and another thread floods markers); the child starts a watchdog of its own
+//       writing CHILD-OUTPUT, marks `child 0` to `child 39`, stalls for 600 ms on its main queue, stops and exits 0.
+//       The parent prints `parent pid: N` on stderr first and exits with the child's status (3 when the child's
+//       watchdog could not start, e.g. on the parent's own path).
 //   STALLPROF_OUTPUT=a.stalls watchdog-trials own-poll [TIMEOUT-MS]
 //       The app's own event loop on the main thread: poll a pipe (TIMEOUT-MS, default 50), then one turn of the
 //       run loop.
@@ -14,6 +16,17 @@
 //       The main thread idles in RunLoop.main; once the watchdog thread sleeps deeply (in epoll_wait on the run
 //       loop's epoll set, for a threshold), another thread stops it, prints whether that sleep was seen and how
 //       long stop() took, and exits 0.
+//   STALLPROF_OUTPUT=a.stalls watchdog-trials signal-blocked
+//       The main thread blocks the capture signal (pthread_sigmask), then its main queue spins for 1 s: a busy stall
+//       the watchdog cannot sample with the signal; the capture records the thread's blocked-signal mask.
+//   STALLPROF_OUTPUT=a.stalls watchdog-trials marker-flood
+//       A thread floods markers while the main thread makes 3,000 in five busy stalls (MarkerFlood.swift).
+//   STALLPROF_OUTPUT=a.stalls watchdog-trials close-own APP-DIR
+//   STALLPROF_OUTPUT=a.stalls watchdog-trials closefrom APP-DIR
+//       The app closes the watchdog's descriptors (exactly those, or everything from 3 up), opens six files of its
+//       own on their numbers, stalls, stops the watchdog and checks its files (ClosedDescriptors.swift).
+//   STALLPROF_OUTPUT=a.stalls watchdog-trials delete-capture
+//       After 300 ms the app deletes its own capture file, then stalls its main queue 600 ms and stops.
 //   watchdog-trials marker-noop      (no STALLPROF_OUTPUT: no watchdog)
 //       StallMarker calls under a seccomp filter that kills the process on any system call but write and exit;
 //       prints how many calls ran, and the heap allocations they made when count-allocations.c is preloaded
@@ -63,7 +76,8 @@ func finish(_ watchdog: StallWatchdog?, status: Int32) -> Never {
 }
 
 let arguments = Array(CommandLine.arguments.dropFirst())
-let watchdog = try? StallWatchdog.startFromEnvironment()
+// closefrom starts its watchdog itself, at a moment of its choosing.
+let watchdog = arguments.first == "closefrom" ? nil : try? StallWatchdog.startFromEnvironment()
 switch arguments.first {
 case "small-stack":
     DispatchQueue.main.asyncAfter(deadline: .now() + .milliseconds(300)) {
@@ -72,6 +86,14 @@ case "small-stack":
         DispatchQueue.main.asyncAfter(deadline: .now() + .milliseconds(300)) { finish(watchdog, status: 0) }
     }
 case "fork" where arguments.count == 2:
+    FileHandle.standardError.write(Data("parent pid: \(getpid())\n".utf8))
+    // Markers on both sides: the parent's main thread has a ring, and another thread floods while the process
+    // forks; the child's rings (and the shared one) must start empty and free.
+    StallMarker.mark("parent")
+    Thread { while !floodStop.load(ordering: .relaxed) { StallMarker.mark("parent flood") } }.start()
+    // Not in the watchdog thread's first moments: a fork while it holds a lock of the Swift runtime (it
+    // instantiates type metadata as it starts) leaves that lock held forever in the child.
+    usleep(300_000)
     let child = fork()
     if child == 0 {
         // The child: only this thread exists. It must be able to start a watchdog of its own.
@@ -81,6 +103,7 @@ case "fork" where arguments.count == 2:
             FileHandle.standardError.write(Data("child: \(error)\n".utf8))
             _exit(3)
         }
+        for index in 0..<40 { StallMarker.mark("child \(index)") }  // more than its ring holds
         DispatchQueue.main.asyncAfter(deadline: .now() + .milliseconds(300)) {
             _ = BusyWork.spin(milliseconds: 600)
             DispatchQueue.main.asyncAfter(deadline: .now() + .milliseconds(300)) {
@@ -89,6 +112,7 @@ case "fork" where arguments.count == 2:
             }
         }
     } else {
+        floodStop.store(true, ordering: .relaxed)
         var status: Int32 = 0
         waitpid(child, &status, 0)
         let code = (status & 0x7f) == 0 ? (status >> 8) & 0xff : 128 + (status & 0x7f)
@@ -128,10 +152,31 @@ case "idle-stop":
         print("deep sleep seen: \(deep); stop took \((monotonicNanoseconds() - start) / 1_000_000) ms")
         exit(0)
     }.start()
+case "signal-blocked":
+    DispatchQueue.main.asyncAfter(deadline: .now() + .milliseconds(300)) {
+        var blocked = sigset_t()
+        sigemptyset(&blocked)
+        sigaddset(&blocked, watchdog?.configuration.signal ?? SIGPROF)
+        pthread_sigmask(SIG_BLOCK, &blocked, nil)
+        _ = BusyWork.spin(milliseconds: 1000)
+        DispatchQueue.main.asyncAfter(deadline: .now() + .milliseconds(300)) { finish(watchdog, status: 0) }
+    }
+case "marker-flood":
+    markerFlood(watchdog)
+case "close-own" where arguments.count == 2:
+    closeOwn(watchdog, directory: arguments[1])
+case "closefrom" where arguments.count == 2:
+    closeFrom(directory: arguments[1])
+case "delete-capture":
+    DispatchQueue.main.asyncAfter(deadline: .now() + .milliseconds(300)) {
+        unlink(watchdog?.configuration.outputPath ?? "")
+        _ = BusyWork.spin(milliseconds: 600)
+        DispatchQueue.main.asyncAfter(deadline: .now() + .milliseconds(300)) { finish(watchdog, status: 0) }
+    }
 case "marker-noop" where watchdog == nil:
     markerNoop()
 default:
-    FileHandle.standardError.write(Data("usage: watchdog-trials small-stack | fork CHILD-OUTPUT | own-poll [TIMEOUT-MS] | idle-stop | marker-noop\n".utf8))
+    FileHandle.standardError.write(Data("usage: watchdog-trials small-stack | fork CHILD-OUTPUT | own-poll [TIMEOUT-MS] | idle-stop | signal-blocked | marker-flood | delete-capture | close-own APP-DIR | closefrom APP-DIR | marker-noop\n".utf8))
     exit(2)
 }
 RunLoop.main.run()

@@ -1,5 +1,6 @@
-// libFuzzer target: differential folded input (`stack before after`, FoldedImporter.read as flamegraph and diff
-// read it) and StackDiff of two folded profiles (the input split at its first NUL byte, or in halves).
+// libFuzzer target: folded input as `flamegraph` reads it (FoldedImporter.read: input order, `stack before after`
+// lines), drawn as a flame graph and as a flame chart, and StackDiff of two folded profiles (the input split at its
+// first NUL byte, or in halves).
 // Built by tools/fuzz.sh with -sanitize=fuzzer,address against the StallFormat and StallAnalysis sources.
 @testable import StallAnalysis
 
@@ -20,7 +21,12 @@ public func fuzzDiff(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
     var diagnostics = Diagnostics()
     if (try? FoldedImporter().read(ByteStream(bytes: bytes, name: "fuzz"), into: &profile,
                                    diagnostics: &diagnostics)) != nil {
-        _ = StackProfile(stacks: profile)
+        var options = FlameGraphOptions()
+        for chart in [false, true] {
+            options.flameChart = chart
+            _ = try? SVGFlameGraph(options: options).render(StackProfile(stacks: profile), input: "fuzz",
+                                                            diagnostics: &diagnostics)
+        }
     }
     let split = bytes.firstIndex(of: 0) ?? bytes.count / 2
     guard let before = folded(bytes[..<split]),

@@ -44,7 +44,12 @@ enum FuzzSeeds {
                 .marker(MarkerRecord(kind: .end, spanID: 1, threadID: 42, timestampNs: start + 5_600_000_000, name: "")),
                 .marker(MarkerRecord(kind: .begin, spanID: 2, threadID: 43, timestampNs: start + 5_700_000_000, name: "sync")),
                 .marker(MarkerRecord(kind: .dropped, spanID: 3, threadID: 0, timestampNs: start + 5_800_000_000, name: "")),
+                .marker(MarkerRecord(kind: .dropped, spanID: 9, threadID: 43, timestampNs: start + 5_800_000_000, name: "")),
             ],
+            "signal-blocked": header + Array(episode(6, kind: .stall, state: .busy, samples: 0).dropLast())
+                + [.signalMask(SignalMaskRecord(stallID: 6, timestampNs: start + 2_300_000_000, threadID: 42, signal: 27,
+                                                blockedMask: 1 << 26))]
+                + Array(episode(6, kind: .stall, state: .busy, samples: 0).suffix(1)),
         ]
         for (name, records) in captures {
             let writer = try CaptureWriter(path: "\(directory)/\(name).stalls")

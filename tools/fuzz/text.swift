@@ -1,5 +1,6 @@
 // libFuzzer target for one text parser, chosen at build time: -D FUZZ_PERF, FUZZ_SAMPLE, FUZZ_SPEEDSCOPE or
-// FUZZ_FOLDED.
+// FUZZ_FOLDED. What the parser folds then goes through every command's output: the report (text and JSON), the
+// flame graph, and the speedscope, Chrome trace and pprof exports (counts at the limit of 2^64 reach them all).
 // Built by tools/fuzz.sh with -sanitize=fuzzer,address against the StallFormat and StallAnalysis sources.
 @testable import StallAnalysis
 
@@ -24,9 +25,18 @@ public func fuzzText(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
         guard (try? Folder.fold(ByteStream(bytes: bytes, name: "fuzz"), options: options, into: &stacks,
                                 diagnostics: &diagnostics)) != nil else { continue }
         _ = stacks.sorted
+        _ = stacks.rendered()
+        let report = ProfileReport(stacks, inputs: [ProfileInput(path: "fuzz", format: requested)])
+        _ = report.text()
+        _ = report.json()
+        _ = SVGFlameGraph().render(StackProfile(stacks), diagnostics: &diagnostics)
+        let timeline = TimelineBuilder.build(folded: stacks, name: "fuzz")
+        _ = try? SpeedscopeExporter(options: .init()).export(timeline, diagnostics: &diagnostics)
+        _ = try? ChromeTraceExporter(options: .init()).export(timeline, diagnostics: &diagnostics)
+        _ = try? PprofExporter(options: .init()).export(timeline, diagnostics: &diagnostics)
         options.transforms.mergeRecursion = true
         options.transforms.demangleSwift = true
-        _ = options.transforms.apply(to: stacks)
+        _ = options.transforms.apply(to: stacks, diagnostics: &diagnostics)
     }
     return 0
 }

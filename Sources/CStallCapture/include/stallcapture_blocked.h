@@ -82,10 +82,19 @@ void stallcap_wd_disarm_cpu(void);
 /// watchdog's futex word (stallcap_wd_sequence) no longer equals `seen`. Returns 1 when the watched set woke it, 2
 /// when the watched thread's CPU time did (stallcap_wd_arm_cpu), 0 otherwise.
 int stallcap_wd_deep_sleep(uint32_t seen, int64_t timeout_ns);
-/// Wakes a deep sleep (stop); any thread.
+/// Wakes a deep sleep (stop); any thread. Writes only into the watchdog's own pipe.
 void stallcap_wd_wake_deep(void);
-/// Closes the deep sleep's descriptors (the watchdog ended, or in a forked child, whose copies are the parent's).
+/// Closes the deep sleep's descriptors (the watchdog ended, or in a forked child, whose copies are the parent's),
+/// each only if it is still the watchdog's.
 void stallcap_wd_forget(void);
+/// The deep sleep's epoll set or stop pipe was closed by someone else (and perhaps reused): they were forgotten,
+/// untouched, and the watchdog no longer sleeps deeply in this run.
+#define STALLCAP_LOST_DEEP_SET 1
+/// The watchdog's duplicate of the run loop's epoll descriptor was closed by someone else: forgotten, untouched
+/// (a new duplicate is made at the next deep sleep).
+#define STALLCAP_LOST_WATCHED 2
+/// The STALLCAP_LOST_* bits found since the last call, cleared. Watchdog thread.
+int stallcap_wd_take_lost(void);
 /// Copies `size` bytes at `address` of this process into `buffer` with process_vm_readv (safe on unmapped or
 /// stale addresses). Returns 0 when all bytes were read, -1 otherwise.
 int stallcap_read_memory(uint64_t address, void *buffer, size_t size);

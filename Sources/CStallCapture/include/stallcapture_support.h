@@ -44,6 +44,10 @@ int stallcap_thread_schedstat(pid_t tid, uint64_t *run_ns, uint64_t *wait_ns);
 /// preempted). Returns 0, or -1 when the file cannot be read or parsed.
 int stallcap_thread_switches(pid_t tid, uint64_t *voluntary, uint64_t *involuntary);
 
+/// Reads the blocked-signal mask of thread `tid` from `/proc/self/task/<tid>/status` (`SigBlk`, bit n-1 set when
+/// signal n is blocked). Returns 0, or -1 when the file cannot be read or parsed.
+int stallcap_thread_blocked_signals(pid_t tid, uint64_t *blocked);
+
 /// The state letter of thread `tid` from `/proc/self/task/<tid>/stat` (`R` running or runnable, `S` sleeping,
 /// `D` uninterruptible...), or 0 when it cannot be read.
 char stallcap_thread_state(pid_t tid);
@@ -68,6 +72,27 @@ uint64_t stallcap_for_each_image(void (*callback)(const stallcap_image *image, v
 
 /// The loader's count of images ever added (cheap; no callback).
 uint64_t stallcap_image_generation(void);
+
+/// Which file a descriptor refers to, as it was opened: device and inode (`fstat`). A pipe's inode is unique;
+/// every eventfd and epoll set shares one anonymous inode, so those need more (wddeep.c).
+typedef struct {
+    uint64_t dev;
+    uint64_t ino;
+} stallcap_fd_identity;
+
+/// Fills `identity` for open descriptor `fd`. Returns 0, or -1 when it is not open.
+int stallcap_fd_identity_of(int fd, stallcap_fd_identity *identity);
+
+/// 1 when `fd` is open and refers to the file `identity`, else 0. One `fstat`; async-signal-safe.
+int stallcap_fd_has_identity(int fd, stallcap_fd_identity identity);
+
+/// Remembers the capture file's descriptor (-1: none) and its identity, for a forked child to close its copy
+/// (stallcap_close_tracked_capture): the copy would keep the capture's lock after the parent closed the file.
+void stallcap_track_capture(int fd, uint64_t dev, uint64_t ino);
+
+/// In a forked child: closes the copy of the capture file's descriptor, if that number still is the capture file,
+/// and forgets it.
+void stallcap_close_tracked_capture(void);
 
 #ifdef __cplusplus
 }

@@ -40,15 +40,11 @@ public enum CountFormat {
     }
 
     /// A count kept as an exact integer part and a fractional remainder: the integer alone when there is no
-    /// remainder (exact up to 2^64-1), otherwise their sum in plain decimal (to Double precision, 53 bits). A
-    /// sum of fractional counts that is whole but beyond 2^64-1 is written with `.0`, so reading it back takes the
-    /// fractional path instead of rejecting an integer too large for the counting type.
+    /// remainder (exact up to 2^64-1), otherwise their sum in plain decimal (to Double precision, 53 bits).
+    /// Stacks' counts stay below 2^64 (``FoldedCount``), so every count written this way is read back.
     public static func exact(whole: UInt64, fraction: Double) -> String {
         if fraction == 0 { return String(whole) }
-        let text = plain(Double(whole) + fraction)
-        let value = Double(whole) + fraction
-        if value.isFinite, !text.contains("."), abs(value) >= 18_446_744_073_709_551_616.0 { return text + ".0" }
-        return text
+        return plain(Double(whole) + fraction)
     }
 }
 
@@ -59,8 +55,8 @@ public struct ExactSum: Sendable, Equatable {
     public private(set) var whole: UInt64 = 0
     /// The fractional counts (and nothing else).
     public private(set) var fraction: Double = 0
-    /// True once the integral part would have exceeded 2^64-1: ``text`` is then nil (callers warn and print the
-    /// Double).
+    /// True once the sum reached 2^64 (its integral part past 2^64-1, or with fractions, its value as a Double 2^64
+    /// or more): ``text`` is then nil (callers warn and print the Double).
     public private(set) var overflowed = false
 
     /// Zero.
@@ -72,6 +68,7 @@ public struct ExactSum: Sendable, Equatable {
         if overflow { overflowed = true }
         self.whole = sum
         self.fraction += fraction
+        if self.fraction != 0, !(Double(self.whole) + self.fraction < FoldedCount.limit) { overflowed = true }
     }
 
     /// The sum as a Double.

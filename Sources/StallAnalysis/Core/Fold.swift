@@ -51,7 +51,7 @@ public enum Folder {
             let window = Array(inputs[start..<min(start + width, inputs.count)])
             try fold(window, options: options, into: &stacks, diagnostics: &diagnostics)
         }
-        return (options.transforms.apply(to: stacks), diagnostics)
+        return (options.transforms.apply(to: stacks, diagnostics: &diagnostics), diagnostics)
     }
 
     /// Folds `inputs` in parallel and adds them to `stacks` in input order.
@@ -68,18 +68,26 @@ public enum Folder {
         for (input, part) in zip(inputs, parts) {
             let (partStacks, partDiagnostics) = try part.get()
             diagnostics.merge(partDiagnostics)
-            guard stacks.count > 0 else {
-                let unit = stacks.unit
-                stacks = partStacks
-                stacks.unit = CountUnit.combined(unit, partStacks.unit)
-                continue
-            }
-            for stack in stacks.merge(partStacks) {
+            merge(partStacks, of: "\(input)", into: &stacks, diagnostics: &diagnostics)
+        }
+    }
+
+    /// Adds the stacks of one input (`name`) to those of the inputs before it, as every command adds inputs: a
+    /// stack whose count over the inputs would reach 2^64 keeps its count so far and this input's count of it is
+    /// dropped with a warning. Returns the entry numbers, in `part`, of the stacks dropped.
+    @discardableResult
+    static func merge(_ part: FoldedStacks, of name: String, into stacks: inout FoldedStacks,
+                      diagnostics: inout Diagnostics) -> [Int] {
+        let dropped = stacks.mergeReportingEntries(part)
+        part.withEntries { entry in
+            for index in dropped {
+                let stack = String(decoding: entry(index).bytes, as: UTF8.self)
                 let shown = stack.count > 120 ? stack.prefix(120) + "..." : Substring(stack)
-                diagnostics.warn("\(input): dropped this input's count of '\(shown)': the sum over the inputs "
+                diagnostics.warn("\(name): dropped this input's count of '\(shown)': the sum over the inputs "
                     + "would exceed 2^64-1")
             }
         }
+        return dropped
     }
 
     /// Folds one already opened input (detection included; a stream that was only peeked at is fine) into `stacks`.
@@ -92,8 +100,17 @@ public enum Folder {
 
     /// Folds an input already detected (``open(_:format:diagnostics:)``) into `stacks`, with the importer of its
     /// format. `options.transforms` are not applied: apply them once all inputs are folded.
+    /// Stacks already in `stacks` are other inputs': this input is folded on its own and added as ``fold(_:options:)``
+    /// adds inputs, so that every command adds inputs alike (a stack whose sum over the inputs would reach 2^64
+    /// loses this input's count, with a warning).
     public static func fold(_ input: DetectedInput, options: FoldOptions, into stacks: inout FoldedStacks,
                             diagnostics: inout Diagnostics) throws {
+        guard stacks.count == 0 else {
+            var part = FoldedStacks()
+            try fold(input, options: options, into: &part, diagnostics: &diagnostics)
+            merge(part, of: input.stream.name, into: &stacks, diagnostics: &diagnostics)
+            return
+        }
         let stream = input.stream
         switch input.format {
         case .stallprof, .auto:

@@ -13,7 +13,7 @@ public struct FoldedStacks: Sendable, Equatable {
     private struct Entry: Sendable {
         /// The integer part of the count, exact (integral counts from 0 to 2^64-1 are added here).
         var whole: UInt64
-        /// Everything else: fractional and negative counts, and integral ones that would overflow `whole`.
+        /// The fractional counts (their sum, at least 0); `whole + fraction` stays below 2^64.
         var fraction: Double
         /// The count as a Double.
         var count: Double { Double(whole) + fraction }
@@ -31,47 +31,61 @@ public struct FoldedStacks: Sendable, Equatable {
     /// Creates an empty set.
     public init() {}
 
-    /// Adds `count` to the stack made of `frames`, root first.
-    public mutating func add<S: Sequence>(frames: S, count: Double = 1) where S.Element == String {
+    /// Adds `count` to the stack made of `frames`, root first; false, changing nothing, when `count` is not a count
+    /// (``FoldedCount``) or the stack's count would reach 2^64 (the caller reports it).
+    @discardableResult
+    public mutating func add<S: Sequence>(frames: S, count: Double = 1) -> Bool where S.Element == String {
         add(folded: frames.joined(separator: ";"), count: count)
     }
 
-    /// Adds `count` to an already folded stack.
-    public mutating func add(folded: String, count: Double) {
+    /// Adds `count` to an already folded stack; false as ``add(frames:count:)``.
+    @discardableResult
+    public mutating func add(folded: String, count: Double) -> Bool {
         var text = folded
-        text.withUTF8 { add(bytes: UnsafeRawBufferPointer($0), count: count) }
+        return text.withUTF8 { add(bytes: UnsafeRawBufferPointer($0), count: count) }
     }
 
-    /// Adds `count` to the folded stack spelled by `bytes` (UTF-8, frames joined by `;`). The hot path of every
-    /// importer.
-    public mutating func add(bytes: UnsafeRawBufferPointer, count: Double) {
-        if count >= 0, count == count.rounded(), count < 18_446_744_073_709_551_616.0,
-            add(bytes: bytes, whole: UInt64(count), fraction: 0)
-        {
-            return
-        }
-        _ = add(bytes: bytes, whole: 0, fraction: count)
+    /// Adds `count` to the folded stack spelled by `bytes` (UTF-8, frames joined by `;`); false, changing nothing,
+    /// when `count` is negative, not finite or 2^64 or more, or the stack's count would reach 2^64. The hot path of
+    /// every importer.
+    @discardableResult
+    public mutating func add(bytes: UnsafeRawBufferPointer, count: Double) -> Bool {
+        guard let count = FoldedCount(count) else { return false }
+        return add(bytes: bytes, count) != nil
     }
 
     /// Adds the exact integer `whole` to the folded stack spelled by `bytes`; false, changing nothing, when the
     /// stack's count would exceed 2^64-1 (the caller reports it).
     @discardableResult
     public mutating func add(bytes: UnsafeRawBufferPointer, whole: UInt64) -> Bool {
-        add(bytes: bytes, whole: whole, fraction: 0)
+        add(bytes: bytes, whole: whole, fraction: 0) != nil
     }
 
-    /// Adds `whole` and `fraction` to a stack; false, changing nothing, when `whole` would overflow.
-    mutating func add(bytes: UnsafeRawBufferPointer, whole: UInt64, fraction: Double) -> Bool {
+    /// Adds `count` to the folded stack spelled by `bytes`; its entry number, or nil, changing nothing, when the
+    /// stack's count would reach 2^64.
+    @inline(__always)
+    mutating func add(bytes: UnsafeRawBufferPointer, _ count: FoldedCount) -> Int? {
+        let (whole, fraction) = count.parts
+        return add(bytes: bytes, whole: whole, fraction: fraction)
+    }
+
+    /// Adds `whole` and `fraction` (a valid count's parts) to a stack: its entry number, or nil, changing nothing,
+    /// when the stack's count would reach 2^64 (its integral part past 2^64-1, or with a fraction, its value as a
+    /// Double 2^64 or more).
+    mutating func add(bytes: UnsafeRawBufferPointer, whole: UInt64, fraction: Double) -> Int? {
+        if fraction != 0, !(Double(whole) + fraction < FoldedCount.limit) { return nil }
         let (index, inserted) = table.findOrInsert(bytes, hash: ByteKeyTable.hash(bytes))
         if inserted {
             entries.append(Entry(whole: whole, fraction: fraction))
-            return true
+            return index
         }
         let (sum, overflow) = entries[index].whole.addingReportingOverflow(whole)
-        if overflow { return false }
+        if overflow { return nil }
+        let rest = entries[index].fraction + fraction
+        if rest != 0, !(Double(sum) + rest < FoldedCount.limit) { return nil }
         entries[index].whole = sum
-        entries[index].fraction += fraction
-        return true
+        entries[index].fraction = rest
+        return index
     }
 
     /// The count of the folded stack spelled by `bytes`, nil when it is not in the set. A hash lookup: O(length).
@@ -117,20 +131,44 @@ public struct FoldedStacks: Sendable, Equatable {
         return text.withUTF8 { count(of: UnsafeRawBufferPointer($0)) }
     }
 
-    /// Adds every stack of `other`, exactly. Returns the stacks (folded text) whose integral count would have
-    /// exceeded 2^64-1: those are left as they were here (the caller reports them), never a wrong number.
+    /// Adds every stack of `other`, exactly. Returns the stacks (folded text) whose count would have reached 2^64:
+    /// those are left as they were here (the caller reports them), never a wrong number.
     @discardableResult
     public mutating func merge(_ other: FoldedStacks) -> [String] {
-        var overflowed: [String] = []
+        let refused = mergeReportingEntries(other)
+        return other.withEntries { entry in refused.map { String(decoding: entry($0).bytes, as: UTF8.self) } }
+    }
+
+    /// As ``merge(_:)``; returns the entry numbers, in `other`, of the stacks left out.
+    mutating func mergeReportingEntries(_ other: FoldedStacks) -> [Int] {
+        var refused: [Int] = []
         unit = CountUnit.combined(unit, other.unit)
         frameSources.merge(other.frameSources) { kept, _ in kept }
+        if count == 0 {
+            let kept = (unit, frameSources)
+            self = other
+            (unit, frameSources) = kept
+            return []
+        }
         other.table.forEach { bytes, index in
             let entry = other.entries[index]
-            if !add(bytes: bytes, whole: entry.whole, fraction: entry.fraction) {
-                overflowed.append(String(decoding: bytes, as: UTF8.self))
+            if add(bytes: bytes, whole: entry.whole, fraction: entry.fraction) == nil { refused.append(index) }
+        }
+        return refused
+    }
+
+    /// These stacks without the entries numbered in `left` (their first-seen order kept).
+    func removing(_ left: Set<Int>) -> FoldedStacks {
+        guard !left.isEmpty else { return self }
+        var result = FoldedStacks()
+        result.unit = unit
+        result.frameSources = frameSources
+        table.forEach { bytes, index in
+            if !left.contains(index) {
+                _ = result.add(bytes: bytes, whole: entries[index].whole, fraction: entries[index].fraction)
             }
         }
-        return overflowed
+        return result
     }
 
     /// Calls `body` with each distinct stack's bytes and count, in first-seen order.

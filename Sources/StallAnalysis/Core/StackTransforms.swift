@@ -16,13 +16,29 @@ public struct StackTransforms: Sendable {
     static let annotations = ["_[k]", "_[j]", "_[i]"]
 
     /// `stacks` rewritten; each distinct stack is rewritten once, so the cost follows the number of distinct stacks.
-    public func apply(to stacks: FoldedStacks) -> FoldedStacks {
+    /// Counts stay exact; stacks that become one add up, and one whose sum would reach 2^64 keeps the count it had
+    /// and drops the rest with a warning in `diagnostics` (never a wrong number).
+    public func apply(to stacks: FoldedStacks, diagnostics: inout Diagnostics) -> FoldedStacks {
         guard !isIdentity else { return stacks }
         var result = FoldedStacks()
         result.unit = stacks.unit
+        result.frameSources = stacks.frameSources
         var cache: [Substring: String] = [:]
-        stacks.forEach { bytes, count in
-            result.add(folded: rewrite(String(decoding: bytes, as: UTF8.self), cache: &cache), count: count)
+        var dropped: [String] = []
+        stacks.forEachExact { bytes, whole, fraction in
+            var rewritten = rewrite(String(decoding: bytes, as: UTF8.self), cache: &cache)
+            let added = rewritten.withUTF8 {
+                result.add(bytes: UnsafeRawBufferPointer($0), whole: whole, fraction: fraction) != nil
+            }
+            if !added { dropped.append(rewritten) }
+        }
+        for stack in dropped.prefix(UnrecognizedLines.shownLines) {
+            let shown = stack.count > 120 ? stack.prefix(120) + "..." : Substring(stack)
+            diagnostics.warn("dropped a count of '\(shown)' after --demangle or --merge-recursion: the stack's count "
+                + "would exceed 2^64-1")
+        }
+        if dropped.count > UnrecognizedLines.shownLines {
+            diagnostics.warn("... and \(dropped.count - UnrecognizedLines.shownLines) more such counts dropped")
         }
         return result
     }

@@ -54,6 +54,7 @@ public enum StackDiff {
         for side in [old, new] { side.stacks.forEachExact { _, _, fraction in fractional = fractional || fraction != 0 } }
         if fractional { diagnostics.warn("fractional counts are truncated to integers") }
         var out: [UInt8] = []
+        var clamped = 0
         out.reserveCapacity(old.stacks.byteCount + new.stacks.byteCount + (old.order.count + new.order.count) * 12)
         old.stacks.withEntries { oldEntry in
             new.stacks.withEntries { newEntry in
@@ -76,8 +77,16 @@ public enum StackDiff {
                     out.append(contentsOf: (first ?? second)!.bytes)
                     out.append(UInt8(ascii: " "))
                     if scaled {
+                        // Scaled up past 2^64-1 (AFTER's total is that large) it is written as 2^64-1, with a
+                        // warning: every count diff writes is one every command reads back.
                         let count = first.map { Double($0.whole) + $0.fraction } ?? 0
-                        out.append(contentsOf: FoldedStacks.format((count * scale).rounded(.towardZero)).utf8)
+                        let value = (count * scale).rounded(.towardZero)
+                        if value < FoldedCount.limit {
+                            out.append(contentsOf: FoldedStacks.format(value).utf8)
+                        } else {
+                            clamped += 1
+                            append(.whole(.max), to: &out)
+                        }
                     } else {
                         append(truncated(first.map { ($0.whole, $0.fraction) }), to: &out)
                     }
@@ -86,6 +95,10 @@ public enum StackDiff {
                     out.append(UInt8(ascii: "\n"))
                 }
             }
+        }
+        if clamped > 0 {
+            diagnostics.warn("\(clamped) normalized BEFORE count\(clamped == 1 ? "" : "s") past 2^64-1 written as "
+                + "18446744073709551615")
         }
         return out
     }
@@ -126,7 +139,7 @@ public enum StackDiff {
         var overflowed: [String] = []
         stacks.forEachExact { bytes, whole, fraction in
             var stripped = strippingHex(String(decoding: bytes, as: UTF8.self))
-            let added = stripped.withUTF8 { result.add(bytes: UnsafeRawBufferPointer($0), whole: whole, fraction: fraction) }
+            let added = stripped.withUTF8 { result.add(bytes: UnsafeRawBufferPointer($0), whole: whole, fraction: fraction) != nil }
             if !added { overflowed.append(stripped) }
         }
         // Stacks that differ only in addresses and whose counts sum beyond 2^64-1: dropped with a warning, never

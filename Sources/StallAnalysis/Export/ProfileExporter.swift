@@ -102,6 +102,6 @@ public enum Exporter {
             return (timeline, diagnostics)
         }
         let name = inputs.map(\.description).joined(separator: ", ")
-        return (TimelineBuilder.build(folded: options.transforms.apply(to: folded), name: name), diagnostics)
+        return (TimelineBuilder.build(folded: options.transforms.apply(to: folded, diagnostics: &diagnostics), name: name), diagnostics)
     }
 }

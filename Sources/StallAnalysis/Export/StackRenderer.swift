@@ -48,7 +48,8 @@ public struct StackProfile: Sendable, Equatable {
     /// Sum of all counts.
     public var total: Double { stacks.reduce(0) { $0 + $1.count } }
 
-    /// The stacks summed by folded text (before counts are dropped).
+    /// The stacks summed by folded text (before counts are dropped; a count that would take its stack to 2^64 or
+    /// more is left out, as ``FoldedStacks/add(folded:count:)`` refuses it).
     public var folded: FoldedStacks {
         var result = FoldedStacks()
         for entry in stacks { result.add(folded: entry.stack, count: entry.count) }

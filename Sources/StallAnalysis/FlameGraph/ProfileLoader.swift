@@ -20,13 +20,21 @@ public enum ProfileLoader {
         var diagnostics = Diagnostics()
         var placed: [(stacksEnd: Int, markers: [ChartMarker])] = []
         var unit: CountUnit? = nil
+        // Every stack's count over the inputs, as `fold` adds them up: the same counts are refused, with the same
+        // warnings (a line's count, a stack's sum in one input, the sum over the inputs).
+        var sums = FoldedStacks()
         for input in inputs {
             guard let opened = try Folder.open(input, format: options.format, diagnostics: &diagnostics) else { continue }
             if opened.format == .stallprof { diagnostics.captureInput(opened.stream.name) }
             // Folded text keeps its order (for --flamechart) and the two counts of differential lines.
             if opened.format == .folded {
                 var read: [ProfileStack] = []
-                try FoldedImporter(options: options.folded).read(opened.stream, into: &read, diagnostics: &diagnostics)
+                var part = FoldedStacks()
+                var entries: [Int] = []
+                try FoldedImporter(options: options.folded)
+                    .read(opened.stream, into: &read, sums: &part, entries: &entries, diagnostics: &diagnostics)
+                let dropped = Set(Folder.merge(part, of: opened.stream.name, into: &sums, diagnostics: &diagnostics))
+                if !dropped.isEmpty { read = zip(read, entries).filter { !dropped.contains($1) }.map(\.0) }
                 stacks += options.transforms.apply(to: read)
                 continue
             }
@@ -39,6 +47,8 @@ public enum ProfileLoader {
             }
             var folded = FoldedStacks()
             try Folder.fold(opened, options: options, into: &folded, diagnostics: &diagnostics)
+            let dropped = Folder.merge(folded, of: opened.stream.name, into: &sums, diagnostics: &diagnostics)
+            folded = folded.removing(Set(dropped))
             var failure: Error?
             folded.forEach { bytes, _ in
                 if failure == nil {
@@ -47,7 +57,7 @@ public enum ProfileLoader {
                 }
             }
             if let failure { throw failure }
-            stacks += StackProfile(options.transforms.apply(to: folded)).stacks
+            stacks += StackProfile(options.transforms.apply(to: folded, diagnostics: &diagnostics)).stacks
             unit = CountUnit.combined(unit, folded.unit)
         }
         // Reversed for the chart: an input's samples start after the counts of every stack that follows them.

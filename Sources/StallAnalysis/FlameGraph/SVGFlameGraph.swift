@@ -54,8 +54,10 @@ public struct SVGFlameGraph: StackRenderer {
                 reason: "the graph would draw \(layout.frames.count) frames, more than \(maxFrames); "
                     + "raise --minwidth or select less (--state, --stall, --range)")
         }
-        if layout.frames.first(where: { $0.depth == 0 })?.exactWidth == nil, profile.stacks.allSatisfy({ $0.exact != nil }),
-            layout.total >= 9.2e18
+        // As report says it: integral counts whose exact sum wrapped, or with fractions, a total of 2^64 or more.
+        let exactTotal = profile.stacks.allSatisfy { $0.exact != nil }
+        if exactTotal ? layout.frames.first(where: { $0.depth == 0 })?.exactWidth == nil && layout.total >= 9.2e18
+            : layout.total >= FoldedCount.limit
         {
             diagnostics.warn("the profile's total exceeds 2^64-1: the root's count and the shares are rounded")
         }
@@ -65,8 +67,11 @@ public struct SVGFlameGraph: StackRenderer {
     /// The SVG of a laid-out profile counted in `unit`, as UTF-8.
     private func render(_ layout: FrameLayout, unit: CountUnit?, diagnostics: inout Diagnostics) -> [UInt8] {
         let framesWidth = Double(options.width) - 2 * Self.xpad
-        guard layout.total > 0 else {
-            diagnostics.warn("no stack counts found")
+        // Readers keep every count below 2^64, so a total is finite; a profile built by hand may not be, and is
+        // drawn as empty rather than with NaN widths.
+        guard layout.total > 0, layout.total.isFinite else {
+            diagnostics.warn(layout.total > 0 ? "the counts add up to more than a finite number; nothing drawn"
+                : "no stack counts found")
             var out = ""
             writeHeader(&out, height: options.fontSize * 5)
             out += "<text x=\"50%\" y=\"\(fixed(options.fontSize * 2, 2))\" text-anchor=\"middle\">"

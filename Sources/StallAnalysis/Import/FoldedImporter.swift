@@ -1,7 +1,9 @@
 /// The one reader of folded text (`root;...;leaf COUNT` lines, as written by stackcollapse-*, inferno, speedscope
-/// and this tool), for every command: `fold` sums the stacks into ``FoldedStacks`` (``importStacks(from:into:diagnostics:)``);
-/// `flamegraph` and `diff` keep the input order and the two counts of differential `stack before after` lines
-/// (``read(_:into:diagnostics:)``).
+/// and this tool), for every command: `fold`, `diff`, `report` and `export` sum the stacks into ``FoldedStacks``
+/// (``importStacks(from:into:diagnostics:)``); `flamegraph` keeps the input order and the two counts of differential
+/// `stack before after` lines (``read(_:into:diagnostics:)``). Both go through one loop
+/// (``forEachCount(_:into:differential:diagnostics:_:)``), so they take and refuse the same counts with the same
+/// warnings: a count is a ``FoldedCount`` (below 2^64), and a stack's sum stays below 2^64.
 ///
 /// Line rules, the same for both: the count is the trailing number (`\d+(\.\d*)?`, like flamegraph.pl's
 /// `^(.*)\s+?(\d+(?:\.\d*)?)$`) after a blank; the stack is everything before that blank, as flamegraph.pl reads
@@ -39,28 +41,27 @@ public struct FoldedImporter: StackImporter {
     /// Creates an importer.
     public init(options: Options = Options()) { self.options = options }
 
-    /// One folded line taken apart: where its stack and its (last) count lie, and the count's value.
+    /// One folded line taken apart: where its stack and its (last) count lie.
     struct Line {
         /// The stack: everything before the blank in front of the count (may be empty).
         var stack: Range<Int>
         /// The digits of the count.
         var digits: Range<Int>
-        /// The count.
-        var count: Double
     }
 
     /// Splits `line` (without its newline) into stack and count; nil when it does not end in a count after a blank.
+    /// The count's value is not read here: ``FoldedCount/init(digits:)`` reads it, for every command alike.
     @inline(__always)
     static func split(_ line: UnsafeBufferPointer<UInt8>) -> Line? {
         var end = line.count
         while end > 0, isBlank(line[end - 1]) { end -= 1 }
-        guard let (stackEnd, count) = parse(UnsafeBufferPointer(rebasing: line[0..<end])) else { return nil }
-        return Line(stack: 0..<stackEnd, digits: (stackEnd + 1)..<end, count: count)
+        guard let stackEnd = parse(UnsafeBufferPointer(rebasing: line[0..<end])) else { return nil }
+        return Line(stack: 0..<stackEnd, digits: (stackEnd + 1)..<end)
     }
 
-    /// Splits a line that ends in its count into the length of what comes before the one blank in front of the
-    /// count, and the count, like flamegraph.pl's `^(.*)\s+?(\d+(?:\.\d*)?)$`; nil when there is no such count.
-    static func parse(_ line: UnsafeBufferPointer<UInt8>) -> (stackLength: Int, count: Double)? {
+    /// The length of what comes before the one blank in front of the count that ends `line`, like flamegraph.pl's
+    /// `^(.*)\s+?(\d+(?:\.\d*)?)$`; nil when there is no such count.
+    static func parse(_ line: UnsafeBufferPointer<UInt8>) -> Int? {
         let end = line.count
         var start = end
         var dot = -1
@@ -79,28 +80,38 @@ public struct FoldedImporter: StackImporter {
         while start < end && !PerfLineSyntax.isDigit(line[start]) { start += 1 }
         guard start < end, start >= 1, PerfLineSyntax.isSpace(line[start - 1]) else { return nil }
         if dot >= 0 && dot < start { return nil }
-        guard let count = decimal(UnsafeBufferPointer(rebasing: line[start..<end])) else { return nil }
-        return (start - 1, count)
+        return start - 1
     }
 
-    /// The value of `digits` (`\d+(\.\d*)?`, already checked), or nil when it is too large for a finite Double.
-    /// Short integers are summed exactly; anything else goes through the standard library's correctly rounded
-    /// parser.
-    static func decimal(_ digits: UnsafeBufferPointer<UInt8>) -> Double? {
-        if digits.count <= 15, !digits.contains(UInt8(ascii: ".")) {
-            return Double(digits.reduce(0) { $0 * 10 + Int64($1 - 48) })
-        }
-        guard let value = Double(String(decoding: digits, as: UTF8.self)), value.isFinite else { return nil }
-        return value
+    /// One line accepted by ``forEachCount(_:into:differential:diagnostics:_:)``: its parts, its count and, for a
+    /// differential line, the count before.
+    struct Counted {
+        var parts: Line
+        var count: FoldedCount
+        /// For a `stack BEFORE AFTER` line read as differential: the stack without BEFORE, and BEFORE.
+        var before: (stack: Range<Int>, count: FoldedCount)?
+        /// The stack's entry number in the sums.
+        var entry: Int
     }
 
-    /// Calls `body` with every line of `stream` that holds a stack, taken apart, and its number; skips blank and
-    /// comment lines and reports the others.
-    private func forEachStack(
-        _ stream: ByteStream, diagnostics: inout Diagnostics,
-        _ body: (UnsafeBufferPointer<UInt8>, Line, Int, inout UnrecognizedLines) throws -> Void
+    /// The one reader of folded counts, for every command: calls `body` with each line that holds a stack and a
+    /// count, after adding the count to the line's stack in `sums` (the stack as `fold` keys it: everything before
+    /// the last count). Blank and comment lines are skipped; a line without a count is reported as unrecognized; a
+    /// line whose count (or, `differential`, whose BEFORE count) is 2^64 or more, or whose stack's count in
+    /// `sums` would reach 2^64 with it, is skipped and reported ("count exceeds 2^64-1"). `--strict` makes
+    /// either an error naming the line.
+    func forEachCount(
+        _ stream: ByteStream, into sums: inout FoldedStacks, differential: Bool, diagnostics: inout Diagnostics,
+        _ body: (UnsafeBufferPointer<UInt8>, Counted, Int) throws -> Void
     ) throws {
         var unrecognized = UnrecognizedLines(path: stream.name, strict: options.strict)
+        // Counts too large for the counting type are named as such, not as unrecognized lines.
+        var overflowed = UnrecognizedLines(path: stream.name, strict: options.strict)
+        overflowed.label = ("line whose count exceeds 2^64-1", "lines whose count exceeds 2^64-1")
+        defer {
+            unrecognized.report(to: &diagnostics)
+            overflowed.report(to: &diagnostics)
+        }
         try stream.forEachLine { line, number in
             guard let first = line.firstIndex(where: { !Self.isBlank($0) }) else { return }
             if line[first] == UInt8(ascii: "#"), first + 1 < line.count, line[first + 1] == UInt8(ascii: " ") {
@@ -110,9 +121,27 @@ public struct FoldedImporter: StackImporter {
                 try unrecognized.record(line, number: number, why: "not a folded stack (\"frames COUNT\")")
                 return
             }
-            try body(line, parts, number, &unrecognized)
+            guard let count = FoldedCount(digits: UnsafeBufferPointer(rebasing: line[parts.digits])) else {
+                try overflowed.record(line, number: number, why: FoldedCount.refusal)
+                return
+            }
+            var before: (Range<Int>, FoldedCount)? = nil
+            if differential, let shorter = Self.parse(UnsafeBufferPointer(rebasing: line[parts.stack])) {
+                guard let first = FoldedCount(
+                    digits: UnsafeBufferPointer(rebasing: line[(shorter + 1)..<parts.stack.upperBound]))
+                else {
+                    try overflowed.record(line, number: number, why: FoldedCount.refusal + " (the count before)")
+                    return
+                }
+                before = (0..<shorter, first)
+            }
+            let stack = UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(line)[parts.stack])
+            guard let entry = sums.add(bytes: stack, count) else {
+                try overflowed.record(line, number: number, why: "the stack's count would exceed 2^64-1")
+                return
+            }
+            try body(line, Counted(parts: parts, count: count, before: before, entry: entry), number)
         }
-        unrecognized.report(to: &diagnostics)
     }
 
     /// Streams the lines and adds each stack with its count (a two-count line's first count is part of its stack).
@@ -121,71 +150,52 @@ public struct FoldedImporter: StackImporter {
     {
         // A file's size bounds its stacks' bytes (at most 256 MB reserved: untouched room costs nothing).
         if let size = stream.remainingFileBytes { stacks.reserveStackBytes(min(size, 256 << 20)) }
-        // Counts too large for the counting type are named as such, not as unrecognized lines.
-        var overflowed = UnrecognizedLines(path: stream.name, strict: options.strict)
-        overflowed.label = ("line whose count exceeds 2^64-1", "lines whose count exceeds 2^64-1")
-        defer { overflowed.report(to: &diagnostics) }
-        try forEachStack(stream, diagnostics: &diagnostics) { line, parts, number, _ in
-            let stack = UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(line)[parts.stack])
-            // Integral counts are added exactly (up to 2^64-1 per stack); a larger one, or a sum that would
-            // overflow, drops the line with a warning (an error with --strict), never a wrong number.
-            let digits = UnsafeBufferPointer(rebasing: line[parts.digits])
-            guard !digits.contains(UInt8(ascii: ".")) else {
-                stacks.add(bytes: stack, count: parts.count)
-                return
-            }
-            guard let whole = Self.integer(digits) else {
-                try overflowed.record(line, number: number, why: "count larger than 2^64-1")
-                return
-            }
-            if !stacks.add(bytes: stack, whole: whole) {
-                try overflowed.record(line, number: number, why: "the stack's count would exceed 2^64-1")
-            }
-        }
+        try forEachCount(stream, into: &stacks, differential: false, diagnostics: &diagnostics) { _, _, _ in }
     }
 
     /// Streams the lines and appends each stack in input order; `stack before after` lines keep both counts.
+    /// Counts are taken and refused exactly as ``importStacks(from:into:diagnostics:)`` takes them: each stack's
+    /// sum (as `fold` keys it) is kept in `sums`, and `entries` gets, per appended stack, its entry number there.
     /// Stacks deeper than ``ProfileLoader/maxDepth`` are bad data (a flame graph could not draw them).
-    public func read(_ stream: ByteStream, into stacks: inout [ProfileStack], diagnostics: inout Diagnostics) throws {
-        try forEachStack(stream, diagnostics: &diagnostics) { line, parts, number, _ in
-            stacks.append(try Self.profileStack(line, parts, path: stream.name, number: number))
-        }
-    }
-
-    /// One line read as the flame graph reads it: the stack and its counts; nil when it holds no count.
-    static func profileStack<S: StringProtocol>(_ text: S) -> ProfileStack? {
-        var copy = String(text)
-        return copy.withUTF8 { line in split(line).flatMap { try? profileStack(line, $0, path: "", number: 0) } }
-    }
-
-    /// The stack of a split line, with the count before when the stack itself ends in `blank NUMBER`.
-    private static func profileStack(_ line: UnsafeBufferPointer<UInt8>, _ parts: Line, path: String, number: Int)
-        throws -> ProfileStack
+    func read(_ stream: ByteStream, into stacks: inout [ProfileStack], sums: inout FoldedStacks, entries: inout [Int],
+              diagnostics: inout Diagnostics) throws
     {
-        var stack = parts.stack
-        var before: Double? = nil
-        if let (shorter, first) = parse(UnsafeBufferPointer(rebasing: line[stack])) {
-            before = first
-            stack = 0..<shorter
+        try forEachCount(stream, into: &sums, differential: true, diagnostics: &diagnostics) { line, counted, number in
+            stacks.append(try Self.profileStack(line, counted, path: stream.name, number: number))
+            entries.append(counted.entry)
         }
+    }
+
+    /// As ``read(_:into:sums:entries:diagnostics:)``, for one input on its own.
+    public func read(_ stream: ByteStream, into stacks: inout [ProfileStack], diagnostics: inout Diagnostics) throws {
+        var sums = FoldedStacks()
+        var entries: [Int] = []
+        try read(stream, into: &stacks, sums: &sums, entries: &entries, diagnostics: &diagnostics)
+    }
+
+    /// One line read as the flame graph reads it: the stack and its counts; nil when it holds no count, or a count
+    /// of 2^64 or more.
+    static func profileStack<S: StringProtocol>(_ text: S) -> ProfileStack? {
+        var diagnostics = Diagnostics()
+        var stacks: [ProfileStack] = []
+        let importer = FoldedImporter()
+        _ = try? importer.read(ByteStream(bytes: Array(text.utf8), name: ""), into: &stacks, diagnostics: &diagnostics)
+        return stacks.count == 1 ? stacks[0] : nil
+    }
+
+    /// The stack of an accepted line, with the count before when it is differential.
+    private static func profileStack(_ line: UnsafeBufferPointer<UInt8>, _ counted: Counted, path: String,
+                                     number: Int) throws -> ProfileStack
+    {
+        let stack = counted.before?.stack ?? counted.parts.stack
         // Drawn without the blanks around it, as inferno draws it (`a;  5` has the leaf ``, not ` `).
         var (lower, upper) = (stack.lowerBound, stack.upperBound)
         while lower < upper, isBlank(line[lower]) { lower += 1 }
         while upper > lower, isBlank(line[upper - 1]) { upper -= 1 }
-        stack = lower..<upper
-        let bytes = UnsafeBufferPointer(rebasing: line[stack])
+        let bytes = UnsafeBufferPointer(rebasing: line[lower..<upper])
         try ProfileLoader.checkDepth(bytes, path: path, position: "line \(number)")
-        let digits = UnsafeBufferPointer(rebasing: line[parts.digits])
-        let exact = digits.contains(UInt8(ascii: ".")) ? nil : integer(digits)
-        return ProfileStack(stack: String(decoding: bytes, as: UTF8.self), count: parts.count, before: before,
-                            exact: exact)
-    }
-
-    /// The exact value of decimal `digits`, or nil when larger than 2^64-1.
-    @inline(__always)
-    static func integer(_ digits: UnsafeBufferPointer<UInt8>) -> UInt64? {
-        if digits.count <= 19 { return digits.reduce(0) { $0 * 10 + UInt64($1 - 48) } }
-        return UInt64(String(decoding: digits, as: UTF8.self))
+        return ProfileStack(stack: String(decoding: bytes, as: UTF8.self), count: counted.count.value,
+                            before: counted.before?.count.value, exact: counted.count.exact)
     }
 
     @inline(__always)

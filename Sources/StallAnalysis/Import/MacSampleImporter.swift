@@ -55,6 +55,7 @@ public struct MacSampleImporter: StackImporter {
     {
         var section = 0  // 0 before "Call graph:", 1 inside, 2 after
         var path: [Node] = []
+        var refused = 0
         func bad(_ number: Int, _ reason: String, _ line: UnsafeBufferPointer<UInt8>) -> AnalysisError {
             .badData(path: stream.name, position: "line \(number)", reason: "\(reason): \(UnrecognizedLines.quote(line))")
         }
@@ -65,7 +66,7 @@ public struct MacSampleImporter: StackImporter {
             case 1:
                 if line.allSatisfy(PerfLineSyntax.isSpace) { return }
                 if line.starts(with: Self.endLine) {
-                    pop(to: 0, path: &path, into: &stacks)
+                    pop(to: 0, path: &path, into: &stacks, refused: &refused)
                     section = 2
                     return
                 }
@@ -84,7 +85,7 @@ public struct MacSampleImporter: StackImporter {
                 guard parts[0].first?.isNumber == true, let count = Int(parts[0]) else {
                     throw bad(number, "invalid sample count", line)
                 }
-                pop(to: depth, path: &path, into: &stacks)
+                pop(to: depth, path: &path, into: &stacks, refused: &refused)
                 if depth > 0 {
                     let (sum, overflow) = path[depth - 1].childCount.addingReportingOverflow(count)
                     guard !overflow else { throw bad(number, "sample counts overflow", line) }
@@ -94,6 +95,10 @@ public struct MacSampleImporter: StackImporter {
             default:
                 return
             }
+        }
+        if refused > 0 {
+            diagnostics.warn("\(stream.name): \(refused) call graph node\(refused == 1 ? "" : "s") skipped: the stack's "
+                + "count would exceed 2^64-1")
         }
         switch section {
         case 0: diagnostics.warn("\(stream.name): no \"Call graph:\" section; nothing folded")
@@ -105,12 +110,13 @@ public struct MacSampleImporter: StackImporter {
     }
 
     /// Leaves the nodes deeper than `depth`, adding each one's self count.
-    private func pop(to depth: Int, path: inout [Node], into stacks: inout FoldedStacks) {
+    /// `refused` counts the self counts left out because their stack's count would have reached 2^64.
+    private func pop(to depth: Int, path: inout [Node], into stacks: inout FoldedStacks, refused: inout Int) {
         while path.count > depth {
             let node = path[path.count - 1]
             let own = node.count - node.childCount
             if own > 0 && !(options.filterWaiting && Self.waitingSymbols.contains(where: { node.frame.hasSuffix($0) })) {
-                stacks.add(frames: path.map(\.frame), count: Double(own))
+                if !stacks.add(frames: path.map(\.frame), count: Double(own)) { refused += 1 }
             }
             path.removeLast()
         }

@@ -84,7 +84,9 @@ struct PerfFoldState {
     /// True while the lines of a filtered-out event are skipped.
     var skipping = false
     /// The weight of the current event.
-    var period: Double = 1
+    var period = FoldedCount.whole(1)
+    /// Events dropped because their stack's count would have reached 2^64.
+    var overflowed = 0
     /// True once an event was weighted by its period (the counts are then the event's unit, not samples).
     var weighted = false
     /// The event type kept, and whether it was chosen by default.
@@ -199,10 +201,11 @@ struct PerfFoldState {
         for i in name.indices where name[i] == UInt8(ascii: " ") { name[i] = UInt8(ascii: "_") }
         java = name.starts(with: [106, 97, 118, 97])  // "java"
         pname = name
-        self.period = 1
+        self.period = .whole(1)
         if !options.countSamples, let period, !(period.count == 1 && line[period.lowerBound] == UInt8(ascii: "0")) {
-            // A period too large for a finite Double counts as 1 rather than poisoning every total.
-            self.period = FoldedImporter.decimal(UnsafeBufferPointer(rebasing: line[period])) ?? 1
+            // Read as every count is read (FoldedCount): exact up to 2^64-1; a larger one (perf's periods are 64-bit,
+            // so never from perf) counts as 1 rather than poisoning every total.
+            self.period = FoldedCount(digits: UnsafeBufferPointer(rebasing: line[period])) ?? .whole(1)
             weighted = true
         }
     }
@@ -252,7 +255,7 @@ struct PerfFoldState {
                 end = start
             }
         }
-        key.withUnsafeBytes { stacks.add(bytes: $0, count: period) }
+        if key.withUnsafeBytes({ stacks.add(bytes: $0, period) }) == nil { overflowed += 1 }
         frames.removeAll(keepingCapacity: true)
         lineStarts.removeAll(keepingCapacity: true)
         pname = nil
@@ -275,6 +278,10 @@ struct PerfFoldState {
                 + "'\(String(decoding: skippedEvent, as: UTF8.self))'")
         }
         unrecognized.report(to: &diagnostics)
+        if overflowed > 0 {
+            diagnostics.warn("\(unrecognized.path): \(overflowed) event\(overflowed == 1 ? "" : "s") skipped: the stack's "
+                + "count would exceed 2^64-1")
+        }
         // Periods are in the event's unit (nanoseconds for cpu-clock); without any, the counts are samples.
         let unit = weighted ? CountUnit.perfPeriods(of: eventFilter.map { String(decoding: $0, as: UTF8.self) } ?? "")
             : CountUnit.samples

@@ -3,7 +3,8 @@
 /// without an extra root frame (``Options/profileRoot`` adds the profile's name as one); the count is the weight
 /// in the file's own unit: a sampled profile's sample weights, or for an evented profile the time between
 /// consecutive events, given to the frames open then (profiles in different units are merged with a warning).
-/// Empty stacks and zero weights add nothing; weights that add up past a finite number are bad data. A `;` in a
+/// Empty stacks and zero weights add nothing; a weight, or a stack's weights added up, of 2^64 or more is bad data
+/// (``FoldedCount``: the limit of every count). A `;` in a
 /// frame name becomes `:` (it separates frames in folded stacks), a line break a space. `null` where the
 /// schema has an optional field (py-spy's `col`, pyinstrument's `file` and `line`, `activeProfileIndex`) is read.
 ///
@@ -129,10 +130,9 @@ struct SpeedscopeFold {
     /// What stacks may cost in all: 64 bytes of folded stacks per input byte, plus 1 GiB.
     static func budget(forInputBytes count: Int) -> Budget { Budget(left: (1 << 30) + 64 * count) }
 
-    /// The remaining folded bytes, and the sum of the weights so far, shared by every profile of a document.
+    /// The remaining folded bytes, shared by every profile of a document.
     final class Budget {
         var left: Int
-        var total = 0.0
         init(left: Int) { self.left = left }
     }
 
@@ -149,11 +149,11 @@ struct SpeedscopeFold {
             throw shape.error(at: location(), "the stacks expand to far more than the file's size (more than 64 "
                 + "bytes of folded stacks per byte); not folded")
         }
-        budget.total += count
-        guard budget.total.isFinite else {
-            throw shape.error(at: location(), "the weights add up to more than a finite number; not folded")
+        // Every count as every reader takes it (FoldedCount): a stack's weights summing to 2^64 or more are bad
+        // data, never an infinite total.
+        guard stacks.add(frames: frames, count: count) else {
+            throw shape.error(at: location(), "a weight, or this stack's weights added up, is 2^64 or more (not a finite count); not folded")
         }
-        stacks.add(frames: frames, count: count)
     }
 
     /// The name of frame `raw` (an index into the frame table), or bad data at `location` (built only for the

@@ -121,12 +121,12 @@ struct ProfileBuilder {
         return value >= 9.2e18 ? Int.max : value <= -9.2e18 ? Int.min : Int(value.rounded())
     }
 
-    private func hints(kind: EpisodeKind?, state: StallState?, noApp: Double, weightName: String) -> [String] {
+    private func hints(kind: EpisodeKind?, state: StallState?, noApp: Double, weightName: String) -> [ReportHint] {
         guard total > 0 else { return [] }
         let short = { (name: String) in ReportFormat.fit(name, width: 60) }
         let denominator = total
         let counted = weightName == "samples"
-        var hints: [String] = []
+        var hints: [ReportHint] = []
         // The most common cycle, then the shortest, then the smallest names: never the dictionary's order.
         if let (cycle, count) = cycles.max(by: { a, b in
             a.value != b.value ? a.value < b.value
@@ -137,30 +137,32 @@ struct ProfileBuilder {
         {
             let share = ReportFormat.percentSpaced(cycles.values.reduce(0, +) / denominator)
             if cycle.count == 2 {
-                hints.append("recursion: \(short(cycle[0])) calls itself (in \(share) of \(weightName))")
+                hints.append(ReportHint(kind: "recursion", text: "recursion: \(short(cycle[0])) calls itself (in \(share) of \(weightName))"))
             } else {
                 let this = counted ? "\(Self.whole(count)) samples" : ReportFormat.percentSpaced(count / denominator)
-                hints.append("recursion: the same \(kind == nil ? "" : "app ")frames keep cycling on the stack (in "
-                    + "\(share) of \(weightName); \(this) show this cycle): " + cycle.map(short).joined(separator: " -> "))
+                hints.append(ReportHint(kind: "recursion", text: "recursion: the same \(kind == nil ? "" : "app ")frames "
+                    + "keep cycling on the stack (in \(share) of \(weightName); \(this) show this cycle): "
+                    + cycle.map(short).joined(separator: " -> ")))
             }
         }
         if kind == .saturated, let (frame, count) = outermostApp.max(by: { ($0.value, $1.key) < ($1.value, $0.key) }),
             Double(count) / denominator >= Self.loopShare
         {
-            hints.append("loop across run-loop turns: the run loop keeps re-entering \(short(frame)) "
-                + "(the outermost app frame in \(ReportFormat.percentSpaced(Double(count) / denominator)) of "
-                + "samples); find what schedules it again")
+            hints.append(ReportHint(kind: "run-loop-reentry", text: "loop across run-loop turns: the run loop keeps "
+                + "re-entering \(short(frame)) (the outermost app frame in "
+                + "\(ReportFormat.percentSpaced(Double(count) / denominator)) of samples); find what schedules it again"))
         }
         if kind != nil, noApp >= Self.frameworkShare {
             let what = state == .blocked
                 ? "the wait is in framework code" : "the loop is in framework code; bisect the components"
-            hints.append("no app code on the stack in \(ReportFormat.percentSpaced(noApp)) of samples: \(what)")
+            hints.append(ReportHint(
+                kind: "no-app-code", text: "no app code on the stack in \(ReportFormat.percentSpaced(noApp)) of samples: \(what)"))
         }
         if truncated > 0 {
             let what = counted ? "\(Self.whole(truncated)) of \(Self.whole(total)) samples"
                 : "\(ReportFormat.percentSpaced(truncated / denominator)) of \(weightName)"
-            hints.append("\(what) \(TruncatedStack.rootFrame): deeper than the capture's frame "
-                + "limit, their outermost frames are missing")
+            hints.append(ReportHint(kind: "truncated", text: "\(what) \(TruncatedStack.rootFrame): deeper than the "
+                + "capture's frame limit, their outermost frames are missing"))
         }
         return hints
     }

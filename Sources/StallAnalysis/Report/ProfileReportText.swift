@@ -32,7 +32,7 @@ extension ProfileReport {
             }
         }
         if !profile.hints.isEmpty { lines.append("") }
-        for hint in profile.hints { lines += StallReport.wrap("hint: " + hint, indent: "  ") }
+        for hint in profile.hints { lines += StallReport.wrap("hint: " + hint.text, indent: "  ") }
         return render(lines)
     }
 
@@ -89,7 +89,7 @@ extension ProfileReport {
             ("heaviestStack", .strings(profile.heaviestStack)),
             ("heaviestStackCount", Self.count(profile.heaviestStackCount, exact.heaviest)),
             ("heaviestStackShare", .double(Self.share(profile.heaviestStackCount / (profile.total > 0 ? profile.total : 1)))),
-            ("hints", .strings(profile.hints)),
+            ("hints", .strings(profile.hints.map(\.text))),
         ])
         return document.written() + "\n"
     }

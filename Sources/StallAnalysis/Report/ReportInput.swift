@@ -58,7 +58,7 @@ public enum ReportInput {
             throw AnalysisError.badData(
                 path: profiles.map(\.path).joined(separator: ", "), position: "", reason: "no stack counts found")
         }
-        return .profile(options.transforms.apply(to: stacks), inputs: profiles)
+        return .profile(options.transforms.apply(to: stacks, diagnostics: &diagnostics), inputs: profiles)
     }
 }
 

@@ -2,9 +2,9 @@ import StallFormat
 
 extension StallReport {
     /// The schema name written as `schema`.
-    public static let jsonSchema = "stallprof.report/v1"
+    public static let jsonSchema = "stallprof.report/v2"
 
-    /// The report as JSON (schema `stallprof.report/v1`, docs/REPORT.md), ending with a newline. Times in
+    /// The report as JSON (schema `stallprof.report/v2`, docs/REPORT.md), ending with a newline. Times in
     /// milliseconds (three decimals), shares in [0, 1] (four decimals), names as `stallprof fold` prints them.
     public func json() -> String {
         let document: JSONValue = .object([
@@ -38,6 +38,9 @@ extension StallReport {
             ("sampleIntervalMs", .number(p.map { Double($0.sampleIntervalNs) / 1e6 })),
             ("closedCleanly", .bool(capture.closedCleanly)),
             ("recordedMs", .double(ms(Double(capture.recordedNs) / 1e6))),
+            ("markersLost", .array(capture.markersLost.map {
+                .object([("tid", .int(Int($0.tid))), ("count", .int(Int(clamping: $0.count)))])
+            })),
         ])
     }
 
@@ -67,9 +70,14 @@ extension StallReport {
             ("heaviestStackShare",
              .double(Self.share(Double(profile.heaviestStackSamples) / Double(max(1, profile.analyzedSamples))))),
             ("noAppCodeShare", .double(Self.share(profile.noAppCodeShare))),
-            ("hints", .strings(profile.hints)), ("group", .int(e.group)),
+            ("hints", Self.json(hints: profile.hints)), ("group", .int(e.group)),
             ("markers", .array(e.markers.map { Self.json(marker: $0, withCapture: false) })),
         ])
+    }
+
+    /// Hints as `[{kind, text}]`.
+    private static func json(hints: [ReportHint]) -> JSONValue {
+        .array(hints.map { .object([("kind", .string($0.kind)), ("text", .string($0.text))]) })
     }
 
     private static func json(blockedOn b: BlockedOnSummary) -> JSONValue {
@@ -100,7 +108,7 @@ extension StallReport {
             ("topSelf", Self.json(shares: Array(group.profile.topSelf.prefix(options.topFunctions)))),
             ("appFrames", Self.json(shares: group.profile.appFrames)),
             ("appSelf", Self.json(shares: group.profile.appSelf)),
-            ("hints", .strings(group.profile.hints)),
+            ("hints", Self.json(hints: group.profile.hints)),
         ])
     }
 }

@@ -57,6 +57,13 @@ extension StallReport {
             + "\(ReportFormat.milliseconds(p.sampleIntervalNs)), recorded \(ReportFormat.seconds(capture.recordedNs)), "
             + (capture.closedCleanly ? "closed cleanly" : "not closed (the process was killed or crashed)"),
             first: "  ", indent: "  ")
+        if !capture.markersLost.isEmpty {
+            let lost = capture.markersLost.prefix(4).map { entry in
+                "\(entry.count) of " + (entry.tid == 0 ? "threads without a ring of their own" : "thread \(entry.tid)")
+            }.joined(separator: ", ") + (capture.markersLost.count > 4 ? ", ..." : "")
+            lines += Self.wrap("app markers lost (marked faster than the watchdog drained them): " + lost,
+                               first: "  ", indent: "    ")
+        }
         return lines
     }
 
@@ -104,7 +111,8 @@ extension StallReport {
         }
         var lines = Self.wrap(heading, indent: "  ") + missed(members)
         let blocked = (members.lazy.compactMap(\.blockedOn).first.map(blockedLines) ?? []) + timelines(members)
-        guard profile.analyzedSamples > 0 else { return lines + ["  no samples with a stack"] + blocked }
+        let hints = profile.hints.flatMap { Self.wrap("hint: " + $0.text, first: "  ", indent: "    ") }
+        guard profile.analyzedSamples > 0 else { return lines + ["  no samples with a stack"] + hints + blocked }
         lines.append("  top self functions")
         lines += shareRows(profile.topSelf.prefix(options.topFunctions))
         lines.append("  app frames on the stack (total: anywhere on it; inner: nearest the leaf)")
@@ -118,8 +126,7 @@ extension StallReport {
         }
         let more = profile.appFrames.count - appLimit
         if more > 0 { lines.append("    (\(more) more in --json)") }
-        for hint in profile.hints { lines += Self.wrap("hint: " + hint, first: "  ", indent: "    ") }
-        return lines + blocked
+        return lines + hints + blocked
     }
 
     /// "missed: the thread waited 0.700 s for a CPU (12 samples)" when samples of the episodes were missed.

@@ -24,6 +24,9 @@ public struct CaptureSummary: Sendable {
     /// Recorded time: from the process record's start to the close record, or to the last time the file
     /// mentions (a killed process). Nanoseconds; 0 without a process record.
     public var recordedNs: UInt64
+    /// App markers the watchdog lost, by the tid of the thread that made them (tid 0: threads without a ring of
+    /// their own, or a writer that did not count per thread), most first (ties: lower tid first).
+    public var markersLost: [(tid: Int32, count: UInt64)] = []
 }
 
 /// What a blocked episode waited for, resolved for reading (see ``BlockedOnRecord``).
@@ -74,8 +77,9 @@ public struct SampleProfile: Sendable {
     public var appSelf: [FunctionShare]
     /// Share of the analyzed samples with no app code beyond entry points, in [0, 1].
     public var noAppCodeShare: Double
-    /// Plain-language hints: loops, recursion, framework-only stacks.
-    public var hints: [String]
+    /// Plain-language hints: loops, recursion, framework-only stacks, truncated stacks; for an episode (and its
+    /// group) whose thread blocks the capture signal, that first.
+    public var hints: [ReportHint]
     /// The analyzed weight: `analyzedSamples` for captures; a profile report's total in its unit.
     public var total: Double
     /// The heaviest stack's weight: `heaviestStackSamples` for captures.

@@ -39,7 +39,8 @@ public struct StallReport: Sendable {
             CaptureAnalysis(capture, index: index, options: options)
         }.map { try! $0.get() }  // the analysis throws nothing
         typealias Accumulator = (
-            key: String, builder: ProfileBuilder, episodes: [Int], kind: EpisodeKind, state: StallState?
+            key: String, builder: ProfileBuilder, episodes: [Int], kind: EpisodeKind, state: StallState?,
+            signalMask: SignalMaskRecord?, signalled: Int
         )
         var builders: [Accumulator] = []
         var groupIndex: [String: Int] = [:]
@@ -50,8 +51,10 @@ public struct StallReport: Sendable {
                 let group = groupIndex[episode.key] ?? builders.count
                 if group == builders.count {
                     groupIndex[episode.key] = group
-                    builders.append((episode.key, ProfileBuilder(), [], episode.summary.kind, episode.summary.state))
+                    builders.append((episode.key, ProfileBuilder(), [], episode.summary.kind, episode.summary.state,
+                                     episode.signalMask, 0))
                 }
+                builders[group].signalled += episode.signalled
                 for sample in episode.samples { builders[group].builder.add(names: sample.names, app: sample.app) }
                 builders[group].episodes.append(episodes.count)
                 episode.summary.group = group
@@ -64,8 +67,13 @@ public struct StallReport: Sendable {
         for (position, old) in order.enumerated() { renumber[old] = position }
         groups = order.map { old in
             let entry = builders[old]
-            return EpisodeGroup(fingerprint: entry.key, episodes: entry.episodes,
-                                profile: entry.builder.profile(kind: entry.kind, state: entry.state))
+            var profile = entry.builder.profile(kind: entry.kind, state: entry.state)
+            if let hint = ReportHint.signalBlocked(
+                entry.signalMask, stacks: profile.analyzedSamples, signalled: entry.signalled)
+            {
+                profile.hints.insert(hint, at: 0)
+            }
+            return EpisodeGroup(fingerprint: entry.key, episodes: entry.episodes, profile: profile)
         }
         for index in episodes.indices { episodes[index].group = renumber[episodes[index].group] }
         summary = Self.summarize(episodes, recordedNs: captures.reduce(0) { $0 + $1.recordedNs })
@@ -78,6 +86,10 @@ public struct StallReport: Sendable {
             var summary: EpisodeSummary
             var key: String
             var samples: [(names: [String], app: [Bool])]
+            /// The thread's signal mask when it blocks the capture signal (the key says so too); nil otherwise.
+            var signalMask: SignalMaskRecord?
+            /// Collected samples the signal took (not read from the thread's memory).
+            var signalled: Int
         }
 
         var summary: CaptureSummary
@@ -89,6 +101,8 @@ public struct StallReport: Sendable {
             summary = CaptureSummary(
                 path: capture.source, process: capture.process, closedCleanly: capture.closedCleanly,
                 recordedNs: StallReport.recordedNs(capture))
+            summary.markersLost = capture.droppedMarkersByThread.map { ($0.key, $0.value) }
+                .sorted { ($0.count, $1.tid) > ($1.count, $0.tid) }
             let symbolizer = Symbolizer(images: capture.images, options: options.capture.symbolizer)
             let rule = AppCodeRule(images: capture.images, executable: capture.process?.executable)
             let architecture = SyscallNames.architecture(ofExecutable: capture.process?.executable)
@@ -97,12 +111,14 @@ public struct StallReport: Sendable {
             for stall in capture.stalls where options.capture.accepts(stall) {
                 var builder = ProfileBuilder()
                 var collected: [(names: [String], app: [Bool])] = []
+                var signalled = 0
                 for sample in stall.samples where !sample.frames.isEmpty && options.capture.accepts(sample, of: stall) {
                     let frames = sample.frames
                     var app = (0..<frames.count).reversed().map { rule.isApp(frames[$0], isReturnAddress: $0 > 0) }
                     let names = TruncatedStack.names(symbolizer.rootFirstNames(leafFirst: frames), of: sample)
                     if names.count > app.count { app.insert(false, at: 0) }  // `[truncated]` is no app code
                     collected.append((names, app))
+                    if sample.flags.isDisjoint(with: [.fromStackMemory, .repeated]) { signalled += 1 }
                     builder.add(names: names, app: app)
                 }
                 // What a busy episode's thread waited for in passing is not what froze it.
@@ -115,11 +131,18 @@ public struct StallReport: Sendable {
                     key += "; waiting: "
                         + [blockedOn.kind, blockedOn.syscall, owner].compactMap { $0 }.joined(separator: " ")
                 }
+                // A thread that blocks the capture signal is never signalled: its episodes say so, apart.
+                var profile = builder.profile(kind: stall.kind, state: stall.state)
+                let signalHint = ReportHint.signalBlocked(stall.signalMask, stacks: collected.count, signalled: signalled)
+                if let signalHint, let mask = stall.signalMask {
+                    profile.hints.insert(signalHint, at: 0)
+                    key += "; blocks \(SignalNames.name(mask.signal))"
+                }
                 var episode = StallReport.episode(
-                    stall, capture: capture, index: index,
-                    profile: builder.profile(kind: stall.kind, state: stall.state), blockedOn: blockedOn, group: 0)
+                    stall, capture: capture, index: index, profile: profile, blockedOn: blockedOn, group: 0)
                 episode.markers = StallReport.markers(captureMarkers, around: episode)
-                episodes.append(Episode(summary: episode, key: key, samples: collected))
+                episodes.append(Episode(summary: episode, key: key, samples: collected,
+                                        signalMask: signalHint == nil ? nil : stall.signalMask, signalled: signalled))
             }
             warnings = symbolizer.warnings.map { "\(capture.source): \($0)" }
         }
