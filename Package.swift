@@ -2,7 +2,7 @@
 import PackageDescription
 
 // Dependency arrows point one way:
-//   CLibunwind <- CStallCapture <- StallProfiler <- samples
+//   CStallCapture <- StallProfiler <- samples
 //   StallFormat <- StallProfiler, StallAnalysis, StallBisect
 //   CStallProcess <- StallBisect
 //   StallAnalysis, StallBisect, CStallOutput <- stallprof (CLI)
@@ -25,12 +25,7 @@ let package = Package(
         .executable(name: "stallprof-bench-markers", targets: ["stallprof-bench-markers"]),  // StallMarker cost
     ],
     targets: [
-        .systemLibrary(
-            name: "CLibunwind",
-            pkgConfig: "libunwind",
-            providers: [.apt(["libunwind-dev"])]
-        ),
-        .target(name: "CStallCapture", dependencies: ["CLibunwind"]),
+        .target(name: "CStallCapture"),
         .target(name: "StallFormat"),
         .target(name: "StallProfiler", dependencies: ["CStallCapture", "StallFormat"]),
         // The flame graph's script is FlameGraph/FlameGraphScript.js, compiled in by the EmbedText plugin.
@@ -81,8 +76,10 @@ let package = Package(
         .testTarget(name: "StallFormatTests", dependencies: ["StallFormat"]),
         .testTarget(
             name: "StallProfilerTests",
-            dependencies: ["StallProfiler", "StallFormat", "StallAnalysis", "CStallCapture", "StallSamples"]
+            dependencies: ["StallProfiler", "StallFormat", "StallAnalysis", "CStallCapture", "StallSamples", "CUnwindCheck"]
         ),
+        // Compares the capture handler's unwinder with libgcc's at random interruption points (tests only).
+        .target(name: "CUnwindCheck", dependencies: ["CStallCapture"], path: "Tests/CUnwindCheck"),
         .testTarget(
             name: "StallAnalysisTests", dependencies: ["StallAnalysis", "StallFormat", "StallTestSupport"],
             resources: [.copy("Fixtures")]),

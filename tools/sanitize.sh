@@ -29,6 +29,8 @@ export TSAN_OPTIONS="${TSAN_OPTIONS:-halt_on_error=1}"
 # chatFreeze: as under ASan (.ci/run), chat-freeze streams its reply slower than the bisects' 5 s window; its report
 #   test wants the driver in most signal samples.
 # busyStallShowsTheRecursionInOrder: wants every deep sample to end in BusyWork.burn (stale contexts).
+# walksFromSignalContextsAnywhereMatchLibgcc: compares a walk of the signal's context with one from inside the
+#   handler; TSan runs the handler later, elsewhere, with the stale context (the two walks cannot agree).
 # aOneSecondBusyStallIsSampledFromItsStart: wants a signal sample at least every 150 ms (late signals miss).
 # aMainThreadWithEightKiBOfStackLeftIsSampledWithoutCrashing: checks that the handler runs on the alternate signal
 #   stack; TSan calls it on the main thread's own stack, with 8 KiB left.
@@ -45,7 +47,8 @@ export TSAN_OPTIONS="${TSAN_OPTIONS:-halt_on_error=1}"
 #   the runtime before stallprof writes a byte.
 skips=()
 if [ "$kind" = thread ]; then
-    for test in chatFreeze busyStallShowsTheRecursionInOrder aOneSecondBusyStallIsSampledFromItsStart \
+    for test in chatFreeze busyStallShowsTheRecursionInOrder walksFromSignalContextsAnywhereMatchLibgcc \
+        aOneSecondBusyStallIsSampledFromItsStart \
         aMainThreadWithEightKiBOfStackLeftIsSampledWithoutCrashing aLayoutLoopAcrossRunLoopTurnsIsASaturatedEpisode \
         aStallDuringASaturatedEpisodeEndsItAndTheyShareOneNumbering aForkedChildStartsItsOwnWatchdog \
         anAppUnderATinyFileSizeLimitSurvivesAStall \

@@ -9,8 +9,9 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-// The alternate signal stack the handler runs on: sized for libunwind (~9-10 KB, NOTES section 10) plus the signal
-// frame (up to ~3.5 KB with AVX-512 state), with room to spare, and a guard page below it.
+// The alternate signal stack the handler runs on: sized for the unwinder (~3.5 KB on x86_64; libunwind, used before,
+// needed ~9-10 KB, NOTES section 10) plus the signal frame (up to ~3.5 KB with AVX-512 state), with room to spare,
+// and a guard page below it.
 #define ALT_STACK_SIZE (64 * 1024)
 
 static pthread_key_t g_alt_key;

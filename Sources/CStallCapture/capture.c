@@ -15,15 +15,13 @@
 #include "stallcapture_blocked.h"
 #include "stallcapture_support.h"
 #include "handoff.h"
+#include "unwind.h"
 
-#define UNW_LOCAL_ONLY
-#include <libunwind.h>
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <string.h>
-#include <sys/syscall.h>
 #include <time.h>
 #include <ucontext.h>
 #include <unistd.h>
@@ -38,8 +36,8 @@ static uint32_t g_outstanding = 0;
 
 // Written only by the handler that holds the CLAIMED state; read by the watchdog after it sees DONE.
 static uintptr_t g_frames[STALLCAP_MAX_FRAMES];
-static void *g_scratch[STALLCAP_MAX_FRAMES + 32];
 static stallcap_sample_info g_info;
+static stallcap_unwind_cache g_cache;  // used by the handler that holds the CLAIMED state only
 
 static uint64_t clock_ns(clockid_t clock) {
     struct timespec ts;
@@ -47,71 +45,23 @@ static uint64_t clock_ns(clockid_t clock) {
     return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-// Slow path: step from the interrupted context itself. Used when the fast backtrace did not contain the
-// interrupted instruction.
-static uint32_t unwind_by_steps(ucontext_t *uc, uint32_t *flags) {
-    unw_cursor_t cursor;
-    uint32_t n = 0;
-    if (unw_init_local2(&cursor, (unw_context_t *)uc, UNW_INIT_SIGNAL_FRAME) != 0) return 0;
-    do {
-        unw_word_t ip = 0;
-        if (unw_get_reg(&cursor, UNW_REG_IP, &ip) != 0 || ip == 0) break;
-        if (n == STALLCAP_MAX_FRAMES) {
-            *flags |= STALLCAP_FLAG_TRUNCATED;
-            break;
-        }
-        g_frames[n++] = (uintptr_t)ip;
-    } while (unw_step(&cursor) > 0);
-    *flags |= STALLCAP_FLAG_STEP_UNWIND;
-    return n;
-}
-
-// The interrupted instruction.
-static uintptr_t interrupted_pc(const ucontext_t *uc) {
-#if defined(__x86_64__)
-    return (uintptr_t)uc->uc_mcontext.gregs[REG_RIP];
-#elif defined(__aarch64__)
-    return (uintptr_t)uc->uc_mcontext.pc;
-#else
-#error "stallprof's capture supports x86_64 and aarch64 Linux"
-#endif
-}
-
-static uint32_t unwind_interrupted(ucontext_t *uc, uint32_t *flags) {
-    uintptr_t pc = interrupted_pc(uc);
-    // Fast path: libunwind's cached backtrace of the handler's own stack, trimmed to start at the interrupted
-    // instruction (dropping the handler and the signal trampoline).
-    int total = unw_backtrace(g_scratch, (int)(sizeof g_scratch / sizeof g_scratch[0]));
-    for (int i = 0; i < total && i < 32; i++) {
-        if ((uintptr_t)g_scratch[i] != pc) continue;
-        uint32_t n = 0;
-        for (int j = i; j < total; j++) {
-            if (n == STALLCAP_MAX_FRAMES) {
-                *flags |= STALLCAP_FLAG_TRUNCATED;
-                break;
-            }
-            g_frames[n++] = (uintptr_t)g_scratch[j];
-        }
-        if (total == (int)(sizeof g_scratch / sizeof g_scratch[0])) *flags |= STALLCAP_FLAG_TRUNCATED;
-        return n;
-    }
-    uint32_t n = unwind_by_steps(uc, flags);
-    if (n == 0) g_frames[n++] = pc;  // never an empty stack: at least where the thread was
-    return n;
-}
-
+// The handler makes no system call: clock_gettime is read from the vDSO (a system call only on a kernel whose
+// clock source the vDSO cannot read), the unwinder reads memory only, and the target thread is named by the
+// timer's value (cputimer.c), not by gettid. docs/WATCHDOG.md lists this; a seccomp test holds it.
 static void handler(int signo, siginfo_t *info, void *context) {
     (void)signo;
-    (void)info;
+    // Only our timer's signal claims a request (a stray kill() of the same signal does not): the kernel delivers
+    // it to the thread it names, whose tid it carries as its value.
+    if (info == NULL || info->si_code != SI_TIMER) return;
     int saved_errno = errno;
     // Only what must happen on the thread happens here: the thread's CPU clock is read by the watchdog (its clock
     // id is readable from outside), and the watchdog is woken only when it sleeps (handoff.c).
-    uint64_t claimed = stallcap_handoff_claim((pid_t)syscall(SYS_gettid));
+    uint64_t claimed = stallcap_handoff_claim((pid_t)info->si_value.sival_int);
     if (claimed != 0) {
         uint32_t flags = 0;
         g_info.timestamp_ns = clock_ns(CLOCK_MONOTONIC);
         g_info.thread_cpu_ns = 0;
-        g_info.frame_count = unwind_interrupted((ucontext_t *)context, &flags);
+        g_info.frame_count = stallcap_unwind(context, g_frames, STALLCAP_MAX_FRAMES, &flags, &g_cache);
         g_info.flags = flags;
         g_info.unwind_ns = clock_ns(CLOCK_MONOTONIC) - g_info.timestamp_ns;
         stallcap_handoff_done(claimed);
@@ -138,9 +88,24 @@ void stallcap_warm_thread(void) {
     if (warmed) return;
     warmed = 1;
     stallcap_install_alt_stack();
-    void *frames[64];
-    (void)unw_backtrace(frames, 64);
+    stallcap_unwind_prepare_thread();
+    uintptr_t frames[64];
+    uint32_t flags = 0;
+    (void)stallcap_unwind_here(frames, 64, &flags, NULL);
 }
+
+uint32_t stallcap_unwind_here(uintptr_t *frames, uint32_t max_frames, uint32_t *flags, void *cache) {
+    ucontext_t context;
+    if (getcontext(&context) != 0 || max_frames == 0) return 0;
+    return stallcap_unwind(&context, frames, max_frames, flags, cache);
+}
+
+uint32_t stallcap_unwind_context(const void *ucontext, uintptr_t *frames, uint32_t max_frames, uint32_t *flags,
+                                 void *cache) {
+    return max_frames == 0 ? 0 : stallcap_unwind(ucontext, frames, max_frames, flags, cache);
+}
+
+size_t stallcap_unwind_cache_size(void) { return sizeof(stallcap_unwind_cache); }
 
 static void (*g_child_callback)(void) = NULL;
 
@@ -170,7 +135,7 @@ int stallcap_install(int signo) {
     if (current == signo && is_ours(&old)) return 0;
     if (!is_default(&old) && !is_ours(&old)) return EBUSY;  // the app handles or ignores it: never replace that
     if (current != 0 && current != signo) return EALREADY;
-    // Warm libunwind up on this thread so that its caches and lazily bound symbols exist before any handler runs.
+    // Prepare this thread (alternate stack, stack bounds) and bind the unwinder's symbols before any handler runs.
     stallcap_warm_thread();
 
     struct sigaction action;

@@ -66,6 +66,7 @@ int stallcap_cputimer_create(pid_t clock_tid, pid_t target_tid, int signo, int *
     event.sigev_notify = SIGEV_THREAD_ID;
     event.sigev_signo = signo;
     event._sigev_un._tid = target_tid;
+    event.sigev_value.sival_int = target_tid;  // the handler knows its thread by this value, without gettid
     clockid_t clock = (clockid_t)(((unsigned int)~clock_tid) << 3) | 6;  // the thread's CPU clock (CPUCLOCK_SCHED)
     return syscall(SYS_timer_create, clock, &event, timer) == 0 ? 0 : -1;
 }

@@ -197,8 +197,10 @@ public struct SampleFlags: OptionSet, Sendable, Hashable {
     /// The thread made no CPU progress since the previous sample, so it was not signalled: the previous stack of
     /// the same stall is reused. The record carries no frames.
     public static let repeated = SampleFlags(rawValue: 1 << 0)
-    /// libunwind's fast path missed the interrupted frame and the step-by-step unwinder was used.
-    public static let stepUnwind = SampleFlags(rawValue: 1 << 1)
+    /// Some frame had no usable unwind information (JIT code, an object without `.eh_frame_hdr`): the handler
+    /// followed the frame pointer from there, so the frames above it may miss one (written since format version
+    /// 2's handler unwinder; earlier files used this bit for "libunwind's step-by-step unwinder was used").
+    public static let framePointers = SampleFlags(rawValue: 1 << 1)
     /// The stack was deeper than the capture buffer; outermost frames are missing.
     public static let truncated = SampleFlags(rawValue: 1 << 2)
     /// The thread was in a system call: it was not signalled (a signal would cut a sleep short) and its stack was

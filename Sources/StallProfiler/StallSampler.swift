@@ -182,7 +182,7 @@ final class StallSampler {
         sampleCount += 1
         lastSampleCPU = info.thread_cpu_ns
         var flags: SampleFlags = []
-        if info.flags & UInt32(STALLCAP_FLAG_STEP_UNWIND) != 0 { flags.insert(.stepUnwind) }
+        if info.flags & UInt32(STALLCAP_FLAG_FRAME_POINTERS) != 0 { flags.insert(.framePointers) }
         if info.flags & UInt32(STALLCAP_FLAG_TRUNCATED) != 0 { flags.insert(.truncated) }
         // The handler ran when the thread got a CPU, which is when schedstat credits the wait before it: read the
         // wait again now, so that it matches the handler's time and CPU clock (the reading before the signal

@@ -11,7 +11,7 @@ import Glibc
 /// A watchdog thread of its own (no Dispatch worker, no Swift concurrency executor) pings the main queue a few
 /// times per threshold. When a ping stays unanswered for the threshold, a stall begins: the thread that
 /// answered the previous pings (the one servicing the main queue, which is not always the process's first thread)
-/// is sampled with a signal and libunwind every `sampleInterval` until the main queue answers again. Every sample
+/// is sampled with a signal and a DWARF unwinder every `sampleInterval` until the main queue answers again. Every sample
 /// is appended to the capture file as it is taken, so a crash or kill loses nothing already flushed. Sampling
 /// starts earlier, into a bounded buffer, once a ping has been unanswered for half a ping period; the buffer is
 /// kept when the stall is declared, so the whole stall is sampled.
@@ -156,7 +156,7 @@ final class WatchdogShared: Sendable {
     /// Records an answer; runs on the main queue. Only atomics: it never blocks the main thread.
     func answer(ping id: UInt64) {
         let tid = stallcap_gettid()
-        stallcap_warm_thread()  // once per thread: libunwind's per-thread state exists before a handler needs it
+        stallcap_warm_thread()  // once per thread: alternate stack and stack bounds before a handler needs them
         answeredThread.store(tid, ordering: .relaxed)
         answeredCPU.store(UInt64(max(0, stallcap_thread_cpu_ns(tid))), ordering: .relaxed)
         answeredAt.store(stallcap_monotonic_ns(), ordering: .relaxed)

@@ -272,6 +272,8 @@ final class WatchdogLoop {
     func appendImagesIfChanged(force: Bool) {
         guard force || stallcap_image_generation() != imageGeneration else { return }
         let (images, generation) = ImageMap.current()
+        // Libraries came or went since the last look: the handler's cached unwind rules may describe old code.
+        if imageGeneration != 0 && generation != imageGeneration { stallcap_unwind_forget_images() }
         imageGeneration = generation
         for image in images {
             knownImagePaths.insert(image.path)

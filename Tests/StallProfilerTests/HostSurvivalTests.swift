@@ -12,8 +12,8 @@ import Testing
     @Test func aMainThreadWithEightKiBOfStackLeftIsSampledWithoutCrashing() throws {
         let path = TestSupport.temporaryPath("small-stack.stalls")
         defer { unlink(path) }
-        // A 256 KiB main stack; the stall recurses until less than 8 KiB is left and spins there. The handler and
-        // libunwind need more than that: on the thread's own stack they would overflow it (SIGSEGV, exit 139).
+        // A 256 KiB main stack; the stall recurses until less than 8 KiB is left and spins there. With libunwind the
+        // handler needed more than that: on the thread's own stack it overflowed it (SIGSEGV, exit 139).
         let result = try TestSupport.run(
             URL(fileURLWithPath: "/bin/sh"), ["-c", "ulimit -s 256 && exec \"$0\" small-stack", Self.trials],
             environment: Self.environment.merging([EnvironmentName.output: path]) { $1 })

@@ -30,7 +30,7 @@ import Testing
         // frame record (invoke_and_release_block), and the scan from stack memory cannot climb past it to _start.
         let underThreadSanitizer = dlsym(nil, "__tsan_init") != nil
         if loop == "runloop" && !underThreadSanitizer {
-            #expect(names.first == "_start", "the same root as libunwind gives: \(names)")
+            #expect(names.first == "_start", "the same root as the handler's walk gives: \(names)")
         }
         #expect(stall.blockedOn?.waitKind == .syscall)
     }

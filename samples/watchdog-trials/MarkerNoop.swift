@@ -5,41 +5,9 @@
 import Foundation
 import StallProfiler
 
-/// One BPF instruction of a seccomp filter (struct sock_filter), packed little-endian.
-private func instruction(_ code: UInt16, _ jumpTrue: UInt8, _ jumpFalse: UInt8, _ k: UInt32) -> UInt64 {
-    UInt64(code) | UInt64(jumpTrue) << 16 | UInt64(jumpFalse) << 24 | UInt64(k) << 32
-}
-
-#if arch(x86_64)
-private let (sysWrite, sysExit, sysExitGroup): (UInt32, UInt32, UInt32) = (1, 60, 231)
-#else
-private let (sysWrite, sysExit, sysExitGroup): (UInt32, UInt32, UInt32) = (64, 93, 94)
-#endif
-
 /// Kills the whole process (SIGSYS) when this thread makes any system call other than write, exit, exit_group.
 private func forbidSystemCalls() -> Bool {
-    typealias Prctl = @convention(c) (Int32, UInt, UInt, UInt, UInt) -> Int32
-    guard let symbol = dlsym(nil, "prctl") else { return false }
-    let prctl = unsafeBitCast(symbol, to: Prctl.self)
-    let filter: [UInt64] = [
-        instruction(0x20, 0, 0, 0),  // load the system call number
-        instruction(0x15, 3, 0, sysWrite),
-        instruction(0x15, 2, 0, sysExit),
-        instruction(0x15, 1, 0, sysExitGroup),
-        instruction(0x06, 0, 0, 0x8000_0000),  // SECCOMP_RET_KILL_PROCESS
-        instruction(0x06, 0, 0, 0x7fff_0000),  // SECCOMP_RET_ALLOW
-    ]
-    struct Program {  // struct sock_fprog
-        var count: UInt16
-        var filter: UnsafeRawPointer
-    }
-    return filter.withUnsafeBytes { bytes in
-        var program = Program(count: UInt16(filter.count), filter: bytes.baseAddress!)
-        return withUnsafePointer(to: &program) { pointer in
-            prctl(38, 1, 0, 0, 0) == 0  // PR_SET_NO_NEW_PRIVS
-                && prctl(22, 2, UInt(bitPattern: pointer), 0, 0) == 0  // PR_SET_SECCOMP, SECCOMP_MODE_FILTER
-        }
-    }
+    confineThread(allowing: [SystemCall.write, SystemCall.exit, SystemCall.exitGroup])
 }
 
 /// Writes `text` (ASCII, built before the filter) and `number` in decimal to standard error, without allocating.

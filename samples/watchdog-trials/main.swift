@@ -31,6 +31,10 @@
 //       StallMarker calls under a seccomp filter that kills the process on any system call but write and exit;
 //       prints how many calls ran, and the heap allocations they made when count-allocations.c is preloaded
 //       (MarkerNoop.swift).
+//   STALLPROF_OUTPUT=a.stalls watchdog-trials handler-syscalls main|owner
+//       The sampled thread (the main thread in a busy stall, or a mutex's owner the main thread waits for) runs
+//       under a seccomp filter that kills the process on any system call but those docs/WATCHDOG.md lists for the
+//       capture handler; exits 0 once it was sampled (HandlerSyscalls.swift).
 // Exit 0 when all went well; 2 for a usage error, 3 when the child could not start its watchdog.
 import Dispatch
 import Foundation
@@ -175,8 +179,10 @@ case "delete-capture":
     }
 case "marker-noop" where watchdog == nil:
     markerNoop()
+case "handler-syscalls" where arguments.count == 2:
+    handlerSyscalls(arguments[1], watchdog: watchdog)
 default:
-    FileHandle.standardError.write(Data("usage: watchdog-trials small-stack | fork CHILD-OUTPUT | own-poll [TIMEOUT-MS] | idle-stop | signal-blocked | marker-flood | delete-capture | close-own APP-DIR | closefrom APP-DIR | marker-noop\n".utf8))
+    FileHandle.standardError.write(Data("usage: watchdog-trials small-stack | fork CHILD-OUTPUT | own-poll [TIMEOUT-MS] | idle-stop | signal-blocked | marker-flood | delete-capture | close-own APP-DIR | closefrom APP-DIR | marker-noop | handler-syscalls main|owner\n".utf8))
     exit(2)
 }
 RunLoop.main.run()

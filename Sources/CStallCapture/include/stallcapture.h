@@ -7,6 +7,7 @@
 #ifndef STALLCAPTURE_H
 #define STALLCAPTURE_H
 
+#include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -17,8 +18,9 @@ extern "C" {
 /// Most frames one sample can hold.
 #define STALLCAP_MAX_FRAMES 256
 
-/// Sample flag: libunwind's fast path did not find the interrupted frame; the slower step loop was used.
-#define STALLCAP_FLAG_STEP_UNWIND 0x1u
+/// Sample flag: some frame had no usable unwind information (JIT code, an object without `.eh_frame_hdr`): the
+/// frame pointer was followed from there.
+#define STALLCAP_FLAG_FRAME_POINTERS 0x1u
 /// Sample flag: the stack was deeper than the buffer; the outermost frames are missing.
 #define STALLCAP_FLAG_TRUNCATED 0x2u
 
@@ -59,7 +61,7 @@ typedef struct {
 } stallcap_sample_info;
 
 /// Installs the capture handler for `signo` (with SA_RESTART | SA_SIGINFO | SA_ONSTACK, all signals masked while it runs)
-/// after warming libunwind up. Idempotent for the same signal. Returns 0; EINVAL for a signal other than
+/// after preparing the calling thread (stallcap_warm_thread). Idempotent for the same signal. Returns 0; EINVAL for a signal other than
 /// SIGPROF, SIGUSR1, SIGUSR2 or a real-time signal; EBUSY when the app handles or ignores `signo` (never replaced
 /// silently); EALREADY when the handler is installed on a different signal; or the errno of a failed call.
 int stallcap_install(int signo);
@@ -71,12 +73,32 @@ int stallcap_register_atfork(void (*child)(void));
 /// True for the signals `stallcap_install` accepts.
 int stallcap_signal_allowed(int signo);
 
-/// Runs libunwind once on the calling thread, the first time only, so that its per-thread caches exist before
-/// a handler needs them on that thread, and gives the thread a 64 KiB alternate signal stack (mmap, guard page
-/// below) unless it already has one: the handler (SA_ONSTACK) then never needs the thread's own stack, so a
-/// thread with little stack left is sampled safely. The stack is freed at thread exit. Call it from every thread
+/// Prepares the calling thread for sampling, the first time only: gives it a 64 KiB alternate signal stack (mmap,
+/// guard page below) unless it already has one, so that the handler (SA_ONSTACK) never needs the thread's own
+/// stack and a thread with little stack left is sampled safely (the stack is freed at thread exit); records its
+/// stack bounds, which the handler's unwinder keeps its reads within (and without which it follows no frame
+/// pointer); and walks its stack once, so that every symbol the unwinder calls is bound. Call it from every thread
 /// that may be sampled (not in a handler).
 void stallcap_warm_thread(void);
+
+/// Walks the calling thread's stack from here with the handler's unwinder, as a handler would from a signal
+/// context: `frames` gets the address in this function, then return addresses. `cache` is NULL (no cache) or
+/// `stallcap_unwind_cache_size()` zeroed bytes of the caller's, used by one walk at a time. For tests; not in a
+/// handler. Returns the number of frames; `flags` gets STALLCAP_FLAG_* bits.
+uint32_t stallcap_unwind_here(uintptr_t *frames, uint32_t max_frames, uint32_t *flags, void *cache);
+
+/// Walks the stack of an interrupted thread from its signal context (`ucontext`, a handler's third argument) with
+/// the capture handler's unwinder, on that thread, inside the handler: async-signal-safe, no system call. `cache`
+/// as for `stallcap_unwind_here`. For tests and benchmarks (stallprof's own handler calls it internally).
+uint32_t stallcap_unwind_context(const void *ucontext, uintptr_t *frames, uint32_t max_frames, uint32_t *flags,
+                                 void *cache);
+
+/// The size of a cache for `stallcap_unwind_here` (the handler's own is static).
+size_t stallcap_unwind_cache_size(void);
+
+/// Says that libraries were loaded or unloaded: the handler empties its cache of unwind rules before its next walk
+/// (an address may now hold other code). Any thread; not in a handler.
+void stallcap_unwind_forget_images(void);
 
 /// Gives the calling thread a 64 KiB alternate signal stack of stallprof's (mmap, guard page below, freed at
 /// thread exit) unless it has one already: an app's own is never replaced. Called by `stallcap_warm_thread`.

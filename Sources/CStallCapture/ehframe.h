@@ -1,0 +1,100 @@
+// ehframe.h: internal to CStallCapture. The signal handler's own DWARF unwinder (no libunwind inside the handler):
+// ehframe.c finds a pc's unwind rules in its object's `.eh_frame` (through `_dl_find_object` and the object's
+// `.eh_frame_hdr` search table) and runs the CFA program up to that pc; ehexpr.c evaluates DWARF expressions;
+// unwind.c walks the stack with them. No system call, no lock, no allocation, reads bounded to the object's
+// mapping and the thread's stack: all of it is async-signal-safe.
+#ifndef STALLCAPTURE_EHFRAME_H
+#define STALLCAPTURE_EHFRAME_H
+
+#include <stdint.h>
+
+// The DWARF registers the unwinder tracks, per architecture: enough for every CFA rule it meets (frame 0 has
+// them all, from the signal context), the stack and frame pointers and the return address column.
+#if defined(__x86_64__)
+#define EH_NREGS 17  // rax rdx rcx rbx rsi rdi rbp rsp r8-r15, and 16: the return address (rip)
+#define EH_SP 7
+#define EH_FP 6
+#define EH_RA 16
+#elif defined(__aarch64__)
+#define EH_NREGS 32  // x0-x30 and 31: sp; the return address is x30 (lr)
+#define EH_SP 31
+#define EH_FP 29
+#define EH_RA 30
+#else
+#error "stallprof's unwinder supports x86_64 and aarch64 Linux"
+#endif
+
+/// How a register of the caller is recovered (DWARF call frame information, section 6.4.1).
+enum {
+    EH_RULE_SAME = 0,    // unchanged (also the rule of registers the CFI does not mention)
+    EH_RULE_UNDEF,       // not recoverable; for the return address: the outermost frame
+    EH_RULE_OFFSET,      // saved at CFA + offset
+    EH_RULE_VAL_OFFSET,  // the value CFA + offset
+    EH_RULE_REGISTER,    // in register `offset`
+    EH_RULE_EXPR,        // saved at the address the expression computes (CFA pushed first)
+    EH_RULE_VAL_EXPR,    // the value the expression computes (CFA pushed first)
+};
+
+typedef struct {
+    uint8_t kind;          // EH_RULE_*
+    uint32_t expr_length;  // EH_RULE_EXPR, EH_RULE_VAL_EXPR
+    int64_t offset;        // EH_RULE_OFFSET, EH_RULE_VAL_OFFSET; the register for EH_RULE_REGISTER
+    const uint8_t *expr;
+} eh_rule;
+
+/// The unwind rules in effect at one pc (one row of the CFI table).
+typedef struct {
+    uint8_t cfa_is_expr;      // the CFA is computed by cfa_expr, else cfa_reg + cfa_offset
+    uint8_t signal_frame;     // the CIE has 'S': the caller's pc is exact, not a return address
+    uint8_t ra_signed;        // aarch64: the return address carries a pointer authentication code
+    uint16_t cfa_reg;
+    uint32_t cfa_expr_length;
+    int64_t cfa_offset;
+    const uint8_t *cfa_expr;
+    eh_rule rules[EH_NREGS];
+} eh_row;
+
+/// The part of a row one step uses: the CFA, and how the return address, stack and frame pointers come back.
+typedef struct {
+    uint8_t cfa_is_expr, signal_frame, ra_signed;
+    uint16_t cfa_reg;
+    uint32_t cfa_expr_length;
+    int64_t cfa_offset;
+    const uint8_t *cfa_expr;
+    eh_rule ra, sp, fp;
+} eh_step;
+
+/// The step `row` describes.
+static inline void eh_step_of_row(const eh_row *row, eh_step *step) {
+    step->cfa_is_expr = row->cfa_is_expr;
+    step->signal_frame = row->signal_frame;
+    step->ra_signed = row->ra_signed;
+    step->cfa_reg = row->cfa_reg;
+    step->cfa_expr_length = row->cfa_expr_length;
+    step->cfa_offset = row->cfa_offset;
+    step->cfa_expr = row->cfa_expr;
+    step->ra = row->rules[EH_RA];
+    step->sp = row->rules[EH_SP];
+    step->fp = row->rules[EH_FP];
+}
+
+/// What eh_find_row found.
+enum { EH_FOUND = 0, EH_NO_INFO = 1, EH_BAD = 2 };
+
+/// Finds the rules in effect at `pc` (an exact instruction address: a return address less one). EH_NO_INFO when
+/// no loaded object has unwind information for `pc` (JIT code, an object without `.eh_frame_hdr`); EH_BAD when the
+/// information is malformed or uses something this reader does not support.
+__attribute__((visibility("hidden"))) int eh_find_row(uintptr_t pc, eh_row *row);
+
+/// Reads one word of the sampled thread's memory for the expression evaluator: 0 when `address` is in bounds.
+typedef int (*eh_load_fn)(const void *context, uintptr_t address, uintptr_t *value);
+
+/// Evaluates a DWARF expression (the subset CFI uses: constants, register-relative values, arithmetic,
+/// comparisons, branches, dereferences through `load`). `regs` holds the current frame's registers, `valid` a bit
+/// per known register; `push_cfa` pushes `cfa` first (DW_CFA_expression, DW_CFA_val_expression). Returns 0 with
+/// the value on top of the stack in `*result`, or -1.
+__attribute__((visibility("hidden"))) int eh_evaluate(const uint8_t *expr, uint32_t length, const uintptr_t *regs,
+                                                      uint64_t valid, int push_cfa, uintptr_t cfa, eh_load_fn load,
+                                                      const void *context, uintptr_t *result);
+
+#endif
