@@ -39,7 +39,7 @@ export TSAN_OPTIONS="${TSAN_OPTIONS:-halt_on_error=1}"
 # aForkedChildStartsItsOwnWatchdog: TSan kills a child of a multi-threaded fork that starts a thread ("starting new
 #   threads after multi-threaded fork is not supported"), and starting one is the test. (It can hang before that:
 #   forked while the slow watchdog thread still held a Swift runtime once-lock of its start-up, the child waits on
-#   that lock for ever.)
+#   that lock for ever.) percentPGivesEachProcessOfATreeItsOwnFile: the same trial, its child writing child-%p.
 # aSpinningOwnerIsSampledOnceWithTheSignal: its lock owner spins in pure computation, which makes no intercepted
 #   call, so TSan never delivers the one signal the probe sends it (seen failing in CI: "state R", no stack).
 # aPluginLoadedWhereAnotherWasIsWalkedWithItsOwnRules, wrongUnwindInformationOnAThreadOfUnknownBoundsEndsTheWalk: want
@@ -54,6 +54,7 @@ if [ "$kind" = thread ]; then
         aOneSecondBusyStallIsSampledFromItsStart \
         aMainThreadWithEightKiBOfStackLeftIsSampledWithoutCrashing aLayoutLoopAcrossRunLoopTurnsIsASaturatedEpisode \
         aStallDuringASaturatedEpisodeEndsItAndTheyShareOneNumbering aForkedChildStartsItsOwnWatchdog \
+        percentPGivesEachProcessOfATreeItsOwnFile \
         anAppUnderATinyFileSizeLimitSurvivesAStall \
         aSpinningOwnerIsSampledOnceWithTheSignal aPluginLoadedWhereAnotherWasIsWalkedWithItsOwnRules \
         wrongUnwindInformationOnAThreadOfUnknownBoundsEndsTheWalk; do

@@ -52,27 +52,33 @@ static timer_slot *slot_for(pid_t tid, int signo) {
         if (g_slots[i].used < victim->used) victim = &g_slots[i];
     }
     release(victim);
-    struct sigevent event;
-    memset(&event, 0, sizeof event);
-    event.sigev_notify = SIGEV_THREAD_ID;
-    event.sigev_signo = signo;
-    event._sigev_un._tid = tid;
-    event.sigev_value.sival_int = tid;  // the handler knows its thread by this value, without gettid
-    clockid_t clock = (clockid_t)(((unsigned int)~tid) << 3) | 6;  // the thread's CPU clock (CPUCLOCK_SCHED)
     int timer = 0;
-    if (syscall(SYS_timer_create, clock, &event, &timer) != 0) return NULL;
+    if (stallcap_cputimer_create(tid, tid, signo, &timer) != 0) return NULL;
     victim->tid = tid;
     victim->signo = signo;
     victim->timer = timer;
     return victim;
 }
 
-static int set(timer_slot *slot, long nanoseconds) {
+int stallcap_cputimer_create(pid_t clock_tid, pid_t target_tid, int signo, int *timer) {
+    struct sigevent event;
+    memset(&event, 0, sizeof event);
+    event.sigev_notify = SIGEV_THREAD_ID;
+    event.sigev_signo = signo;
+    event._sigev_un._tid = target_tid;
+    event.sigev_value.sival_int = target_tid;  // the handler knows its thread by this value, without gettid
+    clockid_t clock = (clockid_t)(((unsigned int)~clock_tid) << 3) | 6;  // the thread's CPU clock (CPUCLOCK_SCHED)
+    return syscall(SYS_timer_create, clock, &event, timer) == 0 ? 0 : -1;
+}
+
+int stallcap_cputimer_set(int timer, long nanoseconds) {
     struct itimerspec value;
     memset(&value, 0, sizeof value);
     value.it_value.tv_nsec = nanoseconds;  // 0 disarms; 1 expires after one more nanosecond of the thread's CPU
-    return (int)syscall(SYS_timer_settime, slot->timer, 0, &value, NULL);
+    return (int)syscall(SYS_timer_settime, timer, 0, &value, NULL);
 }
+
+static int set(timer_slot *slot, long nanoseconds) { return stallcap_cputimer_set(slot->timer, nanoseconds); }
 
 int stallcap_cputimer_fire(pid_t tid, int signo) {
     for (int attempt = 0; attempt < 2; attempt++) {

@@ -1,19 +1,31 @@
 // The watchdog's deep sleep while the main thread idles in its run loop: instead of waking every check interval,
 // the watchdog waits on the run loop's own epoll set (a duplicate of its descriptor, in an epoll set of ours,
-// EPOLLONESHOT), so it wakes exactly when the main thread is about to, and otherwise once per threshold; stop()
-// wakes it through a pipe of ours in the same set.
+// EPOLLONESHOT), so it wakes when the main thread is about to, and otherwise once per threshold; stop() wakes it
+// through a pipe of ours in the same set.
+//
+// That readiness can be lost: epoll checks an item's readiness again when it collects it, and by then the main
+// thread may have drained the run loop's set (its own epoll_wait; edge-triggered items leave the ready list). On a
+// loaded machine the main thread often runs first: the watchdog then slept a whole threshold into a busy stall
+// (measured: 28 of 50 wakes lost by a C harness whose reader runs at once). So the main thread's CPU clock wakes
+// the sleep too: a one-shot timer on that clock, expiring after one more nanosecond of its CPU time, sends the
+// capture signal to the watchdog thread itself, which blocks the signal for the sleep and waits for it through a
+// signalfd in the same epoll set. Blocked, the signal never runs a handler (whatever the app set meanwhile) and
+// never reaches the main thread; it is drained before the mask is restored.
 // Watchdog thread only, except stallcap_wd_wake_deep (any thread) and stallcap_wd_forget (a forked child).
 #define _GNU_SOURCE
+#include "handoff.h"
 #include "stallcapture_blocked.h"
 #include "stallcapture_support.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/signalfd.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -26,6 +38,15 @@ static _Atomic int wake_write = -1;      // its write end, written by stallcap_w
 static stallcap_fd_identity epoll_id, pipe_id;
 static int deep_watched = -1;            // our duplicate of the run loop's epoll descriptor
 static int deep_source = -1;             // the app's descriptor it duplicates
+static int deep_signals = -1;            // signalfd of the capture signal, in deep_epoll (proven as deep_watched)
+static int deep_signals_signo = 0;
+static int deep_timer = 0;               // the kernel's id of the CPU-clock timer, when deep_timer_pid != 0
+static pid_t deep_timer_pid = 0;         // the process that created it (a forked child has no timers)
+static pid_t deep_timer_clock = 0;       // the thread whose CPU clock it runs on
+static pid_t deep_timer_target = 0;      // the thread it signals (the watchdog)
+static int deep_timer_signo = 0;
+static int deep_cpu_armed = 0;
+static sigset_t deep_mask_before;
 static int deep_off = 0;                 // our set was taken: no deep sleep for the rest of the run
 static _Atomic int deep_lost = 0;        // STALLCAP_LOST_* found since stallcap_wd_take_lost
 
@@ -49,10 +70,17 @@ static int watched_is_ours(void) {
     return epoll_ctl(deep_epoll, EPOLL_CTL_MOD, deep_watched, &watch) == 0;
 }
 
+// With the set ours: the number deep_signals still holds our signalfd (the same check).
+static int signals_are_ours(void) {
+    if (deep_signals < 0) return 0;
+    struct epoll_event ready = {.events = EPOLLIN, .data.fd = deep_signals};
+    return epoll_ctl(deep_epoll, EPOLL_CTL_MOD, deep_signals, &ready) == 0;
+}
+
 // Forgets the whole set without touching any of its numbers: they may be the app's now.
 static void lose_set(void) {
     atomic_store(&wake_write, -1);
-    deep_epoll = wake_read = deep_watched = deep_source = -1;
+    deep_epoll = wake_read = deep_watched = deep_source = deep_signals = -1;
     deep_off = 1;
     atomic_fetch_or(&deep_lost, STALLCAP_LOST_DEEP_SET);
 }
@@ -163,6 +191,7 @@ int stallcap_wd_deep_sleep(uint32_t seen, int64_t timeout_ns) {
     int woken = 0;
     for (int i = 0; i < n; i++) {
         if (events[i].data.fd == deep_watched) woken = 1;
+        else if (events[i].data.fd == deep_signals && woken == 0) woken = 2;
     }
     return woken;
 }
@@ -179,16 +208,87 @@ void stallcap_wd_wake_deep(void) {
 
 int stallcap_wd_take_lost(void) { return atomic_exchange(&deep_lost, 0); }
 
+static void release_timer(void) {
+    if (deep_timer_pid == getpid()) syscall(SYS_timer_delete, deep_timer);
+    deep_timer_pid = 0;
+}
+
+int stallcap_wd_arm_cpu(pid_t tid, int signo) {
+    // Called right after stallcap_wd_arm, which proved the set ours.
+    if (deep_epoll < 0 || deep_cpu_armed || tid <= 0 || signo <= 0) return -1;
+    sigset_t only;
+    sigemptyset(&only);
+    sigaddset(&only, signo);
+    if (deep_signals >= 0 && !signals_are_ours()) {
+        lose_set();  // the number is the app's now: no deep sleep for the rest of the run, said once
+        return -1;
+    }
+    if (deep_signals >= 0 && deep_signals_signo != signo) {
+        epoll_ctl(deep_epoll, EPOLL_CTL_DEL, deep_signals, NULL);
+        close(deep_signals);
+        deep_signals = -1;
+    }
+    if (deep_signals < 0) {
+        int fd = signalfd(-1, &only, SFD_NONBLOCK | SFD_CLOEXEC);
+        struct epoll_event ready = {.events = EPOLLIN, .data.fd = fd};
+        if (fd < 0 || epoll_ctl(deep_epoll, EPOLL_CTL_ADD, fd, &ready) != 0) {
+            if (fd >= 0) close(fd);
+            return -1;
+        }
+        deep_signals = fd;
+        deep_signals_signo = signo;
+    }
+    pid_t self = (pid_t)syscall(SYS_gettid);
+    if (deep_timer_pid != 0 && (deep_timer_pid != getpid() || deep_timer_clock != tid || deep_timer_target != self ||
+                                deep_timer_signo != signo))
+        release_timer();
+    if (deep_timer_pid == 0) {
+        if (stallcap_cputimer_create(tid, self, signo, &deep_timer) != 0) return -1;
+        deep_timer_pid = getpid();
+        deep_timer_clock = tid;
+        deep_timer_target = self;
+        deep_timer_signo = signo;
+    }
+    if (pthread_sigmask(SIG_BLOCK, &only, &deep_mask_before) != 0) return -1;
+    deep_cpu_armed = 1;
+    if (stallcap_cputimer_set(deep_timer, 1) != 0) {  // one more nanosecond of the main thread's CPU time
+        stallcap_wd_disarm_cpu();
+        release_timer();  // ESRCH: the watched thread is gone (its tid may be reused)
+        return -1;
+    }
+    return 0;
+}
+
+void stallcap_wd_disarm_cpu(void) {
+    if (!deep_cpu_armed) return;
+    // Once timer_settime returns, an expiry in progress has queued its signal. Still blocked, it is taken here
+    // without a descriptor (the signalfd is only ever waited on, never read).
+    if (deep_timer_pid != 0) (void)stallcap_cputimer_set(deep_timer, 0);
+    sigset_t only;
+    sigemptyset(&only);
+    sigaddset(&only, deep_timer_signo);
+    siginfo_t info;
+    struct timespec none = {0, 0};
+    while (sigtimedwait(&only, &info, &none) > 0) {}
+    pthread_sigmask(SIG_SETMASK, &deep_mask_before, NULL);
+    deep_cpu_armed = 0;
+}
+
 void stallcap_wd_forget(void) {
+    // In a forked child the calling thread is not the watchdog (whose mask was saved), and no timer exists.
+    if (deep_timer_pid == getpid()) stallcap_wd_disarm_cpu();
+    deep_cpu_armed = 0;
+    release_timer();
     int event = atomic_exchange(&wake_write, -1);
     if (set_is_ours()) {
         // In a forked child the set is shared with the parent: watched_is_ours re-arms the parent's watch, at
         // worst one early wake there; a removal (EPOLL_CTL_DEL) would take the watch away from it.
         if (watched_is_ours()) close(deep_watched);
+        if (signals_are_ours()) close(deep_signals);
         if (event >= 0 && stallcap_fd_has_identity(event, pipe_id)) close(event);
         close(wake_read);
         close(deep_epoll);
     }
-    deep_epoll = wake_read = deep_watched = deep_source = -1;
+    deep_epoll = wake_read = deep_watched = deep_source = deep_signals = -1;
     deep_off = 0;
 }

@@ -99,6 +99,8 @@ private final class Child {
     var classifier: RunClassifier
     var observation: BisectObservation?
     var reaped = false
+    /// The longest wait for a CPU of any of the child's threads seen so far, seconds (`--measure watchdog`).
+    var mostWait = 0.0
     /// Set once the group has been killed: killing it again would wait out another grace period for zombies and
     /// could signal an unrelated group that reused the id.
     private var killed = false
@@ -125,11 +127,15 @@ private final class Child {
         }
         let verdict: RunVerdict?
         if let capturePath {
-            verdict = classifier.record(seconds: seconds, capture: try? CaptureReader.read(path: capturePath))
+            // The thread that services the main queue may be any of them (a worker under dispatchMain()): the
+            // window is stretched by the longest wait for a CPU among them.
+            mostWait = max(mostWait, longestThreadWait(pid) ?? 0)
+            verdict = classifier.record(
+                seconds: seconds, capture: try? CaptureReader.read(path: capturePath), waitSeconds: mostWait)
         } else {
             guard let times = mainThreadTimes(pid) else {
                 // The first thread is gone (it called pthread_exit) while the process lives: no verdict.
-                if seconds >= classifier.options.windowSeconds {
+                if classifier.windowIsOver(seconds: seconds, waitSeconds: 0) {
                     finish(.inconclusive, seconds: seconds, detail: "main thread not measurable")
                 }
                 return
@@ -243,6 +249,20 @@ func mainThreadTimes(_ pid: pid_t) -> (cpu: Double, wait: Double)? {
     // After the command name: state is field 3, utime 14 and stime 15 (1-based over the whole line).
     guard fields.count > 12, let user = Double(fields[11]), let system = Double(fields[12]) else { return nil }
     return ((user + system) / Double(sysconf(Int32(_SC_CLK_TCK))), 0)
+}
+
+/// The longest total wait for a CPU (schedstat) among the threads of `pid`, seconds; nil when none is readable.
+func longestThreadWait(_ pid: pid_t) -> Double? {
+    guard let directory = opendir("/proc/\(pid)/task") else { return nil }
+    defer { closedir(directory) }
+    var longest: Double? = nil
+    while let entry = readdir(directory) {
+        let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+        guard let tid = Int32(name), let text = FileReader.text(of: "/proc/\(pid)/task/\(tid)/schedstat") else { continue }
+        let fields = text.split(separator: " ")
+        if fields.count >= 2, let wait = Double(fields[1]) { longest = max(longest ?? 0, wait / 1e9) }
+    }
+    return longest
 }
 
 /// How many times the main thread of `pid` has slept voluntarily (`voluntary_ctxt_switches` in its /proc status);

@@ -110,13 +110,21 @@ public struct Stall: Sendable {
 
     /// CPU time, run-queue wait and wall time over the measured part of the stall: from the end record, or for an
     /// unfinished stall from its first and last samples. Nil when nothing was measured.
+    ///
+    /// The last samples of an unfinished stall may find the thread waiting for a CPU (``SampleFlags/waitingForCPU``):
+    /// schedstat credits that wait only when it ends, so their `runQueueNs` lacks it, and a busy thread killed while
+    /// it waited on a loaded machine read "blocked". The time since the last sample that did not find it waiting
+    /// counts as run-queue wait.
     private var measured: (cpu: UInt64, wait: UInt64, wall: UInt64)? {
         if let end, end.measuredNs > 0 { return (end.cpuNs, end.runQueueNs, end.measuredNs) }
         guard let first = samples.first, let last = samples.last, last.timestampNs > first.timestampNs else {
             return nil
         }
+        let credited = samples.last { !$0.flags.contains(.waitingForCPU) } ?? first
+        let pending = last.timestampNs &- min(last.timestampNs, max(credited.timestampNs, first.timestampNs))
         return (last.threadCPUNs &- min(first.threadCPUNs, last.threadCPUNs),
-                last.runQueueNs &- min(first.runQueueNs, last.runQueueNs), last.timestampNs - first.timestampNs)
+                (last.runQueueNs &- min(first.runQueueNs, last.runQueueNs)) &+ pending,
+                last.timestampNs - first.timestampNs)
     }
 
     /// Thread CPU time over wall time while the stall was measured, in [0, 1]. Nil when nothing was measured.
@@ -148,4 +156,8 @@ public struct Stall: Sendable {
 
     /// Time the whole process was stopped (SIGSTOP, a frozen cgroup) during the episode, nanoseconds.
     public var pausedNs: UInt64 { end?.pausedNs ?? 0 }
+
+    /// The thread's run-queue wait over the stretches in which samples were missed (``StallEndRecord/missedRunQueueNs``):
+    /// the wait for a CPU that cost them. Nil for an unfinished episode or a capture written before the field.
+    public var missedRunQueueNs: UInt64? { end?.missedRunQueueNs }
 }

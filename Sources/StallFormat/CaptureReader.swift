@@ -209,9 +209,12 @@ public enum CaptureReader {
             let id = try c.u32(), end = try c.u64(), cpu = try c.u64(), wait = try c.u64(), measured = try c.u64()
             let stateByte = try c.u8()
             guard let state = StallState(rawValue: stateByte) else { throw c.error("unknown stall state \(stateByte)") }
+            let counts = (samples: try c.u32(), missed: try c.u32())
+            let paused = c.remaining >= 8 ? try c.u64() : 0
             return .stallEnd(StallEndRecord(
                 stallID: id, endNs: end, cpuNs: cpu, runQueueNs: wait, measuredNs: measured, state: state,
-                sampleCount: try c.u32(), missedCount: try c.u32(), pausedNs: c.remaining >= 8 ? try c.u64() : 0))
+                sampleCount: counts.samples, missedCount: counts.missed, pausedNs: paused,
+                missedRunQueueNs: c.remaining >= 8 ? try c.u64() : nil))
         case .blockedOn:
             let id = try c.u32(), t = try c.u64(), rawKind = try c.u8()
             guard let waitKind = BlockedOnRecord.WaitKind(rawValue: rawKind) else { throw c.error("unknown wait kind \(rawKind)") }

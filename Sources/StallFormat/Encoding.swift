@@ -122,6 +122,7 @@ extension CaptureRecord {
             out.appendLE(e.sampleCount)
             out.appendLE(e.missedCount)
             out.appendLE(e.pausedNs)
+            if let missedWait = e.missedRunQueueNs { out.appendLE(missedWait) }
         case .blockedOn(let b):
             type = .blockedOn
             out.appendLE(b.stallID)

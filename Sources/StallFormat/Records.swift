@@ -206,6 +206,10 @@ public struct SampleFlags: OptionSet, Sendable, Hashable {
     /// The thread was in a system call: it was not signalled (a signal would cut a sleep short) and its stack was
     /// read from its stack memory (version 2).
     public static let fromStackMemory = SampleFlags(rawValue: 1 << 3)
+    /// With ``repeated``: the thread was runnable (on a run queue) when it made no CPU progress: it waited for a
+    /// CPU, it was not blocked. schedstat credits such a wait only when it ends, so the sample's `runQueueNs` does
+    /// not include it yet (written since issue 17; older writers never set it).
+    public static let waitingForCPU = SampleFlags(rawValue: 1 << 4)
 }
 
 /// One stack sample of the stalled thread.
@@ -280,13 +284,18 @@ public struct StallEndRecord: Sendable, Equatable {
     /// Time the whole process was stopped (SIGSTOP, a frozen cgroup) during the episode, nanoseconds; not part
     /// of the episode's duration nor of `measuredNs`. Written after `missedCount`; 0 when absent (older writers).
     public var pausedNs: UInt64
+    /// Run-queue wait of the thread over the stretches in which samples were missed (from the last sample taken
+    /// before a miss to the next one taken, or to the episode's end): the wait for a CPU that cost those samples,
+    /// nanoseconds. Written after `pausedNs`; nil when absent (older writers).
+    public var missedRunQueueNs: UInt64?
 
     /// Creates a stall-end record.
     public init(
         stallID: UInt32, endNs: UInt64, cpuNs: UInt64, runQueueNs: UInt64 = 0, measuredNs: UInt64, state: StallState,
-        sampleCount: UInt32, missedCount: UInt32, pausedNs: UInt64 = 0
+        sampleCount: UInt32, missedCount: UInt32, pausedNs: UInt64 = 0, missedRunQueueNs: UInt64? = nil
     ) {
         self.pausedNs = pausedNs
+        self.missedRunQueueNs = missedRunQueueNs
         self.stallID = stallID
         self.endNs = endNs
         self.cpuNs = cpuNs

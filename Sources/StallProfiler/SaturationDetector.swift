@@ -11,7 +11,8 @@
 ///   that is stopped, traced or starved of CPU by something other than the run queue is not called saturated.
 ///
 /// Cheap when idle: the thread's CPU clock is read once per check; `/proc` (wait and switch counters) only when
-/// the clock moved by more than ``progressGate`` of the elapsed time, or while an episode is in progress.
+/// the clock moved by more than ``progressGate`` of the elapsed time, or while a window is open (the thread has
+/// not slept since it passed the gate) or an episode is in progress.
 struct SaturationDetector {
     /// What the watchdog loop must do next.
     enum Action: Equatable {
@@ -58,9 +59,11 @@ struct SaturationDetector {
     /// stopped or descheduled thread reads near 0.
     static let activeShare = 0.75
     /// CPU progress between two checks, as a share of the elapsed time, below which `/proc` is not read and no
-    /// window is open. 0.1, not 0.5: under load a saturated thread gets only its share of a core (40 % with four
-    /// hogs on two cores, 22 % with eight), while an idle main thread uses well under 1 %.
-    static let progressGate = 0.1
+    /// window opens. 0.02, not 0.1: a saturated thread gets only its share of a core, and over one check interval
+    /// much less at times: with eight hogs on two cores (and builds running: load 15-18) cell-height's endless loop
+    /// made 0-6 % progress per check, so no window ever opened (0 of 3 runs saturated); an idle main thread uses
+    /// well under 1 %. Once a window is open it stays open, whatever the progress, until the thread sleeps.
+    static let progressGate = 0.02
 
     /// The sustained period.
     let periodNs: UInt64
@@ -126,11 +129,8 @@ struct SaturationDetector {
         guard let previous = lastCheck, previous.threadID == threadID, cpu >= previous.cpuNs,
             nowNs > previous.timeNs
         else { return stop(nowNs) }
-        let progress = Double(cpu - previous.cpuNs)
-        if !isSaturated && progress < Self.progressGate * Double(nowNs - previous.timeNs) {
-            history.removeAll()
-            return []
-        }
+        let progressed = Double(cpu - previous.cpuNs) >= Self.progressGate * Double(nowNs - previous.timeNs)
+        if !isSaturated && !progressed && history.isEmpty { return [] }
         guard let detail = detail() else { return stop(nowNs) }
         let reading = Reading(timeNs: nowNs, cpuNs: cpu, waitNs: detail.waitNs, voluntarySwitches: detail.voluntarySwitches)
         if let last = history.last, last.voluntarySwitches != reading.voluntarySwitches || reading.waitNs < last.waitNs {
@@ -141,7 +141,8 @@ struct SaturationDetector {
             let isolated = reading.voluntarySwitches > last.voluntarySwitches && reading.waitNs >= last.waitNs
             guard isSaturated, isolated, !switchedAtLastCheck else {
                 let ended = stop(nowNs)
-                history = [reading]
+                // The window starts again here, if the thread is busy enough to open one.
+                history = progressed ? [reading] : []
                 return ended
             }
             switchedAtLastCheck = true
@@ -164,8 +165,11 @@ struct SaturationDetector {
             else { return [] }
             return Self.activeShare(from: from, to: reading) < Self.activeShare ? stop(nowNs) : []
         }
+        // A thread that made no CPU progress since the previous check, did not sleep (no voluntary switch) and is
+        // runnable now has waited for a CPU since that check: a wait schedstat credits only when it ends.
+        let waiting = detail.isRunnable && cpu == previous.cpuNs ? nowNs - previous.timeNs : 0
         guard let first = history.first, nowNs &+ tolerance >= first.timeNs &+ periodNs,
-            Self.activeShare(from: first, to: reading) >= Self.activeShare
+            Self.activeShare(from: first, to: reading, pendingWaitNs: waiting) >= Self.activeShare
         else { return [] }
         isSaturated = true
         nextSampleNs = nowNs
@@ -181,11 +185,12 @@ struct SaturationDetector {
         return [.end(endNs: nowNs)]
     }
 
-    /// (CPU + run-queue wait) / wall time between two readings, at most 1.
-    static func activeShare(from start: Reading, to end: Reading) -> Double {
+    /// (CPU + run-queue wait) / wall time between two readings, at most 1; `pendingWaitNs` is wait not yet
+    /// credited at `end`.
+    static func activeShare(from start: Reading, to end: Reading, pendingWaitNs: UInt64 = 0) -> Double {
         guard end.timeNs > start.timeNs else { return 0 }
         let cpu = end.cpuNs &- min(start.cpuNs, end.cpuNs)
-        let wait = end.waitNs &- min(start.waitNs, end.waitNs)
+        let wait = (end.waitNs &- min(start.waitNs, end.waitNs)) &+ pendingWaitNs
         return min(1, Double(cpu &+ wait) / Double(end.timeNs - start.timeNs))
     }
 }

@@ -48,7 +48,6 @@ struct StallDetector {
     private var nextStallID: UInt32 = 1
     private var lastPingNs: UInt64? = nil
     private var nextSampleNs: UInt64 = 0
-    private var lastStepNs: UInt64? = nil
     private var reportedNoRunLoop = false
     /// How long the outstanding ping waits before presampling: ``presampleDelayNs``, or a whole ping period
     /// after ``pingIsRoutine()``.
@@ -93,17 +92,17 @@ struct StallDetector {
         return false
     }
 
-    /// Advances to `nowNs`, taking `answer` (the latest answered ping, if any) into account.
-    mutating func step(nowNs: UInt64, answer: Answer?) -> [Action] {
+    /// Advances to `nowNs`, taking `answer` (the latest answered ping, if any) into account. `pausedNs` is time
+    /// the process was stopped since the previous step (``PauseDetector``), 0 when none.
+    mutating func step(nowNs: UInt64, answer: Answer?, pausedNs: UInt64 = 0) -> [Action] {
         var actions: [Action] = []
-        step(nowNs: nowNs, answer: answer, into: &actions)
+        step(nowNs: nowNs, answer: answer, pausedNs: pausedNs, into: &actions)
         return actions
     }
 
-    /// ``step(nowNs:answer:)`` appending to `actions`, so that the watchdog loop reuses one buffer instead of
-    /// allocating an array on each of its 16 idle steps a second.
-    mutating func step(nowNs: UInt64, answer: Answer?, into actions: inout [Action]) {
-        defer { lastStepNs = nowNs }
+    /// ``step(nowNs:answer:pausedNs:)`` appending to `actions`, so that the watchdog loop reuses one buffer instead
+    /// of allocating an array on each of its 16 idle steps a second.
+    mutating func step(nowNs: UInt64, answer: Answer?, pausedNs: UInt64 = 0, into actions: inout [Action]) {
         if let answer {
             mainQueueThread = answer.threadID
             switch phase {
@@ -117,9 +116,11 @@ struct StallDetector {
                 break
             }
         }
-        // If the watchdog itself did not run for a long time (the process was stopped, the machine slept, a
-        // debugger paused it), the outstanding ping's age says nothing about the main thread: ping again.
-        if case .waiting(_, _, let presampling) = phase, let last = lastStepNs, nowNs - last > thresholdNs {
+        // If the process was stopped since the previous step (SIGSTOP, a frozen cgroup, a debugger), the
+        // outstanding ping's age says nothing about the main thread: ping again. A watchdog that only waited for a
+        // CPU (a loaded machine), however long, keeps its ping: the main thread was runnable too, and time spent
+        // runnable but not running is stall time. (Before, any gap over the threshold discarded it.)
+        if case .waiting(_, _, let presampling) = phase, pausedNs > 0 {
             if presampling { actions.append(.discardPresamples) }
             phase = .idle
             lastPingNs = nil

@@ -53,6 +53,12 @@ final class StallSampler {
     /// Time the whole process was stopped while this sampler watched (found by the watchdog loop).
     var pausedNs: UInt64 = 0
     private(set) var missedCount = 0
+    /// The thread's run-queue wait when the last sample was taken (or when sampling began), and whether a sample
+    /// was missed since: the wait of such a stretch is what cost its samples (``missedRunQueueNs``).
+    private var waitAtLastSample: UInt64? = nil
+    private var missedSinceSample = false
+    /// Run-queue wait over the stretches in which samples were missed, nanoseconds.
+    private(set) var missedRunQueueNs: UInt64 = 0
     /// True once a request failed because the app replaced or reset the signal handler.
     private(set) var handlerLost = false
     /// The thread's blocked-signal mask (`SigBlk`) and when it was read: read once, when a request first counted
@@ -74,7 +80,7 @@ final class StallSampler {
         progressFloorNs = max(200_000, UInt64(configuration.sampleInterval.nanoseconds) / 20)
         buffer = [UInt](repeating: 0, count: maxFrames)
         stallcap_sample_cancel()  // no answer to a request of an earlier sampler is collected as this one's
-        read()
+        waitAtLastSample = read()?.waitNs
     }
 
     deinit {
@@ -109,13 +115,14 @@ final class StallSampler {
         haveStack = true
         sampleCount += 1
         lastSampleCPU = reading?.cpuNs
+        if let wait = reading?.waitNs { took(waitNs: wait) }
         return SampleRecord(
             stallID: stallID, timestampNs: now, threadCPUNs: reading?.cpuNs ?? 0, runQueueNs: reading?.waitNs ?? 0,
             flags: truncated ? [.fromStackMemory, .truncated] : .fromStackMemory,
             frames: buffer[0..<count].map { UInt64($0) })
     }
 
-    /// Takes one sample; nil when it was missed.
+    /// Takes one sample; nil when it was missed (or skipped).
     func sample() -> SampleRecord? {
         let reading = read()
         let now = reading?.timeNs ?? stallcap_monotonic_ns()
@@ -123,14 +130,18 @@ final class StallSampler {
         let spacedOut = consecutiveMisses >= 3 || (haveStack && idle)
         if spacedOut && now &- lastRealSampleNs < resampleNs {
             guard consecutiveMisses < 3, haveStack, let reading else {
-                missedCount += 1
+                miss()
                 return nil
             }
             sampleCount += 1
             lastSampleCPU = reading.cpuNs
+            took(waitNs: reading.waitNs)
+            // On a run queue, not asleep: it waits for a CPU (its stack cannot have changed either way), a wait
+            // schedstat has not credited yet. Readers of an unfinished episode count it as such.
+            let waiting = MainQueueThreads.isRunnable(threadID)
             return SampleRecord(
                 stallID: stallID, timestampNs: now, threadCPUNs: reading.cpuNs, runQueueNs: reading.waitNs,
-                flags: .repeated, frames: [])
+                flags: waiting ? [.repeated, .waitingForCPU] : .repeated, frames: [])
         }
         // A thread in a system call is never signalled (a signal would cut a sleep short, or make the call fail
         // with EINTR): its stack is read from its memory instead.
@@ -151,7 +162,7 @@ final class StallSampler {
             // the request waited for the thread to run: read its stack from memory. If it left the call again
             // before its memory could be read, the sample is missed (and counted).
             if let record = sampleFromMemory(now: now, reading: reading) { return record }
-            missedCount += 1
+            miss()
             if status == STALLCAP_IN_SYSCALL { consecutiveMisses += 1 }
             if status == STALLCAP_TIMEOUT && unansweredLongEnough(since: reading?.cpuNs) {
                 consecutiveMisses += 1
@@ -161,7 +172,7 @@ final class StallSampler {
         }
         guard status == STALLCAP_OK else {
             if status == STALLCAP_NOT_INSTALLED { handlerLost = true }
-            missedCount += 1
+            miss()
             consecutiveMisses += 1
             return nil
         }
@@ -178,9 +189,24 @@ final class StallSampler {
         // missed that wait, and the next sample would have counted it against its own short interval).
         var run: UInt64 = 0, wait: UInt64 = 0
         let waitNow = stallcap_thread_schedstat(threadID, &run, &wait) == 0 ? wait : reading?.waitNs ?? 0
+        took(waitNs: waitNow)
         return SampleRecord(
             stallID: stallID, timestampNs: info.timestamp_ns, threadCPUNs: info.thread_cpu_ns,
             runQueueNs: waitNow, flags: flags, frames: buffer[0..<Int(info.frame_count)].map { UInt64($0) })
+    }
+
+    /// Counts a missed sample.
+    private func miss() {
+        missedCount += 1
+        missedSinceSample = true
+    }
+
+    /// Notes that a sample was taken with the thread's run-queue wait at `waitNs`: the wait since the last one
+    /// counts as missed-sample wait when samples were missed in between.
+    private func took(waitNs: UInt64) {
+        if missedSinceSample, let last = waitAtLastSample { missedRunQueueNs &+= waitNs &- min(last, waitNs) }
+        waitAtLastSample = waitNs
+        missedSinceSample = false
     }
 
     /// True when the thread has run `Self.answerableCPUNs` of CPU time since its request was first left
@@ -224,7 +250,7 @@ final class StallSampler {
     /// was watched (see ``StallState/classify(activeRatio:)``).
     func finish(endNs: UInt64) -> StallEndRecord {
         stallcap_sample_cancel()
-        read()
+        if let wait = read()?.waitNs, missedSinceSample { took(waitNs: wait) }
         let start = first ?? Reading(timeNs: endNs, cpuNs: 0, waitNs: 0)
         let end = last ?? start
         // The process was stopped for `pausedNs` of the window: the thread could neither run nor wait for a CPU.
@@ -236,7 +262,8 @@ final class StallSampler {
         return StallEndRecord(
             stallID: stallID, endNs: endNs, cpuNs: cpu, runQueueNs: wait, measuredNs: measured,
             state: StallState.classify(activeRatio: active), sampleCount: sampleCount,
-            missedCount: UInt32(missedCount), pausedNs: pausedNs)
+            missedCount: UInt32(clamping: missedCount), pausedNs: pausedNs,
+            missedRunQueueNs: min(missedRunQueueNs, wait))
     }
 
     /// CPU time and run-queue wait over a window of `measuredNs`, made consistent with it: neither exceeds the

@@ -123,17 +123,27 @@ extension WatchdogLoop {
     /// as usual.
     ///
     /// The wait must be on the run loop's epoll set alone, without a timeout: then the main thread leaves it only
-    /// when that set becomes ready (or a signal interrupts it: then it is checked a threshold later), and the same
-    /// readiness wakes the watchdog. Armed before the main thread's CPU clock is read again: a thread that left the
-    /// wait before the arming has a moved clock, and one that leaves it after makes the armed set ready.
+    /// when that set becomes ready (or a signal interrupts it), and the same readiness wakes the watchdog, unless
+    /// the main thread drains the set first (a loaded machine: wddeep.c). So the main thread's CPU clock wakes it
+    /// too: a timer that expires at the first scheduler tick that finds the main thread running. Both are armed
+    /// before the main thread's CPU clock is read again: a thread that left the wait before the arming has a moved
+    /// clock, and one that leaves it after makes the armed set ready or runs into the timer.
+    ///
+    /// A thread that wakes and at once blocks elsewhere (a blocked stall) may run too little for the timer, and its
+    /// wake can still be lost: its stall is then seen up to a threshold late.
     func sleepDeeply(sequence: UInt32) -> Bool {
         guard detector.isIdle, sampler == nil, presampler == nil, saturatedSampler == nil,
             let tick = tickCPU, tick.thread == runLoopWait.mainThread, let wait = runLoopWait.trustedWait
         else { return false }
         let fd = withUnsafePointer(to: wait.raw) { stallcap_wait_single_epoll($0) }
+        // The set's readiness alone can be lost (the main thread drains it before this thread collects it: wddeep.c),
+        // so the main thread's CPU time wakes the sleep too; without that wake there is no deep sleep.
         let armed = fd >= 0 && stallcap_wd_watch(fd) == 0 && stallcap_wd_arm() == 0
+            && stallcap_wd_arm_cpu(tick.thread, configuration.signal) == 0
         reportLostDescriptors()
-        guard armed, stallcap_thread_cpu_ns(tick.thread) == Int64(tick.ns) else { return false }
+        guard armed else { return false }
+        defer { stallcap_wd_disarm_cpu() }
+        guard stallcap_thread_cpu_ns(tick.thread) == Int64(tick.ns) else { return false }
         _ = stallcap_wd_deep_sleep(sequence, Int64(detector.thresholdNs))
         return true
     }

@@ -99,8 +99,12 @@ final class WatchdogLoop {
         var sequence = stallcap_wd_sequence()
         var actions: [StallDetector.Action] = []
         actions.reserveCapacity(8)
+        // True when the previous step ended with a ping outstanding or an episode in progress: then the time since
+        // is judged for a pause (the process stopped), which neither an episode nor an outstanding ping must count.
+        var watching = false
         while !shared.stopRequested.load(ordering: .acquiring) {
-            creditPause(pauses.step(watching: sampler != nil || saturatedSampler != nil || presampler != nil))
+            var paused = pauses.step(watching: watching)
+            creditPause(paused)
             tickCPU = detector.mainQueueThread.flatMap { thread in
                 let cpu = stallcap_thread_cpu_ns(thread)
                 return cpu >= 0 ? (thread, UInt64(cpu)) : nil
@@ -120,7 +124,8 @@ final class WatchdogLoop {
             // whole check interval, not half of one (the presampling wake of an outstanding ping).
             repeat {
                 actions.removeAll(keepingCapacity: true)
-                detector.step(nowNs: now, answer: answer, into: &actions)
+                detector.step(nowNs: now, answer: answer, pausedNs: paused, into: &actions)
+                paused = 0
                 for action in actions { perform(action) }
                 answer = quietAnswer
                 quietAnswer = nil
@@ -128,6 +133,8 @@ final class WatchdogLoop {
             stepSaturation()
             drainMarkers(sinceNs: MarkerRing.shared.startedAtNs)
             flush()
+            watching = sampler != nil || saturatedSampler != nil || presampler != nil || !detector.isIdle
+            if watching { pauses.markIfUnmarked() }
             let wake = nextWakeNs(nowNs: stallcap_monotonic_ns())
             let now2 = stallcap_monotonic_ns()
             if stillThisStep, sleepDeeply(sequence: sequence) {

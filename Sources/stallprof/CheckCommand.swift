@@ -30,9 +30,11 @@ enum CheckCommand {
         let defaults = RunClassifierOptions()
         let show = UsageText.number
         return OptionGroup(title: "RUN CLASSIFIER", options: [
-            .number("--window", value: "SECONDS", help: "longest observation of one run",
+            .number("--window", value: "SECONDS", help: "longest observation of one run, not counting the main "
+                + "thread's wait for a CPU (at most 10 windows of wall time)",
                     default: show(defaults.windowSeconds)) { $0.windowSeconds = $1 },
-            .number("--busy", value: "FRACTION", help: "main-thread CPU (of one core) that counts as busy",
+            .number("--busy", value: "FRACTION", help: "main-thread CPU (per second it did not wait for a CPU) "
+                + "that counts as busy",
                     default: show(defaults.busyThreshold)) { $0.busyThreshold = $1 },
             .number("--idle", value: "FRACTION", help: "main-thread CPU below which it counts as idle",
                     default: show(defaults.idleThreshold)) { $0.idleThreshold = $1 },

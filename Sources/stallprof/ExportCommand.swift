@@ -74,9 +74,11 @@ enum ExportCommand {
         if !timeline.isTimed, timeline.sampleCount == 0, loadDiagnostics.emptyInputs.count < inputs.count {
             throw AnalysisError.badData(path: inputs.joined(separator: ", "), position: "", reason: "no stack counts found")
         }
+        // Written into the target as it is made, in pieces: memory holds the timeline and the format's tables, not
+        // the output.
         var diagnostics = Diagnostics()
-        let bytes = try Exporter.write(timeline, options: options, diagnostics: &diagnostics)
-        diagnostics.warnings.forEach { Output.error("warning: \($0)") }
-        try target.finish(bytes)
+        defer { diagnostics.warnings.forEach { Output.error("warning: \($0)") } }
+        try Exporter.write(timeline, options: options, to: ByteSink { try target.write($0[...]) }, diagnostics: &diagnostics)
+        try target.commit()
     }
 }

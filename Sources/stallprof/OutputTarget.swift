@@ -14,8 +14,8 @@ import StallAnalysis
 ///   it was; the process then dies of the signal;
 /// - an existing regular file that a replacement would not keep as it is (``placement(of:_:shownAs:)``: other hard
 ///   links, a directory the user may not write, an owner or group a new file could not have): written in place, as
-///   `>` writes it, truncated only once the result is ready; an interruption or a failure while writing leaves it
-///   partly written (no atomicity);
+///   `>` writes it, truncated only at the first write, once every input was read (`export` streams its result in
+///   pieces); an interruption or a failure while writing leaves it partly written (no atomicity);
 /// - a symbolic link: written through (its final target is treated as above);
 /// - a device, FIFO or socket: opened (a socket connected) when the result is ready and written, never replaced.
 ///

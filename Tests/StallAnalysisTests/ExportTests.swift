@@ -39,9 +39,9 @@ import Testing
         // Samples 10 ms apart: each stands for 10 ms; the first at detection, 250 ms after the start.
         #expect(first.samples.dropLast().allSatisfy { $0.wallNs == 10_000_000 })
         #expect(first.samples.first?.timestampNs == 2_250_000_000)
-        let names = first.samples[0].frames.map(\.name)
+        let names = timeline.frames(of: first.samples[0]).map(\.name)
         #expect(names.last == "stallprof_fixture_markdown_height" && names.contains("stallprof_fixture_layout_pass"))
-        #expect(first.samples[0].frames.last?.image == ReportFixtures.ownImage.path)
+        #expect(timeline.frames(of: first.samples[0]).last?.image == ReportFixtures.ownImage.path)
         #expect(timeline.episodes[3].blockedOn?.contains("held by thread 4321") == true)
         #expect(timeline.images.first?.path == ReportFixtures.ownImage.path)
     }
@@ -93,12 +93,14 @@ import Testing
 
     @Test func chromeTraceHasEpisodesMarkersAndSampleStacks() throws {
         let frames = ["main", "RunLoop.run", "layout"].map { TimelineFrame(name: $0, image: "/app/bin") }
+        var stacks = TimelineStacks()
         let episode = TimelineEpisode(
             id: 7, kind: .stall, state: .busy, startNs: 1_000_000, durationNs: 300_000_500, pid: 10, tid: 11,
-            samples: [TimelineSample(timestampNs: 251_000_000, wallNs: 10_000_000, frames: frames),
-                      TimelineSample(timestampNs: 261_000_000, wallNs: 10_000_000, frames: Array(frames.prefix(2)))])
+            samples: [TimelineSample(timestampNs: 251_000_000, wallNs: 10_000_000, stack: stacks.node(for: frames)),
+                      TimelineSample(timestampNs: 261_000_000, wallNs: 10_000_000,
+                                     stack: stacks.node(for: Array(frames.prefix(2))))])
         let timeline = Timeline(
-            name: "hand-built", isTimed: true, episodes: [episode],
+            name: "hand-built", isTimed: true, episodes: [episode], stacks: stacks,
             markers: [TimelineMarker(name: "tap", extent: .instant, startNs: 500_000, pid: 10, tid: 11),
                       TimelineMarker(name: "load", extent: .interval(durationNs: 2_000_000), startNs: 900_000, pid: 10, tid: 12)])
         var diagnostics = Diagnostics()

@@ -182,3 +182,47 @@ import Testing
         #expect(d.nextWakeNs(nowNs: 100 * ms) == 100 * ms)
     }
 }
+
+/// Saturation on an overloaded machine (issue 17): with eight CPU hogs on two cores a saturated thread gets a few
+/// percent of a core, in lumps.
+extension SaturationDetectorTests {
+    @Test func aStarvedSaturatedThreadIsSaturated() {
+        // Runs 4 ms in every 100 ms and waits for a CPU the rest, a wait schedstat credits when it runs again. Over
+        // one check interval it made 0-6 % progress: below the old 10 % gate, so no window ever opened.
+        // It is always runnable (it spins), as /proc says.
+        var d = detector()
+        var cpu: UInt64 = 0, wait: UInt64 = 0
+        var actions: [SaturationDetector.Action] = []
+        for t: UInt64 in 0...3000 {
+            if t > 0, t % 100 < 4 { cpu += ms }
+            if t > 0, t % 100 == 0 { wait += 96 * ms }
+            guard t % 5 == 0 else { continue }
+            let (c, w) = (cpu, wait)
+            actions += d.step(nowNs: t * ms, threadID: 7, cpu: { c }, detail: {
+                .init(waitNs: w, voluntarySwitches: 0, isRunnable: true)
+            })
+        }
+        #expect(actions.filter { if case .begin = $0 { return true } else { return false } }.count == 1)
+        #expect(!actions.contains { if case .end = $0 { return true } else { return false } })
+    }
+
+    @Test func aThreadWaitingForACPUNowCountsItsUncreditedWait() {
+        // Period 200 ms. The thread runs until 200 ms, then waits for a CPU (runnable, no switch): a wait credited
+        // only later. The check at 275 ms sees it runnable without CPU progress since the check before (220 ms):
+        // that interval counts as wait (active 0.91, not 0.66), and the episode begins.
+        var d = detector(periodMs: 200)
+        var now: UInt64 = 0, cpu: UInt64 = 0
+        var begins = 0
+        while now <= 300 * ms {
+            let (c, runnable) = (cpu, now >= 200 * ms)
+            for action in d.step(nowNs: now, threadID: 7, cpu: { c }, detail: {
+                .init(waitNs: 0, voluntarySwitches: 0, isRunnable: runnable)
+            }) {
+                if case .begin = action { begins += 1 }
+            }
+            now += 5 * ms
+            if now <= 200 * ms { cpu += 5 * ms }
+        }
+        #expect(begins == 1)
+    }
+}

@@ -81,11 +81,25 @@ import Testing
         actions = d.step(nowNs: 63 * ms, answer: nil)
         #expect(actions == [.sendPing(id: 2)])
         // The process is stopped for 10 s right after sending ping 2; on waking, the ping is stale.
-        actions = d.step(nowNs: 10_063 * ms, answer: nil)
+        actions = d.step(nowNs: 10_063 * ms, answer: nil, pausedNs: 10_000 * ms)
         #expect(actions == [.sendPing(id: 3)])
         actions = d.step(nowNs: 10_064 * ms, answer: .init(pingID: 3, atNs: 10_064 * ms, threadID: 7))
         #expect(actions.isEmpty)
         #expect(!d.isStalled)
+    }
+
+    /// On a loaded machine the watchdog can wait for a CPU longer than the threshold between two steps. That is
+    /// no pause: the ping it sent before stays outstanding, and the stall starts when it was sent. (Before, every
+    /// gap over the threshold discarded the ping, and a 2x-threshold busy stall could go unrecorded.)
+    @Test func aWatchdogThatWaitedForACPUKeepsItsPing() {
+        var d = detector()
+        _ = d.step(nowNs: 0, answer: nil)
+        _ = d.step(nowNs: 1 * ms, answer: .init(pingID: 1, atNs: 1 * ms, threadID: 7))
+        #expect(d.step(nowNs: 63 * ms, answer: nil) == [.sendPing(id: 2)])
+        // The next step comes 400 ms late (run-queue wait, no pause): the ping has been unanswered for 400 ms.
+        let actions = d.step(nowNs: 463 * ms, answer: nil)
+        #expect(actions.contains(.beginStall(stallID: 1, startNs: 63 * ms, threadID: 7)))
+        #expect(d.isStalled)
     }
 
     @Test func eachStallGetsTheNextNumberAndTheLatestThread() {

@@ -65,4 +65,31 @@ import Testing
         // The fixture's cpu-clock periods add up to about half a millisecond: the slice lasts that, in microseconds.
         #expect(traceStatus == 0 && ((profile["dur"] as? Double) ?? 1e9) < 10_000)
     }
+
+    /// Folded stacks whose export is longer than the piece an export is written in (256 KiB).
+    static let manyStacks: String = (0..<20_000).map { "main;RunLoop.run;level\($0 % 9);Cell.layout(\($0));leaf \(1 + $0 % 7)\n" }
+        .joined()
+
+    @Test func anExportWrittenAsItIsMadeIsTheSameToAFileAndToStandardOutput() throws {
+        let input = try CLI.temporary(Array(Self.manyStacks.utf8), suffix: ".folded")
+        defer { try? FileManager.default.removeItem(atPath: input) }
+        for format in ["speedscope", "chrome-trace", "pprof"] {
+            let out = CLI.temporary("export.\(format)")
+            defer { try? FileManager.default.removeItem(atPath: out) }
+            let (status, stdout, errors) = try Self.run(["--format", format, input])
+            let (fileStatus, nothing, _) = try Self.run(["--format", format, "-o", out, input])
+            #expect(status == 0 && fileStatus == 0, "\(format): \(errors)")
+            let written = Array(try Data(contentsOf: URL(fileURLWithPath: out)))
+            #expect(nothing.isEmpty && stdout.count > 1 << 18 && written == stdout, "\(format): \(stdout.count) bytes")
+        }
+    }
+
+    @Test func anExportThatCannotBeWrittenSaysWhereAndExits1() throws {
+        let input = try CLI.temporary(Array(Self.manyStacks.utf8), suffix: ".folded")
+        defer { try? FileManager.default.removeItem(atPath: input) }
+        for format in ["speedscope", "chrome-trace", "pprof"] {
+            let (status, _, errors) = try Self.run(["--format", format, "-o", "/dev/full", input])
+            #expect(status == 1 && errors.contains("/dev/full") && errors.contains("No space left"), "\(format): \(errors)")
+        }
+    }
 }

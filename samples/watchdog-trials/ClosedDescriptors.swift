@@ -2,8 +2,9 @@
 // own on their numbers. The watchdog must never write into those files, and must keep its capture.
 //
 // close-own APP-DIR: once the watchdog sleeps deeply, close exactly its descriptors, found by what they are: the
-//   capture file (its path), and the deep sleep's epoll set, the stop pipe's two ends and the duplicate of the run
-//   loop's epoll descriptor (the epoll set that holds a pipe; the pipe's other end; the other descriptor it holds).
+//   capture file (its path), and the deep sleep's epoll set, the stop pipe's two ends, the duplicate of the run
+//   loop's epoll descriptor and the signalfd of its CPU wake (the epoll set that holds a pipe; the pipe's other end;
+//   the epoll and signalfd descriptors it holds).
 // closefrom APP-DIR: start the watchdog and call closefrom(3) at once, while holding the loader's lock (inside a
 //   dl_iterate_phdr callback), so that the watchdog thread has not yet pinged the main queue (which makes
 //   libdispatch create its own descriptor, one that closefrom would break for the app itself).
@@ -46,13 +47,15 @@ func watchdogDescriptors(capturePath: String) -> [Int32]? {
         let info = (try? String(contentsOfFile: "/proc/self/fdinfo/\(epoll)", encoding: .utf8)) ?? ""
         let held = info.split(separator: "\n").filter { $0.hasPrefix("tfd:") }
             .compactMap { Int32($0.dropFirst(4).split(separator: " ").first ?? "") }
-        guard held.count == 2, let readEnd = held.first(where: { descriptorTarget($0).hasPrefix("pipe:") }),
-            let duplicate = held.first(where: { $0 != readEnd })
+        let signals = held.filter { descriptorTarget($0) == "anon_inode:[signalfd]" }
+        guard held.count == 2 + signals.count, signals.count <= 1,
+            let readEnd = held.first(where: { descriptorTarget($0).hasPrefix("pipe:") }),
+            let duplicate = held.first(where: { $0 != readEnd && !signals.contains($0) })
         else { continue }
         let pipe = descriptorTarget(readEnd)
         let ends = all.filter { descriptorTarget($0) == pipe }
         guard ends.count == 2, capture.count == 1 else { return nil }
-        return (capture + [epoll, duplicate] + ends).sorted()
+        return (capture + [epoll, duplicate] + ends + signals).sorted()
     }
     return nil
 }

@@ -71,8 +71,16 @@ int stallcap_wait_single_epoll(const stallcap_syscall_state *state);
 int stallcap_wd_watch(int fd);
 /// Arms the watch for one wake (EPOLLONESHOT). Returns 0, or -1.
 int stallcap_wd_arm(void);
+/// Makes the main thread's CPU time wake the next deep sleep too (the set's readiness is lost when the main thread
+/// drains it first): blocks `signo` on the calling (watchdog) thread and arms a one-shot timer on thread `tid`'s CPU
+/// clock that sends `signo` to the calling thread, read through a signalfd in the deep sleep's set. Call after
+/// stallcap_wd_watch; undo with stallcap_wd_disarm_cpu. Returns 0, or -1 (nothing armed, the mask unchanged).
+int stallcap_wd_arm_cpu(pid_t tid, int signo);
+/// Disarms that timer, drains its signal and restores the calling thread's signal mask; nothing when not armed.
+void stallcap_wd_disarm_cpu(void);
 /// Sleeps until the watched set is ready, stallcap_wd_wake_deep, or `timeout_ns`; returns at once when the
-/// watchdog's futex word (stallcap_wd_sequence) no longer equals `seen`. Returns 1 when the watched set woke it.
+/// watchdog's futex word (stallcap_wd_sequence) no longer equals `seen`. Returns 1 when the watched set woke it, 2
+/// when the watched thread's CPU time did (stallcap_wd_arm_cpu), 0 otherwise.
 int stallcap_wd_deep_sleep(uint32_t seen, int64_t timeout_ns);
 /// Wakes a deep sleep (stop); any thread. Writes only into the watchdog's own pipe.
 void stallcap_wd_wake_deep(void);

@@ -29,27 +29,21 @@ public struct ChromeTraceExporter: ProfileExporter {
     /// The process and thread ids untimed input is shown under.
     static let untimedID: Int32 = 1
 
-    /// The trace-event JSON of `timeline`.
-    public func export(_ timeline: Timeline, diagnostics: inout Diagnostics) throws -> [UInt8] {
+    /// Writes the trace-event JSON of `timeline`: the events, then the stack frames (numbered as they first appear,
+    /// sample by sample, root first) and the samples, streamed.
+    public func export(_ timeline: Timeline, to sink: ByteSink, diagnostics: inout Diagnostics) throws {
         var events: [TraceEvent] = []
         var slices: [SliceNesting.Slice] = []
-        var samples: [JSONValue] = []
-        var frames = FrameTree()
+        var frames = FrameTree(timeline.stacks)
         var threads: [Int32: Set<Int32>] = [:]
         let timed = timeline.isTimed
-        let countNs = timeline.nanosecondsPerCount ?? Double(options.untimedCountNs)
         for episode in timeline.episodes {
             let pid = episode.pid ?? Self.untimedID, tid = episode.tid ?? Self.untimedID
             threads[pid, default: []].insert(tid)
             var clock = episode.startNs ?? 0
             for sample in episode.samples where sample.count > 0 {
-                let at = timed ? sample.timestampNs ?? clock : clock
-                clock = Self.end(at, timed ? 0 : UInt64(min((sample.count * countNs).rounded(), 1e18)))
-                guard options.samples, let leaf = frames.leaf(of: sample.frames) else { continue }
-                samples.append(.object([
-                    ("pid", .int(Int(pid))), ("tid", .int(Int(tid))), ("ts", Self.micro(at)),
-                    ("name", .string(episode.title)), ("sf", .int(leaf)), ("weight", sample.exact.map { .literal(String($0)) } ?? .count(sample.count)),
-                ]))
+                _ = advance(&clock, sample, timeline)
+                if options.samples { frames.add(sample.stack) }
             }
             var args: [(String, JSONValue)] = [("samples", .int(episode.samples.count))]
             if let kind = episode.kind {
@@ -93,13 +87,6 @@ public struct ChromeTraceExporter: ProfileExporter {
                 metadata.append(Self.metadata("thread_name", pid: pid, tid: tid, value: thread))
             }
         }
-        var other: [(String, JSONValue)] = [("source", .string(timeline.name)), ("exporter", .string("stallprof"))]
-        if let wall = timeline.startWallNs { other.append(("startWallNs", .string(String(wall)))) }
-        if !timed {
-            let axis = timeline.nanosecondsPerCount == nil
-                ? "one count = \(CountFormat.plain(countNs / 1e6)) ms" : "each lasting the time its counts measure"
-            other.append(("timeAxis", .string("untimed input: stacks end to end, " + axis)))
-        }
         let ends = SliceNesting.ends(of: slices)
         let ordered = events.enumerated().sorted { a, b in
             let (x, y) = (a.element, b.element)
@@ -107,9 +94,70 @@ public struct ChromeTraceExporter: ProfileExporter {
             let (xEnd, yEnd) = (x.slice.map { ends[$0] } ?? x.start, y.slice.map { ends[$0] } ?? y.start)
             return xEnd != yEnd ? xEnd > yEnd : a.offset < b.offset
         }.map { $0.element.json(slices: slices, ends: ends) }
-        var top: [(String, JSONValue)] = [("traceEvents", .array(metadata + ordered)), ("displayTimeUnit", .string("ms"))]
-        if options.samples { top += [("stackFrames", frames.json), ("samples", .array(samples))] }
-        return JSONValue.object(top + [("otherData", .object(other))]).compactBytes
+        sink.write("{\"traceEvents\":[")
+        for (index, event) in (metadata + ordered).enumerated() {
+            if index > 0 { sink.write(byte: UInt8(ascii: ",")) }
+            sink.write(json: event)
+            try sink.flushIfFull()
+        }
+        sink.write("],\"displayTimeUnit\":\"ms\"")
+        if options.samples {
+            sink.write(",\"stackFrames\":{")
+            try frames.write(into: sink)
+            sink.write("},\"samples\":[")
+            try writeSamples(timeline, frames: frames, into: sink)
+            sink.write(byte: UInt8(ascii: "]"))
+        }
+        var other: [(String, JSONValue)] = [("source", .string(timeline.name)), ("exporter", .string("stallprof"))]
+        if let wall = timeline.startWallNs { other.append(("startWallNs", .string(String(wall)))) }
+        if !timed {
+            let axis = timeline.nanosecondsPerCount == nil
+                ? "one count = \(CountFormat.plain(countNs(timeline) / 1e6)) ms" : "each lasting the time its counts measure"
+            other.append(("timeAxis", .string("untimed input: stacks end to end, " + axis)))
+        }
+        sink.write(",\"otherData\":")
+        sink.write(json: .object(other))
+        sink.write("}\n")
+        try sink.flush()
+    }
+
+    /// How long one count of `timeline` lasts on the time axis when it is untimed, nanoseconds.
+    private func countNs(_ timeline: Timeline) -> Double {
+        timeline.nanosecondsPerCount ?? Double(options.untimedCountNs)
+    }
+
+    /// Where `sample` is drawn, and `clock` moved past it: a timed sample at its time (the clock stays), an untimed
+    /// one at the clock, which moves on by the time its count lasts.
+    private func advance(_ clock: inout UInt64, _ sample: TimelineSample, _ timeline: Timeline) -> UInt64 {
+        let timed = timeline.isTimed
+        let at = timed ? sample.timestampNs ?? clock : clock
+        clock = Self.end(at, timed ? 0 : UInt64(min((sample.count * countNs(timeline)).rounded(), 1e18)))
+        return at
+    }
+
+    /// The `samples` array's elements: each sample with a stack, at its time, pointing at its leaf frame.
+    private func writeSamples(_ timeline: Timeline, frames: FrameTree, into sink: ByteSink) throws {
+        var first = true
+        for episode in timeline.episodes {
+            let pid = episode.pid ?? Self.untimedID, tid = episode.tid ?? Self.untimedID
+            let head = Array("{\"pid\":\(pid),\"tid\":\(tid),\"ts\":".utf8)
+            let name = Array((",\"name\":" + JSONValue.quoted(episode.title) + ",\"sf\":").utf8)
+            var clock = episode.startNs ?? 0
+            for sample in episode.samples where sample.count > 0 {
+                let at = advance(&clock, sample, timeline)
+                guard let leaf = frames.id(of: sample.stack) else { continue }
+                if !first { sink.write(byte: UInt8(ascii: ",")) }
+                first = false
+                sink.write(head)
+                sink.write(json: Self.micro(at))
+                sink.write(name)
+                sink.write(decimal: Int(leaf))
+                sink.write(",\"weight\":")
+                if let exact = sample.exact { sink.write(String(exact)) } else { sink.write(json: .count(sample.count)) }
+                sink.write(byte: UInt8(ascii: "}"))
+                try sink.flushIfFull()
+            }
+        }
     }
 
     /// A timed event before output: its members, `args` (nil: none), its start and its complete slice (an index
@@ -156,40 +204,70 @@ public struct ChromeTraceExporter: ProfileExporter {
         ns % 1000 == 0 ? .int(Int(ns / 1000)) : .double(Double(ns) / 1000)
     }
 
-    /// The `stackFrames` dictionary: one node per distinct path from the root, ids from 1.
+    /// The `stackFrames` dictionary: one node per distinct path of frames told apart by name and image, numbered
+    /// from 1 in order of first appearance (``add(_:)``, sample by sample, root first).
     struct FrameTree {
-        private var ids: [Key: Int] = [:]
-        private var nodes: [(name: String, category: String, parent: Int?)] = []
+        private let stacks: TimelineStacks
+        /// Each frame's group (frames with the same name and image), and each group's first frame.
+        private let groupOf: [Int32], firstFrame: [Int32]
+        /// Each node's node in the tree over groups; nil when that tree is the timeline's.
+        private let merged: [Int32]?
+        /// The id of each node of the tree over groups, 0 until it appears.
+        private var ids: [Int32]
+        /// Each id's group and parent id (0: none), from id 1.
+        private var nodes: [(group: Int32, parent: Int32)] = []
+        private var walk: NewNodes
 
-        private struct Key: Hashable {
-            var parent: Int
-            var frame: TimelineFrame
+        /// An empty dictionary over `stacks`.
+        init(_ stacks: TimelineStacks) {
+            self.stacks = stacks
+            (groupOf, firstFrame) = stacks.groups { TimelineFrame(name: $0.name, image: $0.image) }
+            merged = stacks.merged(by: groupOf, groups: firstFrame.count)
+            ids = Array(repeating: 0, count: (merged?.max()).map { Int($0) + 1 } ?? stacks.nodeCount)
+            walk = NewNodes(stacks)
         }
 
-        /// The id of the node for `frames` (root first), adding what is missing; nil for an empty stack.
-        mutating func leaf(of frames: [TimelineFrame]) -> Int? {
-            var parent = 0
-            for frame in frames {
-                let key = Key(parent: parent, frame: TimelineFrame(name: frame.name, image: frame.image))
-                if let known = ids[key] {
-                    parent = known
-                    continue
-                }
-                let category = frame.image.map { $0.split(separator: "/").last.map(String.init) ?? $0 } ?? "unknown"
-                nodes.append((frame.name, category, parent == 0 ? nil : parent))
-                ids[key] = nodes.count
-                parent = nodes.count
+        /// The node of the tree over groups of timeline node `node`.
+        private func group(_ node: Int32) -> Int { Int(merged?[Int(node)] ?? node) }
+
+        /// Gives an id to every node of the stack ending at `leaf` that has none.
+        mutating func add(_ leaf: Int32) {
+            walk(leaf, in: stacks)
+            for node in walk.chain.reversed() where ids[group(node)] == 0 {
+                nodes.append((groupOf[Int(stacks.nodeFrames[Int(node)])], ids[group(stacks.parents[Int(node)])]))
+                ids[group(node)] = Int32(nodes.count)
             }
-            return parent == 0 ? nil : parent
         }
 
-        /// The dictionary as JSON.
-        var json: JSONValue {
-            .object(nodes.enumerated().map { index, node in
-                var members: [(String, JSONValue)] = [("name", .string(node.name)), ("category", .string(node.category))]
-                if let parent = node.parent { members.append(("parent", .int(parent))) }
-                return (String(index + 1), .object(members))
-            })
+        /// The id of the stack ending at `leaf` (``add(_:)`` first); nil for an empty stack.
+        func id(of leaf: Int32) -> Int32? { leaf == 0 ? nil : ids[group(leaf)] }
+
+        /// The dictionary's members, `"1":{"name":...,"category":...}` and on.
+        func write(into sink: ByteSink) throws {
+            // Each group's `"name":...,"category":...`, spelled once, back to back.
+            var spelled: [UInt8] = []
+            var starts: [Int] = [0]
+            for index in firstFrame {
+                let frame = stacks.frames[Int(index)]
+                let category = frame.image.map { $0.split(separator: "/").last.map(String.init) ?? $0 } ?? "unknown"
+                spelled += Array(("\"name\":" + JSONValue.quoted(frame.name) + ",\"category\":"
+                    + JSONValue.quoted(category)).utf8)
+                starts.append(spelled.count)
+            }
+            try spelled.withUnsafeBufferPointer { spelled in
+                for (index, node) in nodes.enumerated() {
+                    sink.write(index > 0 ? ",\"" : "\"")
+                    sink.write(decimal: index + 1)
+                    sink.write("\":{")
+                    sink.write(UnsafeBufferPointer(rebasing: spelled[starts[Int(node.group)]..<starts[Int(node.group) + 1]]))
+                    if node.parent != 0 {
+                        sink.write(",\"parent\":")
+                        sink.write(decimal: Int(node.parent))
+                    }
+                    sink.write(byte: UInt8(ascii: "}"))
+                    try sink.flushIfFull()
+                }
+            }
         }
     }
 }

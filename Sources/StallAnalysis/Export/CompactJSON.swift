@@ -15,13 +15,18 @@ extension JSONValue {
             out.append(UInt8(ascii: "]"))
         case .object(let members):
             out.append(UInt8(ascii: "{"))
-            for (index, (key, value)) in members.enumerated() {
-                if index > 0 { out.append(UInt8(ascii: ",")) }
-                out.append(contentsOf: Self.quoted(key).utf8)
-                out.append(UInt8(ascii: ":"))
-                value.writeCompact(into: &out)
-            }
+            Self.writeMembers(members, into: &out)
             out.append(UInt8(ascii: "}"))
+        }
+    }
+
+    /// An object's members (`"key":value,...`) without white space and without the braces, appended to `out`.
+    static func writeMembers(_ members: [(String, JSONValue)], into out: inout [UInt8]) {
+        for (index, (key, value)) in members.enumerated() {
+            if index > 0 { out.append(UInt8(ascii: ",")) }
+            out.append(contentsOf: quoted(key).utf8)
+            out.append(UInt8(ascii: ":"))
+            value.writeCompact(into: &out)
         }
     }
 

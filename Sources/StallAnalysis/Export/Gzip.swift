@@ -1,26 +1,65 @@
 /// A gzip (RFC 1952) writer with stored (uncompressed) deflate blocks (RFC 1951, BTYPE 00): every gzip reader
 /// accepts it, it needs no library, and exported profiles are small. Compression is not the point; a valid
-/// container is (pprof readers expect gzip).
-enum Gzip {
+/// container is (pprof readers expect gzip). It streams: bytes go out in blocks as they come, the CRC-32 and
+/// length follow at ``finish()``.
+final class Gzip {
     /// The largest stored block.
     static let maxBlock = 65_535
 
+    private let sink: ByteSink
+    /// Bytes not in a block yet: at most one block's, and a block goes out only once more bytes follow it, so the
+    /// last block (the one marked final) is whatever remains at the end.
+    private var pending: [UInt8] = []
+    private var crc: UInt32 = 0xFFFF_FFFF
+    private var length: UInt32 = 0
+
+    /// A gzip member written into `sink`, its header first.
+    init(into sink: ByteSink) {
+        self.sink = sink
+        // ID1 ID2, CM = 8 (deflate), FLG = 0, MTIME = 0, XFL = 0, OS = 3 (Unix).
+        sink.write([0x1F, 0x8B, 8, 0, 0, 0, 0, 0, 0, 3])
+        pending.reserveCapacity(2 * Self.maxBlock)
+    }
+
+    /// Adds `data` to the member.
+    func write(_ data: [UInt8]) throws {
+        crc = Self.crc32(data, from: crc)
+        length = length &+ UInt32(truncatingIfNeeded: data.count)
+        var offset = 0
+        while offset < data.count {
+            let taken = min(data.count - offset, Self.maxBlock + 1 - pending.count)
+            pending.append(contentsOf: data[offset..<offset + taken])
+            offset += taken
+            if pending.count > Self.maxBlock {
+                block(pending[..<Self.maxBlock], final: false)
+                pending.removeFirst(Self.maxBlock)
+                try sink.flushIfFull()
+            }
+        }
+    }
+
+    /// Writes the last block and the trailer (CRC-32 and length) into the sink.
+    func finish() {
+        block(pending[...], final: true)
+        pending = []
+        sink.write(Self.littleEndian(~crc) + Self.littleEndian(length))
+    }
+
+    /// One stored block holding `data`.
+    private func block(_ data: ArraySlice<UInt8>, final: Bool) {
+        let length = data.count
+        sink.write(byte: final ? 1 : 0)  // BFINAL, BTYPE = 00; the rest of the byte is padding
+        sink.write([UInt8(length & 0xFF), UInt8(length >> 8), UInt8(~length & 0xFF), UInt8((~length >> 8) & 0xFF)])
+        sink.write(data)
+    }
+
     /// `data` wrapped in a gzip member: header, stored deflate blocks, CRC-32 and length trailer.
     static func wrap(_ data: [UInt8]) -> [UInt8] {
-        // ID1 ID2, CM = 8 (deflate), FLG = 0, MTIME = 0, XFL = 0, OS = 3 (Unix).
-        var out: [UInt8] = [0x1F, 0x8B, 8, 0, 0, 0, 0, 0, 0, 3]
-        out.reserveCapacity(data.count + data.count / maxBlock * 5 + 30)
-        var offset = 0
-        repeat {
-            let length = min(maxBlock, data.count - offset)
-            let final: UInt8 = offset + length == data.count ? 1 : 0
-            out.append(final)  // BFINAL, BTYPE = 00; the rest of the byte is padding
-            out += [UInt8(length & 0xFF), UInt8(length >> 8), UInt8(~length & 0xFF), UInt8((~length >> 8) & 0xFF)]
-            out.append(contentsOf: data[offset..<offset + length])
-            offset += length
-        } while offset < data.count
-        out += littleEndian(crc32(data)) + littleEndian(UInt32(truncatingIfNeeded: data.count))
-        return out
+        let sink = ByteSink()
+        let gzip = Gzip(into: sink)
+        try? gzip.write(data)  // a sink without a consumer never fails
+        gzip.finish()
+        return sink.bytes
     }
 
     private static func littleEndian(_ value: UInt32) -> [UInt8] {
@@ -35,9 +74,12 @@ enum Gzip {
     }
 
     /// CRC-32 as gzip and zlib compute it.
-    static func crc32(_ data: [UInt8]) -> UInt32 {
-        var crc: UInt32 = 0xFFFF_FFFF
-        for byte in data { crc = table[Int((crc ^ UInt32(byte)) & 0xFF)] ^ (crc >> 8) }
-        return ~crc
+    static func crc32(_ data: [UInt8]) -> UInt32 { ~crc32(data, from: 0xFFFF_FFFF) }
+
+    /// The running (not yet inverted) CRC-32 `crc` continued over `data`.
+    private static func crc32(_ data: [UInt8], from crc: UInt32) -> UInt32 {
+        table.withUnsafeBufferPointer { table in
+            data.reduce(crc) { crc, byte in table[Int((crc ^ UInt32(byte)) & 0xFF)] ^ (crc >> 8) }
+        }
     }
 }

@@ -19,10 +19,11 @@ public struct PprofExporter: ProfileExporter {
     /// Creates an exporter.
     public init(options: Options) { self.options = options }
 
-    /// The profile of `timeline` (gzipped unless ``Options/gzip`` is off). The `samples` values add up to the
+    /// Writes the profile of `timeline` (gzipped unless ``Options/gzip`` is off). The `samples` values add up to the
     /// number of samples exported (untimed input: its counts in their unit, see ``sampleTypes(of:)``, rounded to
     /// whole numbers with a warning when any is fractional). Empty stacks stay, as samples without locations.
-    public func export(_ timeline: Timeline, diagnostics: inout Diagnostics) throws -> [UInt8] {
+    /// Locations, functions and strings are numbered as they first appear, sample by sample, leaf first.
+    public func export(_ timeline: Timeline, to sink: ByteSink, diagnostics: inout Diagnostics) throws {
         var table = Tables()
         let types = Self.sampleTypes(of: timeline)
         let sampleType = types.map { (table.string($0.type), table.string($0.unit)) }
@@ -31,15 +32,28 @@ public struct PprofExporter: ProfileExporter {
         for image in timeline.images where mappingIDs[image.path] == nil {
             mappingIDs[image.path] = UInt64(mappingIDs.count + 1)
         }
-        // Samples with the same stack in the same episode are one pprof sample with summed values.
-        var samples: [SampleKey: (count: Int64, wall: Int64)] = [:]
-        var order: [SampleKey] = []
+        let stacks = timeline.stacks
+        let mapping = { (frame: TimelineFrame) in frame.image.flatMap { mappingIDs[$0] } ?? 0 }
+        // Samples with the same stack of locations in the same episode are one pprof sample with summed values.
+        let (groupOf, firstFrame) = stacks.groups { frame in
+            Location(mapping: mapping(frame), address: frame.address ?? 0, name: frame.name, file: frame.file,
+                     line: frame.line ?? 0)
+        }
+        let merged = stacks.merged(by: groupOf, groups: firstFrame.count)
+        var locationOf = [UInt64](repeating: 0, count: stacks.frames.count)
+        var walk = NewNodes(stacks)
+        var slotOf: [UInt64: Int] = [:]
+        var slots: [(node: Int32, episode: Int, count: Int64, wall: Int64)] = []
         var fractional = 0
         var clamped = 0
         for (episodeIndex, episode) in timeline.episodes.enumerated() {
             for sample in episode.samples where sample.count > 0 {
-                let locations = sample.frames.reversed().map { frame in
-                    table.location(frame, mapping: frame.image.flatMap { mappingIDs[$0] } ?? 0)
+                walk(sample.stack, in: stacks)
+                for node in walk.chain {
+                    let frame = Int(stacks.nodeFrames[Int(node)])
+                    if locationOf[frame] == 0 {
+                        locationOf[frame] = table.location(stacks.frames[frame], mapping: mapping(stacks.frames[frame]))
+                    }
                 }
                 let value = sample.count * scale
                 var count = Int64(min(value.rounded(), 9e18))
@@ -51,14 +65,19 @@ public struct PprofExporter: ProfileExporter {
                     fractional += 1
                 }
                 guard count > 0 else { continue }
-                let key = SampleKey(episode: episodeIndex, locations: locations)
-                if samples[key] == nil { order.append(key) }
-                let (sum, overflow) = samples[key, default: (0, 0)].count.addingReportingOverflow(count)
+                let key = UInt64(episodeIndex) << 32 | UInt64(UInt32(bitPattern: merged?[Int(sample.stack)] ?? sample.stack))
+                let slot = slotOf[key] ?? slots.count
+                if slot == slots.count {
+                    slotOf[key] = slot
+                    slots.append((sample.stack, episodeIndex, 0, 0))
+                }
+                let (sum, overflow) = slots[slot].count.addingReportingOverflow(count)
                 if overflow { clamped += 1 }
-                samples[key, default: (0, 0)].count = overflow ? Int64.max : sum
-                samples[key, default: (0, 0)].wall &+= Int64(clamping: sample.wallNs ?? 0)
+                slots[slot].count = overflow ? Int64.max : sum
+                slots[slot].wall &+= Int64(clamping: sample.wallNs ?? 0)
             }
         }
+        slotOf = [:]
         if clamped > 0 {
             diagnostics.warn("\(timeline.name): \(clamped) count\(clamped == 1 ? "" : "s") past 2^63-1 written as "
                 + "2^63-1 (pprof values are int64)")
@@ -74,20 +93,24 @@ public struct PprofExporter: ProfileExporter {
             if let state = episode.state { result.append((table.string("state"), table.string(state.description), 0)) }
             return result
         }
+        let gzip = options.gzip ? Gzip(into: sink) : nil
+        let body = gzip.map { gzip in ByteSink { try gzip.write($0) } } ?? sink
         var out = ProtobufWriter()
         for (type, unit) in sampleType {
             out.message(1) { $0.int(1, type); $0.int(2, unit) }
         }
-        for key in order {
-            let values = samples[key]!
+        var path: [Int32] = []
+        for slot in slots {
+            stacks.path(of: slot.node, into: &path)
             out.message(2) { message in
-                message.packed(1, key.locations)
-                let both = [UInt64(bitPattern: values.count), UInt64(bitPattern: values.wall)]
+                message.packed(1, path.map { locationOf[Int(stacks.nodeFrames[Int($0)])] })
+                let both = [UInt64(bitPattern: slot.count), UInt64(bitPattern: slot.wall)]
                 message.packed(2, Array(both.prefix(types.count)))
-                for label in labels[key.episode] {
+                for label in labels[slot.episode] {
                     message.message(3) { $0.int(1, label.key); $0.int(2, label.str); $0.int(3, label.num) }
                 }
             }
+            try out.drain(into: body)
         }
         for image in timeline.images where mappingIDs[image.path] != nil {
             let id = mappingIDs.removeValue(forKey: image.path)!
@@ -103,19 +126,36 @@ public struct PprofExporter: ProfileExporter {
                 message.bool(7, true)
             }
         }
-        table.writeLocationsAndFunctions(into: &out)
+        try table.writeLocationsAndFunctions(into: &out, draining: body)
         let last = types[types.count - 1]
         let period = (table.string(last.type), table.string(last.unit))
         let comment = table.string("exported by stallprof from \(timeline.name)")
         let defaultType = table.string(timeline.isTimed ? "wall" : types[0].type)
-        for string in table.strings { out.string(6, string) }
+        for string in table.strings {
+            out.string(6, string)
+            try out.drain(into: body)
+        }
         out.int(9, Int64(clamping: timeline.startWallNs ?? 0))
         out.int(10, Int64(clamping: timeline.durationNs ?? 0))
         out.message(11) { $0.int(1, period.0); $0.int(2, period.1) }
         out.int(12, Int64(clamping: timeline.sampleIntervalNs ?? 0))
         out.packed(13, [UInt64(comment)])
         out.int(14, defaultType)
-        return options.gzip ? Gzip.wrap(out.bytes) : out.bytes
+        try out.drain(into: body, atLeast: 0)
+        if let gzip {
+            try body.flush()
+            gzip.finish()
+        }
+        try sink.flush()
+    }
+
+    /// What tells two locations apart: mapping, address, function (name and file) and line.
+    private struct Location: Hashable {
+        var mapping: UInt64
+        var address: UInt64
+        var name: String
+        var file: String?
+        var line: Int
     }
 
     /// The sample types (type, unit) of `timeline`'s values: `samples/count` and `wall/nanoseconds` for captures
@@ -127,12 +167,6 @@ public struct PprofExporter: ProfileExporter {
         case .named(let name)?: return [(name, "count")]
         case .samples?, nil: return [("samples", "count"), ("wall", "nanoseconds")]
         }
-    }
-
-    /// One pprof sample: an episode and its location ids, leaf first.
-    private struct SampleKey: Hashable {
-        var episode: Int
-        var locations: [UInt64]
     }
 
     /// The string table, functions and locations, each deduplicated, ids from 1 (strings from 0, entry 0 empty).
@@ -180,8 +214,8 @@ public struct PprofExporter: ProfileExporter {
             return UInt64(locationList.count)
         }
 
-        /// The `location` and `function` fields.
-        func writeLocationsAndFunctions(into out: inout ProtobufWriter) {
+        /// The `location` and `function` fields, drained into `sink` as they grow.
+        func writeLocationsAndFunctions(into out: inout ProtobufWriter, draining sink: ByteSink) throws {
             for (index, key) in locationList.enumerated() {
                 out.message(4) { message in
                     message.uint(1, UInt64(index + 1))
@@ -189,6 +223,7 @@ public struct PprofExporter: ProfileExporter {
                     message.uint(3, key.address)
                     message.message(4) { $0.uint(1, key.function); $0.int(2, Int64(key.line)) }
                 }
+                try out.drain(into: sink)
             }
             for (index, function) in functionNames.enumerated() {
                 out.message(5) {
@@ -197,6 +232,7 @@ public struct PprofExporter: ProfileExporter {
                     $0.int(3, function.name)
                     if function.file != 0 { $0.int(4, function.file) }
                 }
+                try out.drain(into: sink)
             }
         }
     }

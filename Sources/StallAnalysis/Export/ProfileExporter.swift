@@ -1,6 +1,7 @@
 /// An output format written from a ``Timeline`` (episodes with times, per-sample stacks, markers, images): what
 /// `stallprof export` writes. Each format lives in its own file with an `Options` struct whose fields document
-/// their defaults. The output is bytes: some formats are binary (pprof is gzipped protobuf).
+/// their defaults. The output is bytes, written piece by piece into a ``ByteSink`` (some formats are binary: pprof
+/// is gzipped protobuf), so memory follows the timeline and the format's tables, never the output's size.
 public protocol ProfileExporter {
     /// The format's options.
     associatedtype Options: Sendable
@@ -11,9 +12,18 @@ public protocol ProfileExporter {
     /// Creates an exporter.
     init(options: Options)
 
-    /// The whole output for `timeline`. Tolerated problems go to `diagnostics`; a timeline the format cannot
-    /// represent throws ``AnalysisError``.
-    func export(_ timeline: Timeline, diagnostics: inout Diagnostics) throws -> [UInt8]
+    /// Writes the output for `timeline` into `sink` and flushes it. Tolerated problems go to `diagnostics`; a
+    /// timeline the format cannot represent throws ``AnalysisError``, and so does a failing sink.
+    func export(_ timeline: Timeline, to sink: ByteSink, diagnostics: inout Diagnostics) throws
+}
+
+extension ProfileExporter {
+    /// The whole output for `timeline`, in memory.
+    public func export(_ timeline: Timeline, diagnostics: inout Diagnostics) throws -> [UInt8] {
+        let sink = ByteSink()
+        try export(timeline, to: sink, diagnostics: &diagnostics)
+        return sink.bytes
+    }
 }
 
 /// The formats `stallprof export` writes.
@@ -53,15 +63,24 @@ public enum Exporter {
         return (bytes, diagnostics)
     }
 
-    /// `timeline` in `options.format`.
+    /// `timeline` in `options.format`, in memory.
     public static func write(_ timeline: Timeline, options: ExportOptions, diagnostics: inout Diagnostics) throws
         -> [UInt8]
     {
+        let sink = ByteSink()
+        try write(timeline, options: options, to: sink, diagnostics: &diagnostics)
+        return sink.bytes
+    }
+
+    /// Writes `timeline` in `options.format` into `sink` (and flushes it).
+    public static func write(_ timeline: Timeline, options: ExportOptions, to sink: ByteSink,
+                             diagnostics: inout Diagnostics) throws {
         switch options.format {
-        case .speedscope: return try SpeedscopeExporter(options: options.speedscope).export(timeline, diagnostics: &diagnostics)
+        case .speedscope:
+            try SpeedscopeExporter(options: options.speedscope).export(timeline, to: sink, diagnostics: &diagnostics)
         case .chromeTrace:
-            return try ChromeTraceExporter(options: options.chromeTrace).export(timeline, diagnostics: &diagnostics)
-        case .pprof: return try PprofExporter(options: options.pprof).export(timeline, diagnostics: &diagnostics)
+            try ChromeTraceExporter(options: options.chromeTrace).export(timeline, to: sink, diagnostics: &diagnostics)
+        case .pprof: try PprofExporter(options: options.pprof).export(timeline, to: sink, diagnostics: &diagnostics)
         }
     }
 
@@ -83,16 +102,7 @@ public enum Exporter {
             }
             let capture = try StallCaptureImporter.read(opened.stream)
             let next = TimelineBuilder.build(capture, options: options.capture, diagnostics: &diagnostics)
-            guard var merged = timeline else {
-                timeline = next
-                continue
-            }
-            merged.name += ", " + next.name
-            merged.episodes += next.episodes
-            merged.markers += next.markers
-            merged.images += next.images.filter { !merged.images.contains($0) }
-            merged.durationNs = max(merged.durationNs ?? 0, next.durationNs ?? 0)
-            timeline = merged
+            if timeline == nil { timeline = next } else { timeline!.append(next) }
         }
         if let timeline {
             guard untimed.isEmpty else {

@@ -10,6 +10,15 @@ struct ProtobufWriter {
         case lengthDelimited = 2
     }
 
+    /// Moves the bytes so far into `sink` once there are `atLeast` of them (default 64 KiB), so a long message is
+    /// written as it is made; `atLeast: 0` moves whatever there is.
+    mutating func drain(into sink: ByteSink, atLeast: Int = 1 << 16) throws {
+        guard bytes.count >= atLeast, !bytes.isEmpty else { return }
+        sink.write(bytes)
+        bytes.removeAll(keepingCapacity: true)
+        try sink.flushIfFull()
+    }
+
     /// Appends `value` as a base-128 varint.
     mutating func varint(_ value: UInt64) {
         var rest = value

@@ -33,64 +33,101 @@ public struct SpeedscopeExporter: ProfileExporter {
     /// Creates an exporter.
     public init(options: Options) { self.options = options }
 
-    /// The speedscope JSON of `timeline`.
-    public func export(_ timeline: Timeline, diagnostics: inout Diagnostics) throws -> [UInt8] {
-        var frames: [JSONValue] = []
-        var index: [TimelineFrame: Int] = [:]
-        var profiles: [JSONValue] = []
+    /// Writes the speedscope JSON of `timeline`: the frame table first (frames numbered as they first appear,
+    /// sample by sample, root first), then each episode's samples and weights, streamed.
+    public func export(_ timeline: Timeline, to sink: ByteSink, diagnostics: inout Diagnostics) throws {
+        let stacks = timeline.stacks
         let inMilliseconds = options.weight == .milliseconds && timeline.isTimed
         let (unit, scale) = inMilliseconds ? ("milliseconds", 1.0) : Self.unit(of: timeline)
+        // Frames are shared by name and image only: addresses differ within one function.
+        let (groupOf, firstFrame) = stacks.groups { frame in
+            TimelineFrame(name: frame.name, image: options.imagePaths ? frame.image : nil, line: frame.line,
+                          file: frame.file)
+        }
+        // Pass 1: speedscope's frame numbers, in order of first appearance, and each episode's total weight.
+        var index = [Int32](repeating: -1, count: firstFrame.count)
+        var ordered: [Int32] = []
+        var totals: [Double] = []
+        var walk = NewNodes(stacks)
         for episode in timeline.episodes {
-            var stacks: [JSONValue] = []
-            var weights: [JSONValue] = []
             var total = 0.0
             // An empty stack (an idle sample) stays, with no frames, so the total matches the input's.
             for sample in episode.samples where sample.count > 0 {
-                var stack: [JSONValue] = []
-                stack.reserveCapacity(sample.frames.count)
-                for frame in sample.frames {
-                    // Frames are shared by name and image only: addresses differ within one function.
-                    let key = TimelineFrame(name: frame.name, image: options.imagePaths ? frame.image : nil,
-                                            line: frame.line, file: frame.file)
-                    if let known = index[key] {
-                        stack.append(.int(known))
-                        continue
+                walk(sample.stack, in: stacks)
+                for node in walk.chain.reversed() {
+                    let group = Int(groupOf[Int(stacks.nodeFrames[Int(node)])])
+                    if index[group] < 0 {
+                        index[group] = Int32(ordered.count)
+                        ordered.append(Int32(group))
                     }
-                    index[key] = frames.count
-                    stack.append(.int(frames.count))
-                    var members: [(String, JSONValue)] = [("name", .string(key.name))]
-                    if let file = key.image ?? key.file { members.append(("file", .string(file))) }
-                    if let line = key.line { members.append(("line", .int(line))) }
-                    frames.append(.object(members))
                 }
-                let weight = inMilliseconds ? Double(sample.wallNs ?? 0) / 1e6 : sample.count * scale
-                stacks.append(.array(stack))
+                total += weight(of: sample, inMilliseconds: inMilliseconds, scale: scale)
+            }
+            totals.append(total)
+        }
+        sink.write("{\"$schema\":" + JSONValue.quoted(Self.schemaURL) + ",\"shared\":{\"frames\":[")
+        for (position, group) in ordered.enumerated() {
+            if position > 0 { sink.write(byte: UInt8(ascii: ",")) }
+            let frame = stacks.frames[Int(firstFrame[Int(group)])]
+            var members: [(String, JSONValue)] = [("name", .string(frame.name))]
+            if let file = (options.imagePaths ? frame.image : nil) ?? frame.file { members.append(("file", .string(file))) }
+            if let line = frame.line { members.append(("line", .int(line))) }
+            sink.write(json: .object(members))
+            try sink.flushIfFull()
+        }
+        sink.write("]},\"profiles\":[")
+        var path: [Int32] = []
+        for (number, episode) in timeline.episodes.enumerated() {
+            let start = inMilliseconds ? Double(episode.startNs ?? 0) / 1e6 : 0
+            let end = inMilliseconds ? start + Double(episode.durationNs ?? 0) / 1e6 : totals[number]
+            if number > 0 { sink.write(byte: UInt8(ascii: ",")) }
+            sink.write(byte: UInt8(ascii: "{"))
+            sink.write(members: [
+                ("type", .string("sampled")), ("name", .string(Self.profileName(episode, timeline: timeline))),
+                ("unit", .string(unit)), ("startValue", .count(start)),
+                ("endValue", .count(max(end, start + (inMilliseconds ? totals[number] : 0)))),
+            ])
+            sink.write(",\"samples\":[")
+            // Pass 2: each sample's frame numbers, root first.
+            var first = true
+            for sample in episode.samples where sample.count > 0 {
+                sink.write(first ? "[" : ",[")
+                first = false
+                stacks.path(of: sample.stack, into: &path)
+                for (position, node) in path.reversed().enumerated() {
+                    if position > 0 { sink.write(byte: UInt8(ascii: ",")) }
+                    sink.write(decimal: Int(index[Int(groupOf[Int(stacks.nodeFrames[Int(node)])])]))
+                }
+                sink.write(byte: UInt8(ascii: "]"))
+                try sink.flushIfFull()
+            }
+            sink.write("],\"weights\":[")
+            first = true
+            for sample in episode.samples where sample.count > 0 {
+                if !first { sink.write(byte: UInt8(ascii: ",")) }
+                first = false
                 // An integral folded count is written exactly (past 2^53 a Double would round it).
                 let exact = inMilliseconds || scale != 1 ? nil : sample.exact
-                weights.append(exact.map { .literal(String($0)) } ?? .count(weight))
-                total += weight
+                if let exact { sink.write(String(exact)) } else {
+                    sink.write(json: .count(weight(of: sample, inMilliseconds: inMilliseconds, scale: scale)))
+                }
+                try sink.flushIfFull()
             }
-            let start = inMilliseconds ? Double(episode.startNs ?? 0) / 1e6 : 0
-            let end = inMilliseconds ? start + Double(episode.durationNs ?? 0) / 1e6 : total
-            profiles.append(.object([
-                ("type", .string("sampled")),
-                ("name", .string(Self.profileName(episode, timeline: timeline))),
-                ("unit", .string(unit)),
-                ("startValue", .count(start)),
-                ("endValue", .count(max(end, start + (inMilliseconds ? total : 0)))),
-                ("samples", .array(stacks)),
-                ("weights", .array(weights)),
-            ]))
+            sink.write("]}")
         }
-        if profiles.isEmpty { diagnostics.warn("\(timeline.name): no episodes to export; the file has no profiles") }
-        return JSONValue.object([
-            ("$schema", .string(Self.schemaURL)),
-            ("shared", .object([("frames", .array(frames))])),
-            ("profiles", .array(profiles)),
-            ("name", .string(timeline.name)),
-            ("activeProfileIndex", .int(0)),
-            ("exporter", .string(Self.exporterName)),
-        ]).compactBytes
+        if timeline.episodes.isEmpty {
+            diagnostics.warn("\(timeline.name): no episodes to export; the file has no profiles")
+        }
+        sink.write("],")
+        sink.write(members: [("name", .string(timeline.name)), ("activeProfileIndex", .int(0)),
+                             ("exporter", .string(Self.exporterName))])
+        sink.write("}\n")
+        try sink.flush()
+    }
+
+    /// What `sample` weighs: its wall time in milliseconds, or its count in the unit's scale.
+    private func weight(of sample: TimelineSample, inMilliseconds: Bool, scale: Double) -> Double {
+        inMilliseconds ? Double(sample.wallNs ?? 0) / 1e6 : sample.count * scale
     }
 
     /// The speedscope unit of counts outside milliseconds weighting and what a count is multiplied by in it: the

@@ -1,9 +1,10 @@
 import StallFormat
 
-/// What every exporter reads: episodes with their times and per-sample stacks, markers, and the images the
-/// addresses came from. Built from a capture (``TimelineBuilder/build(_:options:diagnostics:)``) or from folded
-/// stacks (``TimelineBuilder/build(folded:name:)``: one episode without times). All times are nanoseconds from
-/// ``startNs`` (the capture's start), so exporters never see the capture's monotonic clock.
+/// What every exporter reads: episodes with their times and samples, the samples' stacks (``stacks``: each frame and
+/// each stack stored once), markers, and the images the addresses came from. Built from a capture
+/// (``TimelineBuilder/build(_:options:diagnostics:)``) or from folded stacks (``TimelineBuilder/build(folded:name:)``:
+/// one episode without times). All times are nanoseconds from ``startNs`` (the capture's start), so exporters never
+/// see the capture's monotonic clock.
 public struct Timeline: Sendable {
     /// What the timeline is called (the capture's source, or the inputs' names).
     public var name: String
@@ -18,6 +19,8 @@ public struct Timeline: Sendable {
     public var executable: String?
     /// Episodes in the order they began.
     public var episodes: [TimelineEpisode]
+    /// The frames and stacks the samples name (``TimelineSample/stack``).
+    public var stacks: TimelineStacks
     /// Markers in time order (a capture's, all of them; none for folded input).
     public var markers: [TimelineMarker]
     /// Images the frames' addresses fall in, the main binary first when known.
@@ -29,7 +32,8 @@ public struct Timeline: Sendable {
     /// Creates a timeline.
     public init(name: String, isTimed: Bool, startWallNs: UInt64? = nil, durationNs: UInt64? = nil,
                 sampleIntervalNs: UInt64? = nil, executable: String? = nil, episodes: [TimelineEpisode] = [],
-                markers: [TimelineMarker] = [], images: [ImageRecord] = [], countUnit: CountUnit? = nil) {
+                stacks: TimelineStacks = TimelineStacks(), markers: [TimelineMarker] = [], images: [ImageRecord] = [],
+                countUnit: CountUnit? = nil) {
         self.name = name
         self.isTimed = isTimed
         self.startWallNs = startWallNs
@@ -37,6 +41,7 @@ public struct Timeline: Sendable {
         self.sampleIntervalNs = sampleIntervalNs
         self.executable = executable
         self.episodes = episodes
+        self.stacks = stacks
         self.markers = markers
         self.images = images
         self.countUnit = countUnit
@@ -53,6 +58,26 @@ public struct Timeline: Sendable {
 
     /// Number of samples in all episodes.
     public var sampleCount: Int { episodes.reduce(0) { $0 + $1.samples.count } }
+
+    /// The frames of `sample`'s stack, root first.
+    public func frames(of sample: TimelineSample) -> [TimelineFrame] { stacks.frames(of: sample.stack) }
+
+    /// Adds `other`'s episodes, markers and images after this timeline's (a second capture exported with the first:
+    /// its times count from its own start), and its name after this one's.
+    public mutating func append(_ other: Timeline) {
+        let nodes = stacks.add(other.stacks)
+        name += ", " + other.name
+        episodes += other.episodes.map { episode in
+            var episode = episode
+            for index in episode.samples.indices {
+                episode.samples[index].stack = nodes[Int(episode.samples[index].stack)]
+            }
+            return episode
+        }
+        markers += other.markers
+        images += other.images.filter { !images.contains($0) }
+        durationNs = max(durationNs ?? 0, other.durationNs ?? 0)
+    }
 }
 
 /// One episode: a stall or a saturated period of a capture, or all the stacks of an untimed input.
@@ -115,17 +140,18 @@ public struct TimelineSample: Sendable {
     public var count: Double
     /// ``count`` exactly, when it is an integer of folded input (up to 2^64-1, past a Double's 2^53); nil otherwise.
     public var exact: UInt64?
-    /// The frames, root first.
-    public var frames: [TimelineFrame]
+    /// The stack: its leaf node in the timeline's ``Timeline/stacks`` (0: no frames). ``Timeline/frames(of:)``
+    /// spells it out.
+    public var stack: Int32
 
-    /// Creates a sample.
+    /// Creates a sample of the stack ending at node `stack`.
     public init(timestampNs: UInt64? = nil, wallNs: UInt64? = nil, count: Double = 1, exact: UInt64? = nil,
-                frames: [TimelineFrame]) {
+                stack: Int32) {
         self.timestampNs = timestampNs
         self.wallNs = wallNs
         self.count = count
         self.exact = exact
-        self.frames = frames
+        self.stack = stack
     }
 }
 

@@ -15,6 +15,7 @@ public enum TimelineBuilder {
         let rule = AppCodeRule(images: capture.images, executable: capture.process?.executable)
         let interval = capture.process?.sampleIntervalNs
         var episodes: [TimelineEpisode] = []
+        var stacks = TimelineStacks()
         var end: UInt64 = capture.closedAtNs.map(relative) ?? 0
         for stall in capture.stalls where options.accepts(stall) {
             if !stall.isFinished {
@@ -35,7 +36,7 @@ public enum TimelineBuilder {
                 if wall == 0 { wall = interval ?? 0 }
                 samples.append(TimelineSample(
                     timestampNs: relative(sample.timestampNs), wallNs: wall, count: 1,
-                    frames: frames(of: sample, symbolizer: symbolizer)))
+                    stack: stacks.node(for: frames(of: sample, symbolizer: symbolizer))))
             }
             let blocked = stall.blockedOn.map {
                 BlockedOnSummary($0, symbolizer: symbolizer, rule: rule, architecture: architecture).sentence
@@ -62,8 +63,8 @@ public enum TimelineBuilder {
         let images = capture.images.filter { $0.path == executable } + capture.images.filter { $0.path != executable }
         return Timeline(
             name: capture.source, isTimed: true, startWallNs: capture.process?.startWallNs,
-            durationNs: end, sampleIntervalNs: interval, executable: executable, episodes: episodes, markers: markers,
-            images: images)
+            durationNs: end, sampleIntervalNs: interval, executable: executable, episodes: episodes, stacks: stacks,
+            markers: markers, images: images)
     }
 
     /// One sample's frames, root first: names as `fold` prints them (with `[truncated]` in front of a stack cut at
@@ -83,19 +84,30 @@ public enum TimelineBuilder {
     }
 
     /// An untimed timeline of folded stacks: one episode whose samples are the distinct stacks in byte order,
-    /// each with its count, in the stacks' ``FoldedStacks/unit``. Frames are the `;`-separated names; they carry no
-    /// image nor address, and a file and line where ``FoldedStacks/frameSources`` has them. An empty stack (py-spy's idle line) is kept as a sample without frames, so totals match.
+    /// each with its count, in the stacks' ``FoldedStacks/unit``; stacks whose count is not above 0 are left out.
+    /// Frames are the `;`-separated names; they carry no image nor address, and a file and line where
+    /// ``FoldedStacks/frameSources`` has them. An empty stack (py-spy's idle line) is kept as a sample without
+    /// frames, so totals match. Each name is made a frame once, each stack a node of ``Timeline/stacks``.
     public static func build(folded stacks: FoldedStacks, name: String) -> Timeline {
-        let samples = stacks.sortedProfileStacks.compactMap { entry -> TimelineSample? in
-            guard entry.count > 0 else { return nil }
-            let frames = entry.stack.isEmpty ? [] : entry.stack.split(separator: ";", omittingEmptySubsequences: false)
-                .map { name -> TimelineFrame in
-                    let source = stacks.frameSources.isEmpty ? nil : stacks.frameSources[String(name)]
-                    return TimelineFrame(name: String(name), line: source?.line, file: source?.file)
+        var tree = TimelineStacks()
+        var names = FoldedFrameNames()
+        var samples: [TimelineSample] = []
+        samples.reserveCapacity(stacks.count)
+        let order = stacks.sortedIndices()
+        stacks.withEntries { entry in
+            for index in order {
+                let (bytes, whole, fraction) = entry(index)
+                let count = Double(whole) + fraction
+                guard count > 0 else { continue }
+                names.split(bytes) { name in
+                    let source = stacks.frameSources.isEmpty ? nil : stacks.frameSources[name]
+                    return tree.number(of: TimelineFrame(name: name, line: source?.line, file: source?.file))
                 }
-            return TimelineSample(count: entry.count, exact: entry.exact, frames: frames)
+                samples.append(TimelineSample(count: count, exact: fraction == 0 ? whole : nil,
+                                              stack: tree.node(for: names.frames)))
+            }
         }
-        return Timeline(name: name, isTimed: false, episodes: [TimelineEpisode(id: 0, samples: samples)],
+        return Timeline(name: name, isTimed: false, episodes: [TimelineEpisode(id: 0, samples: samples)], stacks: tree,
                         countUnit: stacks.unit == .samples ? nil : stacks.unit)
     }
 }

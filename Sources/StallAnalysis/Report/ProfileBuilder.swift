@@ -12,51 +12,138 @@ struct ProfileBuilder {
     static let minimumAppShare = 0.01
 
     private var total = 0.0
-    /// Weight per stack, with the stack's app flags (one hash of the whole stack per sample).
-    private var stacks: [[String]: (count: Double, app: [Bool])] = [:]
-    private var selfCounts: [String: Double] = [:]
-    private var appCounts: [String: Double] = [:]
-    private var appDepth: [String: Int] = [:]
-    private var outermostApp: [String: Double] = [:]
-    private var innermostApp: [String: Double] = [:]
-    private var cycles: [[String]: Double] = [:]
+    /// Every name met, by number (names are numbered once; stacks are kept as numbers), and what is counted for it.
+    private var texts: [String] = []
+    private var names: [Name] = []
+    private var numbers: [String: Int32] = [:]
+    /// The stacks met, as nodes of one tree; per node: the weight of the stack ending there, and whether one did.
+    private var stacks = StackTree()
+    private var stackCounts: [Double] = [0]
+    private var isStack: [Bool] = [false]
+    /// The nodes where a stack ended, in order, and the app flags each came with first (none: all app code).
+    private var stackEnds: [Int32] = []
+    private var stackApp: [Int32: [Bool]] = [:]
+    /// The heaviest of the stacks added as distinct (kept out of the tree), with its app flags.
+    private var heaviestDistinct: Stack?
+    private var cycles: [[Int32]: Double] = [:]
     private var withoutApp = 0.0
     /// Weight of the samples whose stack was cut short (root frame `[truncated]`).
     private var truncated = 0.0
+    /// Samples added so far (each name remembers the last sample it was an app frame of).
+    private var sampleCount = 0
+    /// The app frames of the sample being added, root first.
+    private var appSequence: [Int32] = []
+
+    /// What is counted per name. The fields every frame of every sample touches (``Visit``) are kept apart, in
+    /// 24 bytes a name, so a profile of many names stays in the caches.
+    private struct Name {
+        /// As a leaf; nil when it never was one.
+        var selfCount: Double?
+        /// As the outermost app frame; nil when it never was.
+        var outermost: Double?
+        /// As the innermost app frame; nil when it never was.
+        var innermost: Double?
+        var isGlue: Bool
+        /// An unresolved frame (`[image]`): they all read alike, and prove no recursion.
+        var isUnresolved: Bool
+    }
+    private var visits: [Visit] = []
+
+    /// A name as an app frame: its weight, once per sample, and whether it ever was one; its depths summed (the
+    /// first in each sample); the last sample it was in and its last position among that sample's app frames.
+    private struct Visit {
+        var appCount = 0.0
+        var appDepth = 0
+        var sample = -1
+        var position: Int32 = 0
+        var isApp = false
+    }
+
+    /// The number of `name`, given when it is new.
+    mutating func number(of name: String) -> Int32 {
+        if let known = numbers[name] { return known }
+        texts.append(name)
+        names.append(Name(isGlue: Self.isGlue(name), isUnresolved: name.hasPrefix("[")))
+        visits.append(Visit())
+        numbers[name] = Int32(names.count - 1)
+        return Int32(names.count - 1)
+    }
+
+    /// How many names were met.
+    var nameCount: Int { texts.count }
+
+    /// The number of `name` when it was met; nil otherwise.
+    func existingNumber(of name: String) -> Int32? { numbers[name] }
+
+    /// The name numbered `number`.
+    func name(_ number: Int32) -> String { texts[Int(number)] }
 
     /// Adds one sample of `weight` (default 1): `names` root first, `app[i]` true when `names[i]` is app code. An
     /// empty stack (folded input's ` 2` line) counts in the total only, as flamegraph.pl counts it.
     mutating func add(names: [String], app: [Bool], weight: Double = 1) {
+        add(frames: names.map { number(of: $0) }, app: app, weight: weight)
+    }
+
+    /// Adds one sample of `weight`: `frames` root first, numbers from ``number(of:)``; `app[i]` true when frame `i`
+    /// is app code (nil: every frame is). `distinct`: the caller knows no other sample has these frames (a folded
+    /// file's stacks, when no two names are one): the stack is not looked up, only weighed against the heaviest.
+    mutating func add(frames: [Int32], app: [Bool]?, weight: Double, distinct: Bool = false) {
         total += weight
-        guard let leaf = names.last else { return }
-        if names.first == TruncatedStack.rootFrame { truncated += weight }
-        stacks[names, default: (0, app)].count += weight
-        selfCounts[leaf, default: 0] += weight
-        var lastIndex: [String: Int] = [:]  // also: the app names already counted in this sample
-        lastIndex.reserveCapacity(names.count)
-        var appSequence: [String] = []
-        var cycle: [String]? = nil
-        for (depth, name) in names.enumerated() where app[depth] {
-            let previous = lastIndex.updateValue(appSequence.count, forKey: name)
+        guard let leaf = frames.last else { return }
+        if texts[Int(frames[0])] == TruncatedStack.rootFrame { truncated += weight }
+        if distinct {
+            let stack = Stack(frames: frames, count: weight, app: app)
+            if let best = heaviestDistinct, best.count == weight, best.joined == nil {
+                let spelled = joined(best)  // ties are common (counts of 1): the best is spelled out once
+                heaviestDistinct?.joined = spelled
+            }
+            if heaviestDistinct.map({ isLighter($0, than: stack) }) ?? true { heaviestDistinct = stack }
+        } else {
+            addToTree(frames, app: app, weight: weight)
+        }
+        names[Int(leaf)].selfCount = (names[Int(leaf)].selfCount ?? 0) + weight
+        sampleCount += 1
+        appSequence.removeAll(keepingCapacity: true)
+        var cycle: [Int32]? = nil
+        for (depth, frame) in frames.enumerated() where app?[depth] ?? true {
+            let index = Int(frame)
+            let previous = visits[index].sample == sampleCount ? Int(visits[index].position) : nil
+            visits[index].sample = sampleCount
+            visits[index].position = Int32(truncatingIfNeeded: appSequence.count)
             if previous == nil {
-                appCounts[name, default: 0] += weight
-                appDepth[name, default: 0] += depth
+                visits[index].appCount += weight
+                visits[index].appDepth += depth
+                visits[index].isApp = true
             }
-            // Unresolved frames (`[image]`) all read alike: they prove no recursion.
-            if cycle == nil, !name.hasPrefix("["), let previous {
-                cycle = Array(appSequence[previous...]) + [name]
+            if cycle == nil, let previous, !names[index].isUnresolved {
+                cycle = Array(appSequence[previous...]) + [frame]
             }
-            appSequence.append(name)
+            appSequence.append(frame)
         }
         // The outermost app frame that names a function (not a closure or a thunk around it): what a loop across
         // run-loop turns keeps re-entering.
-        if let first = appSequence.first(where: { !Self.isGlue($0) }) ?? appSequence.first {
-            outermostApp[first, default: 0] += weight
+        if let first = appSequence.first(where: { !names[Int($0)].isGlue }) ?? appSequence.first {
+            names[Int(first)].outermost = (names[Int(first)].outermost ?? 0) + weight
         } else {
             withoutApp += weight
         }
-        if let last = appSequence.last { innermostApp[last, default: 0] += weight }
+        if let last = appSequence.last { names[Int(last)].innermost = (names[Int(last)].innermost ?? 0) + weight }
         if let cycle { cycles[cycle, default: 0] += weight }
+    }
+
+    /// Adds `weight` to the stack `frames` in the tree (its first app flags kept).
+    private mutating func addToTree(_ frames: [Int32], app: [Bool]?, weight: Double) {
+        let node = stacks.node(for: frames)
+        if stackCounts.count < stacks.nodeCount {
+            stackCounts += repeatElement(0, count: stacks.nodeCount - stackCounts.count)
+            isStack += repeatElement(false, count: stacks.nodeCount - isStack.count)
+        }
+        if !isStack[Int(node)] {
+            isStack[Int(node)] = true
+            stackEnds.append(node)
+            if let app { stackApp[node] = app }
+        }
+        stackCounts[Int(node)] += weight
     }
 
     /// Closures, thunks and forwarders: frames that only carry a call to the function that matters.
@@ -65,19 +152,38 @@ struct ProfileBuilder {
             .contains { name.hasPrefix($0) }
     }
 
+    /// `frames` spelled out.
+    private func text(_ frames: [Int32]) -> [String] { frames.map { texts[Int($0)] } }
+
+    /// A stack with its weight and app flags (nil: all app code).
+    private struct Stack {
+        var frames: [Int32]
+        var count: Double
+        var app: [Bool]?
+        /// The names joined by `;`, once a tie needed them.
+        var joined: String? = nil
+    }
+
+    /// The order of heaviness: fewer samples, then (ties) the byte-larger joined names.
+    private func isLighter(_ a: Stack, than b: Stack) -> Bool {
+        a.count != b.count ? a.count < b.count : joined(a) > joined(b)
+    }
+
+    /// `stack`'s names joined by `;`.
+    private func joined(_ stack: Stack) -> String { stack.joined ?? text(stack.frames).joined(separator: ";") }
+
     /// The heaviest stack: most samples, ties broken by the byte-smallest joined names.
-    private var heaviest: (names: [String], count: Double)? {
-        stacks.max { a, b in
-            a.value.count != b.value.count
-                ? a.value.count < b.value.count : a.key.joined(separator: ";") > b.key.joined(separator: ";")
-        }.map { ($0.key, $0.value.count) }
+    private var heaviest: Stack? {
+        let inTree = stackEnds.map { Stack(frames: stacks.frames(of: $0), count: stackCounts[Int($0)], app: stackApp[$0]) }
+        return (inTree + [heaviestDistinct].compactMap { $0 }).max(by: isLighter)
     }
 
     /// What episodes with the same shape share: the heaviest stack's app frames, root first, each named once,
     /// or its three leaf-most frames when it has no app code.
     var fingerprint: String {
-        guard let (names, _) = heaviest else { return "(no samples)" }
-        let app = stacks[names]?.app ?? []
+        guard let heaviest else { return "(no samples)" }
+        let names = text(heaviest.frames)
+        let app = heaviest.app ?? Array(repeating: true, count: names.count)
         var seen = Set<String>()
         let appNames = names.indices.filter { app[$0] && seen.insert(names[$0]).inserted }.map { names[$0] }
         return appNames.isEmpty ? names.suffix(3).joined(separator: " > ") : appNames.joined(separator: " > ")
@@ -88,27 +194,28 @@ struct ProfileBuilder {
     /// (`samples`, `the time`, `cycles`).
     func profile(kind: EpisodeKind?, state: StallState?, weightName: String = "samples") -> SampleProfile {
         let denominator = total > 0 ? total : 1
-        let shares = { (counts: [String: Double]) in
-            counts.map {
-                FunctionShare(function: $0.key, samples: Self.whole($0.value), share: $0.value / denominator,
-                              count: $0.value)
-            }
+        let share = { (number: Int, value: Double) in
+            FunctionShare(function: texts[number], samples: Self.whole(value), share: value / denominator, count: value)
         }
-        let topSelf = shares(selfCounts)
+        let topSelf = names.indices.compactMap { number in names[number].selfCount.map { share(number, $0) } }
             .sorted { ($0.count, $1.function) > ($1.count, $0.function) }
-        let appFrames = shares(appCounts)
-            .filter { $0.share >= Self.minimumAppShare }
-            .sorted { a, b in
-                if a.count != b.count { return a.count > b.count }
-                let (depthA, depthB) = (appDepth[a.function] ?? 0, appDepth[b.function] ?? 0)
-                return depthA != depthB ? depthA < depthB : a.function < b.function
+        let appFrames = names.indices
+            .compactMap { number in
+                visits[number].isApp ? (share: share(number, visits[number].appCount), depth: visits[number].appDepth) : nil
             }
-        let appSelf = shares(innermostApp)
+            .filter { $0.share.share >= Self.minimumAppShare }
+            .sorted { a, b in
+                if a.share.count != b.share.count { return a.share.count > b.share.count }
+                return a.depth != b.depth ? a.depth < b.depth : a.share.function < b.share.function
+            }
+            .map(\.share)
+        let appSelf = names.indices.compactMap { number in names[number].innermost.map { share(number, $0) } }
             .filter { $0.share >= Self.minimumAppShare }
             .sorted { ($0.count, $1.function) > ($1.count, $0.function) }
         let noApp = total == 0 ? 0 : withoutApp / denominator
+        let heaviest = heaviest
         return SampleProfile(
-            analyzedSamples: Self.whole(total), heaviestStack: heaviest?.names ?? [],
+            analyzedSamples: Self.whole(total), heaviestStack: heaviest.map { text($0.frames) } ?? [],
             heaviestStackSamples: Self.whole(heaviest?.count ?? 0), topSelf: topSelf, appFrames: appFrames,
             appSelf: appSelf, noAppCodeShare: noApp,
             hints: hints(kind: kind, state: state, noApp: noApp, weightName: weightName),
@@ -128,10 +235,10 @@ struct ProfileBuilder {
         let counted = weightName == "samples"
         var hints: [ReportHint] = []
         // The most common cycle, then the shortest, then the smallest names: never the dictionary's order.
-        if let (cycle, count) = cycles.max(by: { a, b in
-            a.value != b.value ? a.value < b.value
-                : a.key.count != b.key.count ? a.key.count > b.key.count
-                : a.key.joined(separator: "\n") > b.key.joined(separator: "\n")
+        if let (cycle, count) = cycles.map({ (text($0.key), $0.value) }).max(by: { a, b in
+            a.1 != b.1 ? a.1 < b.1
+                : a.0.count != b.0.count ? a.0.count > b.0.count
+                : a.0.joined(separator: "\n") > b.0.joined(separator: "\n")
         }),
             Double(cycles.values.reduce(0, +)) / denominator >= Self.loopShare
         {
@@ -145,7 +252,9 @@ struct ProfileBuilder {
                     + cycle.map(short).joined(separator: " -> ")))
             }
         }
-        if kind == .saturated, let (frame, count) = outermostApp.max(by: { ($0.value, $1.key) < ($1.value, $0.key) }),
+        if kind == .saturated,
+            let (frame, count) = names.indices.compactMap({ number in names[number].outermost.map { (texts[number], $0) } })
+                .max(by: { ($0.1, $1.0) < ($1.1, $0.0) }),
             Double(count) / denominator >= Self.loopShare
         {
             hints.append(ReportHint(kind: "run-loop-reentry", text: "loop across run-loop turns: the run loop keeps "

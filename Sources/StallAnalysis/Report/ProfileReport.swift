@@ -44,35 +44,67 @@ public struct ProfileReport: Sendable {
         self.inputs = inputs
         unit = folded.unit
         stacks = folded.count
+        // Each stack's frames as numbers, back to back (`starts[i]..<starts[i + 1]`), for the exact pass.
         var builder = ProfileBuilder()
+        var names = FoldedFrameNames()
+        var frames: [Int32] = []
+        var starts = [0]
+        var counts: [Double] = []
+        // Distinct stacks have distinct frames unless two names are one to Swift (canonically equivalent Unicode,
+        // or invalid UTF-8 repaired alike): then stacks are looked up and merged.
+        var namesMerged = false
         folded.forEach { bytes, count in
-            let names = bytes.isEmpty ? [] : bytes.split(separator: UInt8(ascii: ";"), omittingEmptySubsequences: false)
-                .map { String(decoding: $0, as: UTF8.self) }
-            builder.add(names: names, app: Array(repeating: true, count: names.count), weight: count)
+            names.split(bytes.assumingMemoryBound(to: UInt8.self)) { name in
+                let count = builder.nameCount
+                let number = builder.number(of: name)
+                if builder.nameCount == count { namesMerged = true }
+                return number
+            }
+            frames += names.frames
+            starts.append(frames.count)
+            counts.append(count)
+        }
+        for (index, count) in counts.enumerated() {
+            builder.add(frames: Array(frames[starts[index]..<starts[index + 1]]), app: nil, weight: count,
+                        distinct: !namesMerged)
         }
         profile = builder.profile(kind: nil, state: nil, weightName: Self.weightName(folded.unit))
-        exact = Self.exactCounts(folded, profile: profile,
+        exact = Self.exactCounts(folded, frames: frames, starts: starts, builder: builder, profile: profile,
                                  listed: max(options.topFunctions, 0))
     }
 
-    /// The exact sums of what the report lists, in one more pass over the stacks.
-    static func exactCounts(_ folded: FoldedStacks, profile: SampleProfile, listed: Int) -> ExactCounts {
+    /// The exact sums of what the report lists, in one more pass over the stacks (`frames[starts[i]..<starts[i + 1]]`:
+    /// stack `i`'s frames, numbered by `builder`, in the stacks' first-seen order).
+    static func exactCounts(_ folded: FoldedStacks, frames: [Int32], starts: [Int], builder: ProfileBuilder,
+                            profile: SampleProfile, listed: Int) -> ExactCounts {
         var result = ExactCounts()
-        for share in profile.topSelf.prefix(listed) { result.selfCounts[share.function] = ExactSum() }
-        for share in profile.appFrames.prefix(listed) { result.totalCounts[share.function] = ExactSum() }
-        let heaviest = profile.heaviestStack
-        folded.forEachExact { bytes, whole, fraction in
+        // Per name number: its place among the listed self and total functions (-1: not listed), and the last
+        // stack it was counted in.
+        var selfSlot = [Int](repeating: -1, count: builder.nameCount)
+        var totalSlot = selfSlot
+        var counted = selfSlot
+        let selfListed = profile.topSelf.prefix(listed).map(\.function)
+        let totalListed = profile.appFrames.prefix(listed).map(\.function)
+        for (slot, name) in selfListed.enumerated() { selfSlot[Int(builder.existingNumber(of: name)!)] = slot }
+        for (slot, name) in totalListed.enumerated() { totalSlot[Int(builder.existingNumber(of: name)!)] = slot }
+        var selfSums = [ExactSum](repeating: ExactSum(), count: selfListed.count)
+        var totalSums = [ExactSum](repeating: ExactSum(), count: totalListed.count)
+        let heaviest = profile.heaviestStack.map { builder.existingNumber(of: $0)! }
+        var index = 0
+        folded.forEachExact { _, whole, fraction in
+            let stack = frames[starts[index]..<starts[index + 1]]
+            index += 1
             result.total.add(whole: whole, fraction: fraction)
-            guard !bytes.isEmpty else { return }
-            let names = bytes.split(separator: UInt8(ascii: ";"), omittingEmptySubsequences: false)
-                .map { String(decoding: $0, as: UTF8.self) }
-            if let leaf = names.last, result.selfCounts[leaf] != nil { result.selfCounts[leaf]!.add(whole: whole, fraction: fraction) }
-            var seen = Set<String>()
-            for name in names where result.totalCounts[name] != nil && seen.insert(name).inserted {
-                result.totalCounts[name]!.add(whole: whole, fraction: fraction)
+            guard let leaf = stack.last else { return }
+            if selfSlot[Int(leaf)] >= 0 { selfSums[selfSlot[Int(leaf)]].add(whole: whole, fraction: fraction) }
+            for frame in stack where totalSlot[Int(frame)] >= 0 && counted[Int(frame)] != index {
+                counted[Int(frame)] = index
+                totalSums[totalSlot[Int(frame)]].add(whole: whole, fraction: fraction)
             }
-            if names == heaviest { result.heaviest.add(whole: whole, fraction: fraction) }
+            if stack.elementsEqual(heaviest) { result.heaviest.add(whole: whole, fraction: fraction) }
         }
+        for (slot, name) in selfListed.enumerated() { result.selfCounts[name] = selfSums[slot] }
+        for (slot, name) in totalListed.enumerated() { result.totalCounts[name] = totalSums[slot] }
         return result
     }
 

@@ -65,6 +65,7 @@ extension StallReport {
             ("startWall", .text(e.startWallNs.map(ReportFormat.iso8601))),
             ("appSelf", Self.json(shares: profile.appSelf)),
             ("activeRatio", .number(e.activeRatio.map(Self.share))), ("pausedMs", .double(Self.ms(e.pausedMs))),
+            ("runQueueWaitMs", .number(e.runQueueWaitMs.map(Self.ms))),
             ("analyzedSamples", .int(profile.analyzedSamples)),
             ("heaviestStackShare",
              .double(Self.share(Double(profile.heaviestStackSamples) / Double(max(1, profile.analyzedSamples))))),

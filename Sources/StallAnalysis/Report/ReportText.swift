@@ -109,7 +109,7 @@ extension StallReport {
                 + "in all, max \(ReportFormat.seconds((members.map(\.durationMs).max() ?? 0) / 1000))): \(names); "
                 + Self.samples(profile.analyzedSamples)
         }
-        var lines = Self.wrap(heading, indent: "  ")
+        var lines = Self.wrap(heading, indent: "  ") + missed(members)
         let blocked = (members.lazy.compactMap(\.blockedOn).first.map(blockedLines) ?? []) + timelines(members)
         let hints = profile.hints.flatMap { Self.wrap("hint: " + $0.text, first: "  ", indent: "    ") }
         guard profile.analyzedSamples > 0 else { return lines + ["  no samples with a stack"] + hints + blocked }
@@ -127,6 +127,19 @@ extension StallReport {
         let more = profile.appFrames.count - appLimit
         if more > 0 { lines.append("    (\(more) more in --json)") }
         return lines + hints + blocked
+    }
+
+    /// "missed: the thread waited 0.700 s for a CPU (12 samples)" when samples of the episodes were missed.
+    private func missed(_ members: [EpisodeSummary]) -> [String] {
+        let count = members.reduce(0) { $0 + $1.missedSamples }
+        guard count > 0 else { return [] }
+        let samples = count == 1 ? "1 sample" : "\(count) samples"
+        let waits = members.compactMap(\.runQueueWaitMs)
+        let wait = waits.reduce(0, +)
+        guard waits.count == members.count, wait >= 1 else {
+            return ["  missed: \(samples) (the thread did not answer in time)"]
+        }
+        return ["  missed: the thread waited \(ReportFormat.seconds(wait / 1000)) for a CPU (\(samples))"]
     }
 
     private func shareRows(_ shares: some Collection<FunctionShare>) -> [String] {

@@ -116,6 +116,9 @@ public struct EpisodeSummary: Sendable {
     /// Time the process was stopped (SIGSTOP, a frozen cgroup) during the episode, milliseconds; not part of
     /// ``durationMs``.
     public var pausedMs: Double = 0
+    /// The thread's wait for a CPU over the stretches in which samples were missed (the wait that cost them),
+    /// milliseconds; nil when unknown (an unfinished episode, a capture written before issue 17).
+    public var runQueueWaitMs: Double? = nil
     /// The sampled thread's kernel tid.
     public var tid: Int32
     /// Where its samples were.

@@ -1,0 +1,85 @@
+import CStallCapture
+import Foundation
+import Synchronization
+import Testing
+
+@testable import StallProfiler
+
+/// The watchdog's deep sleep (wddeep.c) wakes when the main thread leaves its run loop's wait. Part of
+/// ``WatchdogTests`` (one watchdog at a time: the deep sleep's state is the process's).
+extension WatchdogTests {
+    /// The run loop's epoll set becoming ready wakes a deep sleep, unless the main thread drains the set before the
+    /// sleeping thread collects that readiness (epoll checks it again then): on a loaded machine the watchdog then
+    /// slept a whole threshold into a busy stall, and a 500 ms busy stall at a 250 ms threshold went unrecorded (1
+    /// of 15 runs with eight CPU hogs; a C harness whose reader drains at once lost 28 of 50 wakes). The main
+    /// thread's CPU time wakes the sleep too. Here a stand-in main thread waits in `ppoll` on an edge-triggered
+    /// set, drains it the moment it wakes, then runs: the sleep ends by the set or by the CPU time, never by its
+    /// 30 s timeout. The capture signal (SIGPROF) has its default action in this process unless a watchdog ran
+    /// before: it is blocked for the sleep and drained, never delivered.
+    @Test func aDeepSleepWakesWhenTheMainThreadRunsEvenIfItDrainedTheSet() throws {
+        let epoll = Libc.epollCreate1(Libc.closeOnExec)
+        let event = Libc.eventfd(0, Libc.eventNonBlocking | Libc.closeOnExec)
+        defer {
+            close(epoll)
+            close(event)
+        }
+        // struct epoll_event: the events word first; the data (not needed here) left 0. 16 bytes hold it on x86_64
+        // (packed, 12) and arm64 (16).
+        var item = [UInt32](repeating: 0, count: 4)
+        item[0] = Libc.epollIn | Libc.epollEdgeTriggered
+        #expect(Libc.epollCtl(epoll, Libc.epollAdd, event, &item) == 0)
+        let tid = Atomic<Int32>(0)
+        let finished = DispatchSemaphore(value: 0)
+        let standIn = Thread {
+            let me = stallcap_gettid()
+            tid.store(me, ordering: .releasing)
+            var wait = pollfd(fd: epoll, events: Int16(POLLIN), revents: 0)
+            _ = poll(&wait, 1, -1)
+            var events = [UInt32](repeating: 0, count: 16)
+            _ = Libc.epollWait(epoll, &events, 4, 0)
+            var count: UInt64 = 0
+            _ = read(event, &count, 8)
+            let start = stallcap_thread_cpu_ns(me)
+            while stallcap_thread_cpu_ns(me) - start < 200_000_000 {}  // 200 ms of CPU time: a busy stall
+            finished.signal()
+        }
+        standIn.start()
+        // Until the stand-in sleeps in its ppoll.
+        var thread: Int32 = 0
+        for _ in 0..<2000 {
+            thread = tid.load(ordering: .acquiring)
+            if thread != 0, SyscallState(thread: thread).kind == .inCall { break }
+            usleep(1000)
+        }
+        #expect(SyscallState(thread: thread).kind == .inCall)
+        #expect(stallcap_wd_watch(epoll) == 0)
+        #expect(stallcap_wd_arm() == 0)
+        #expect(stallcap_wd_arm_cpu(thread, SIGPROF) == 0)
+        var one: UInt64 = 1
+        _ = write(event, &one, 8)
+        let woken = stallcap_wd_deep_sleep(stallcap_wd_sequence(), 30_000_000_000)
+        stallcap_wd_disarm_cpu()
+        stallcap_wd_forget()
+        finished.wait()
+        #expect(woken == 1 || woken == 2, "woken by \(woken) (0: the timeout)")
+        // The signal mask is as before: the capture signal is not left blocked on this thread.
+        var mask = sigset_t()
+        pthread_sigmask(SIG_SETMASK, nil, &mask)
+        #expect(sigismember(&mask, SIGPROF) == 0)
+    }
+}
+
+/// The epoll and eventfd calls, which the Glibc module does not import, looked up by name.
+private enum Libc {
+    static let epollCreate1 = function("epoll_create1", as: (@convention(c) (Int32) -> Int32).self)
+    static let epollCtl = function(
+        "epoll_ctl", as: (@convention(c) (Int32, Int32, Int32, UnsafeMutableRawPointer?) -> Int32).self)
+    static let epollWait = function(
+        "epoll_wait", as: (@convention(c) (Int32, UnsafeMutableRawPointer?, Int32, Int32) -> Int32).self)
+    static let eventfd = function("eventfd", as: (@convention(c) (UInt32, Int32) -> Int32).self)
+    /// EPOLL_CLOEXEC and EFD_CLOEXEC (O_CLOEXEC), EFD_NONBLOCK (O_NONBLOCK), EPOLLIN, EPOLLET, EPOLL_CTL_ADD.
+    static let closeOnExec: Int32 = 0o2000000, eventNonBlocking: Int32 = 0o4000
+    static let epollIn: UInt32 = 1, epollEdgeTriggered: UInt32 = 1 << 31, epollAdd: Int32 = 1
+
+    static func function<T>(_ name: String, as type: T.Type) -> T { unsafeBitCast(dlsym(nil, name), to: type) }
+}
