@@ -233,10 +233,38 @@ static const uint8_t *find_fde(uintptr_t pc, const uint8_t *hdr, const uint8_t *
     return hdr + table[2 * low + 1];
 }
 
-int eh_find_row(uintptr_t pc, eh_row *row) {
+static const eh_image no_image = {EH_NO_IMAGE, 0, 0};
+
+#if HAVE_DL_FIND_OBJECT
+static void describe(const struct dl_find_object *object, eh_image *image) {
+    const uint64_t k = 0x9e3779b97f4a7c15ull;
+    uint64_t h = (uint64_t)(uintptr_t)object->dlfo_map_start * k;
+    h = (h ^ (uint64_t)(uintptr_t)object->dlfo_map_end) * k;
+    h = (h ^ (uint64_t)(uintptr_t)object->dlfo_eh_frame) * k;
+    h = (h ^ (uint64_t)(uintptr_t)object->dlfo_link_map) * k;
+    image->tag = h == 0 || h == EH_NO_IMAGE ? 2 : (uintptr_t)h;
+    image->lo = (uintptr_t)object->dlfo_map_start;
+    image->hi = (uintptr_t)object->dlfo_map_end;
+}
+#endif
+
+void eh_image_of(uintptr_t pc, eh_image *image) {
+    *image = no_image;
 #if HAVE_DL_FIND_OBJECT
     struct dl_find_object object;
-    if (_dl_find_object((void *)pc, &object) != 0 || object.dlfo_eh_frame == NULL) return EH_NO_INFO;
+    if (_dl_find_object((void *)pc, &object) == 0) describe(&object, image);
+#else
+    (void)pc;
+#endif
+}
+
+int eh_find_row(uintptr_t pc, eh_row *row, eh_image *image) {
+    *image = no_image;
+#if HAVE_DL_FIND_OBJECT
+    struct dl_find_object object;
+    if (_dl_find_object((void *)pc, &object) != 0) return EH_NO_INFO;
+    describe(&object, image);
+    if (object.dlfo_eh_frame == NULL) return EH_NO_INFO;
     const uint8_t *lo = object.dlfo_map_start, *hi = object.dlfo_map_end;
     const uint8_t *hdr = object.dlfo_eh_frame;
     if (hdr < lo || hdr >= hi) return EH_BAD;

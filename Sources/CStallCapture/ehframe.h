@@ -81,10 +81,24 @@ static inline void eh_step_of_row(const eh_row *row, eh_step *step) {
 /// What eh_find_row found.
 enum { EH_FOUND = 0, EH_NO_INFO = 1, EH_BAD = 2 };
 
+/// The loaded object that holds an address, as far as the handler's cache needs it: `tag` mixes its mapping, unwind
+/// table and loader record into one word (never 0), EH_NO_IMAGE for an address no object holds; it maps [lo, hi)
+/// (empty for none). Rules found for an address hold while its object's tag stays the same: a library unloaded and
+/// another loaded at its address changes it (unless the new one has the same mapping, table address and record).
+typedef struct {
+    uintptr_t tag, lo, hi;
+} eh_image;
+
+/// `tag` of an address no loaded object holds.
+#define EH_NO_IMAGE 1
+
 /// Finds the rules in effect at `pc` (an exact instruction address: a return address less one). EH_NO_INFO when
 /// no loaded object has unwind information for `pc` (JIT code, an object without `.eh_frame_hdr`); EH_BAD when the
-/// information is malformed or uses something this reader does not support.
-__attribute__((visibility("hidden"))) int eh_find_row(uintptr_t pc, eh_row *row);
+/// information is malformed or uses something this reader does not support. Sets `*image` as eh_image_of does.
+__attribute__((visibility("hidden"))) int eh_find_row(uintptr_t pc, eh_row *row, eh_image *image);
+
+/// The object that holds `pc`.
+__attribute__((visibility("hidden"))) void eh_image_of(uintptr_t pc, eh_image *image);
 
 /// Reads one word of the sampled thread's memory for the expression evaluator: 0 when `address` is in bounds.
 typedef int (*eh_load_fn)(const void *context, uintptr_t address, uintptr_t *value);

@@ -23,8 +23,10 @@ static int cacheable(const eh_rule *rule) {
            rule->kind == EH_RULE_UNDEF;
 }
 
-void stallcap_unwind_cache_store(stallcap_unwind_entry *entry, uintptr_t lookup, int found, const eh_row *row) {
+void stallcap_unwind_cache_store(stallcap_unwind_entry *entry, uintptr_t lookup, uintptr_t image, int found,
+                                 const eh_row *row) {
     entry->key = 0;
+    entry->image = image;
     if (found == EH_NO_INFO) {
         entry->ra_kind = STALLCAP_UNWIND_NO_INFO;
     } else {

@@ -12,7 +12,8 @@
 #include <ucontext.h>
 
 /// Without known bounds (a thread that never ran stallcap_unwind_prepare_thread, such as a lock's owner), reads
-/// stay within this distance above the interrupted stack pointer, and no frame pointer is followed.
+/// stay within this distance above the interrupted stack pointer, and below the thread's descriptor (see
+/// unknown_stack_end); no frame pointer is followed.
 #define UNKNOWN_STACK_SPAN (8u << 20)
 
 // The sampled thread's stack and alternate signal stack, [lo, hi); 0 when unknown. Initial-exec TLS: reading
@@ -42,6 +43,18 @@ __attribute__((no_sanitize("address"))) static int load(const void *context, uin
 /// the rule for rbp still names its slot, now below rsp) and the x86_64 red zone.
 #define BELOW_SP 128
 
+/// The end of the readable region of a thread of unknown bounds whose first frame's stack pointer is `sp`. glibc
+/// puts a thread's descriptor (`struct pthread`, with the static TLS below it on x86_64) at the top of the stack
+/// block it maps for the thread, or of the stack the app gave it: from `sp` up to the descriptor is one mapping, and
+/// above it may lie another thread's guard page. A descriptor below `sp` or far above it (the main thread's, a
+/// thread on a stack of its own making) says nothing: then the guess of UNKNOWN_STACK_SPAN. `pthread_self` reads the
+/// thread pointer: no system call, no lock.
+static uintptr_t unknown_stack_end(uintptr_t sp) {
+    uintptr_t self = (uintptr_t)pthread_self(), end = sp + UNKNOWN_STACK_SPAN;
+    if (self > sp && self < end) end = self & ~(uintptr_t)(sizeof(uintptr_t) - 1);
+    return end;
+}
+
 /// Sets `w`'s readable region for stack pointer `sp`: from just below sp up to the end of the stack that holds it.
 /// On a thread of unknown bounds, the first frame's stack pointer starts a guessed span, and later frames must stay
 /// inside it. Returns -1 (and leaves `w` alone) when `sp` is on no stack of the thread's.
@@ -54,7 +67,7 @@ static int enter_region(walk *w, uintptr_t sp) {
         hi = t_alt_hi;
         if (lo < t_alt_lo) lo = t_alt_lo;
     } else if (w->bounded) return -1;  // on no stack of the thread's (a coroutine's?): not followed
-    else if (w->hi == 0) hi = sp + UNKNOWN_STACK_SPAN;
+    else if (w->hi == 0) hi = unknown_stack_end(sp);
     else if (sp >= w->sp0 && sp < w->hi) hi = w->hi;
     else return -1;
     w->lo = lo;
@@ -179,6 +192,9 @@ uint32_t stallcap_unwind(const void *context, uintptr_t *frames, uint32_t max_fr
     if (cache != NULL) stallcap_unwind_cache_begin(cache);
     eh_row row;
     eh_step step;
+    // The object of the latest lookup: callers are mostly in the same one, and asking the loader again for an address
+    // in its range would give the same answer (one walk lasts microseconds).
+    eh_image image = {EH_NO_IMAGE, 0, 0};
     for (;;) {
         if (n == max_frames) {
             *flags |= STALLCAP_FLAG_TRUNCATED;
@@ -193,14 +209,17 @@ uint32_t stallcap_unwind(const void *context, uintptr_t *frames, uint32_t max_fr
 #endif
         int moved = -1;
         stallcap_unwind_entry *entry = cache != NULL ? stallcap_unwind_cache_slot(cache, lookup) : NULL;
-        if (entry != NULL && entry->key == lookup && lookup != 0) {
+        int hit = entry != NULL && entry->key == lookup && lookup != 0;
+        // A cached step only while its address lies in the same object: another may have been loaded there since.
+        if (hit && !(lookup >= image.lo && lookup < image.hi)) eh_image_of(lookup, &image);
+        if (hit && entry->image == image.tag) {
             if (entry->ra_kind != STALLCAP_UNWIND_NO_INFO) {
                 stallcap_unwind_cache_step(entry, &step);
                 moved = apply(&w, &step);
             }
         } else {
-            int found = eh_find_row(lookup, &row);
-            if (entry != NULL) stallcap_unwind_cache_store(entry, lookup, found, &row);
+            int found = eh_find_row(lookup, &row, &image);
+            if (entry != NULL) stallcap_unwind_cache_store(entry, lookup, image.tag, found, &row);
             if (found == EH_FOUND) {
                 eh_step_of_row(&row, &step);
                 moved = apply(&w, &step);

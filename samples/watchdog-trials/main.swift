@@ -35,6 +35,9 @@
 //       The sampled thread (the main thread in a busy stall, or a mutex's owner the main thread waits for) runs
 //       under a seccomp filter that kills the process on any system call but those docs/WATCHDOG.md lists for the
 //       capture handler; exits 0 once it was sampled (HandlerSyscalls.swift).
+//   STALLPROF_OUTPUT=a.stalls watchdog-trials plugins LIB [LIB2]
+//       Blocked stalls whose lock owner (never prepared, unreadable memory above its stack) runs in a plugin's
+//       code; with LIB2, LIB is unloaded and LIB2 loaded between the two stalls (Plugins.swift).
 // Exit 0 when all went well; 2 for a usage error, 3 when the child could not start its watchdog.
 import Dispatch
 import Foundation
@@ -80,8 +83,8 @@ func finish(_ watchdog: StallWatchdog?, status: Int32) -> Never {
 }
 
 let arguments = Array(CommandLine.arguments.dropFirst())
-// closefrom starts its watchdog itself, at a moment of its choosing.
-let watchdog = arguments.first == "closefrom" ? nil : try? StallWatchdog.startFromEnvironment()
+// closefrom and plugins start their watchdog themselves, at a moment of their choosing.
+let watchdog = ["closefrom", "plugins"].contains(arguments.first) ? nil : try? StallWatchdog.startFromEnvironment()
 switch arguments.first {
 case "small-stack":
     DispatchQueue.main.asyncAfter(deadline: .now() + .milliseconds(300)) {
@@ -181,8 +184,10 @@ case "marker-noop" where watchdog == nil:
     markerNoop()
 case "handler-syscalls" where arguments.count == 2:
     handlerSyscalls(arguments[1], watchdog: watchdog)
+case "plugins":
+    plugins(Array(arguments.dropFirst()))
 default:
-    FileHandle.standardError.write(Data("usage: watchdog-trials small-stack | fork CHILD-OUTPUT | own-poll [TIMEOUT-MS] | idle-stop | signal-blocked | marker-flood | delete-capture | close-own APP-DIR | closefrom APP-DIR | marker-noop | handler-syscalls main|owner\n".utf8))
+    FileHandle.standardError.write(Data("usage: watchdog-trials small-stack | fork CHILD-OUTPUT | own-poll [TIMEOUT-MS] | idle-stop | signal-blocked | marker-flood | delete-capture | close-own APP-DIR | closefrom APP-DIR | marker-noop | handler-syscalls main|owner | plugins LIB [LIB2]\n".utf8))
     exit(2)
 }
 RunLoop.main.run()
