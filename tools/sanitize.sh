@@ -35,7 +35,9 @@ export TSAN_OPTIONS="${TSAN_OPTIONS:-halt_on_error=1}"
 # aMainThreadWithEightKiBOfStackLeftIsSampledWithoutCrashing: checks that the handler runs on the alternate signal
 #   stack; TSan calls it on the main thread's own stack, with 8 KiB left.
 # aLayoutLoopAcrossRunLoopTurnsIsASaturatedEpisodeSampledInThePass, aStallDuringASaturatedEpisodeEndsItAndThey-
-#   ShareOneNumbering: need a saturated episode, which the runtime-lock sleeps above break up.
+#   ShareOneNumbering, aSaturatedMainThreadIsFrozenAndSelfSizingIsTheCause: need a saturated episode (or a main thread
+#   saturated for `bisect`), which the runtime-lock sleeps above break up (the last seen failing under load:
+#   "not reproducible").
 # aForkedChildStartsItsOwnWatchdog: TSan kills a child of a multi-threaded fork that starts a thread ("starting new
 #   threads after multi-threaded fork is not supported"), and starting one is the test. (It can hang before that:
 #   forked while the slow watchdog thread still held a Swift runtime once-lock of its start-up, the child waits on
@@ -53,7 +55,8 @@ if [ "$kind" = thread ]; then
     for test in chatFreeze busyStallShowsTheRecursionInOrder walksFromSignalContextsAnywhereMatchLibgcc \
         aOneSecondBusyStallIsSampledFromItsStart \
         aMainThreadWithEightKiBOfStackLeftIsSampledWithoutCrashing aLayoutLoopAcrossRunLoopTurnsIsASaturatedEpisode \
-        aStallDuringASaturatedEpisodeEndsItAndTheyShareOneNumbering aForkedChildStartsItsOwnWatchdog \
+        aStallDuringASaturatedEpisodeEndsItAndTheyShareOneNumbering aSaturatedMainThreadIsFrozenAndSelfSizingIsTheCause \
+        aForkedChildStartsItsOwnWatchdog \
         percentPGivesEachProcessOfATreeItsOwnFile \
         anAppUnderATinyFileSizeLimitSurvivesAStall \
         aSpinningOwnerIsSampledOnceWithTheSignal aPluginLoadedWhereAnotherWasIsWalkedWithItsOwnRules \

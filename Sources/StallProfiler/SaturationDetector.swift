@@ -77,6 +77,8 @@ struct SaturationDetector {
     /// Readings since the last voluntary switch, oldest first; trimmed to the newest reading at least a period old.
     private var history: [Reading] = []
     private var lastCheck: (timeNs: UInt64, cpuNs: UInt64, threadID: Int32)? = nil
+    /// When the last check ran, also one that found no thread or no clock to read (nil: a check is due now).
+    private var lastAttemptNs: UInt64? = nil
     private var nextSampleNs: UInt64 = 0
     /// True when the previous check of an episode saw voluntary switches.
     private var switchedAtLastCheck = false
@@ -93,6 +95,7 @@ struct SaturationDetector {
         isSaturated = false
         history.removeAll()
         lastCheck = nil
+        lastAttemptNs = nil
         switchedAtLastCheck = false
     }
 
@@ -103,8 +106,11 @@ struct SaturationDetector {
         nowNs: UInt64, threadID: Int32?, cpu: () -> UInt64?, detail: () -> Detail?
     ) -> [Action] {
         var actions: [Action] = []
-        let checkDue = lastCheck.map { nowNs &+ checkIntervalNs / 8 >= $0.timeNs &+ checkIntervalNs } ?? true
-        if checkDue { actions = check(nowNs: nowNs, threadID: threadID, cpu: cpu, detail: detail) }
+        let checkDue = lastAttemptNs.map { nowNs &+ checkIntervalNs / 8 >= $0 &+ checkIntervalNs } ?? true
+        if checkDue {
+            lastAttemptNs = nowNs
+            actions = check(nowNs: nowNs, threadID: threadID, cpu: cpu, detail: detail)
+        }
         if isSaturated && nowNs >= nextSampleNs {
             actions.append(.sample)
             nextSampleNs = max(nextSampleNs &+ sampleIntervalNs, nowNs &+ sampleIntervalNs / 2)
@@ -112,9 +118,10 @@ struct SaturationDetector {
         return actions
     }
 
-    /// When the next step is due.
+    /// When the next step is due. A check that found no thread to watch (nothing has serviced the main queue yet)
+    /// is tried again a check interval later, not at once: the watchdog thread would never sleep.
     func nextWakeNs(nowNs: UInt64) -> UInt64 {
-        let check = lastCheck.map { max(nowNs, $0.timeNs &+ checkIntervalNs) } ?? nowNs
+        let check = lastAttemptNs.map { max(nowNs, $0 &+ checkIntervalNs) } ?? nowNs
         return isSaturated ? min(check, max(nowNs, nextSampleNs)) : check
     }
 

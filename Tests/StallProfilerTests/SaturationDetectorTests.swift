@@ -53,6 +53,23 @@ import Testing
         return log
     }
 
+    @Test func aThreadNotYetKnownIsLookedForOncePerCheckInterval() {
+        // Nothing has serviced the main queue yet (an app whose main thread sleeps, or runs its own loop, after
+        // starting the watchdog): no thread to check. Before: the next step was due at once, every time, and the
+        // watchdog thread spun on a core until the queue was first serviced.
+        var d = detector()
+        var now: UInt64 = 0
+        for _ in 0..<20 {
+            #expect(d.step(nowNs: now, threadID: nil, cpu: { nil }, detail: { nil }).isEmpty)
+            let wake = d.nextWakeNs(nowNs: now)
+            #expect(wake >= now + 62 * ms)
+            now = max(wake, now + 1)
+        }
+        // Once the thread is known, it is checked at the next step due.
+        #expect(d.step(nowNs: now, threadID: 7, cpu: { 1 }, detail: { .init(waitNs: 0, voluntarySwitches: 0) }).isEmpty)
+        #expect(d.nextWakeNs(nowNs: now) == now + 62_500_000)
+    }
+
     @Test func aSpinningThreadIsSaturatedAfterThePeriodAndSampled() {
         var d = detector()
         let log = simulate(&d, Thread(cpuPerMs: { _ in 1 }), durationMs: 3000)

@@ -34,8 +34,10 @@ import Testing
     @Test func flameGraphOfAnEmptySelectionExitsZero() throws {
         let busy = CLI.temporary("busy-only.stalls")
         defer { unlink(busy) }
+        // A busy stall of 10 thresholds: it has samples in BusyWork also under ThreadSanitizer on a loaded machine
+        // (a 300 ms one had none there once: TSan delivers the signal late).
         let env = [EnvironmentName.threshold: "100", EnvironmentName.interval: "5"]
-        _ = try CLI.run(["--stall", "busy", "--stall-ms", "300", "--output", busy], environment: env,
+        _ = try CLI.run(["--stall", "busy", "--stall-ms", "1000", "--output", busy], environment: env,
                         executable: CLI.product("stall-demo"))
         #expect(try CLI.run(["fold", busy]).out.contains("BusyWork"))
         let blocked = try CLI.run(["flamegraph", "--state", "blocked", busy])

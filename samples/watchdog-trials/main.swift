@@ -7,7 +7,8 @@
 //       Forks while the watchdog runs (and another thread floods markers); the child starts a watchdog of its own
 //       writing CHILD-OUTPUT, marks `child 0` to `child 39`, stalls for 600 ms on its main queue, stops and exits 0.
 //       The parent prints `parent pid: N` on stderr first and exits with the child's status (3 when the child's
-//       watchdog could not start, e.g. on the parent's own path).
+//       watchdog could not start, e.g. on the parent's own path; 4 when the child was still running after 60 s:
+//       killed, and where it waited printed) (Fork.swift).
 //   STALLPROF_OUTPUT=a.stalls watchdog-trials own-poll [TIMEOUT-MS]
 //       The app's own event loop on the main thread: poll a pipe (TIMEOUT-MS, default 50), then one turn of the
 //       run loop.
@@ -38,7 +39,7 @@
 //   STALLPROF_OUTPUT=a.stalls watchdog-trials plugins LIB [LIB2]
 //       Blocked stalls whose lock owner (never prepared, unreadable memory above its stack) runs in a plugin's
 //       code; with LIB2, LIB is unloaded and LIB2 loaded between the two stalls (Plugins.swift).
-// Exit 0 when all went well; 2 for a usage error, 3 when the child could not start its watchdog.
+// Exit 0 when all went well; 2 for a usage error, 3 when the child could not start its watchdog, 4 when it hung.
 import Dispatch
 import Foundation
 import StallProfiler
@@ -93,38 +94,7 @@ case "small-stack":
         DispatchQueue.main.asyncAfter(deadline: .now() + .milliseconds(300)) { finish(watchdog, status: 0) }
     }
 case "fork" where arguments.count == 2:
-    FileHandle.standardError.write(Data("parent pid: \(getpid())\n".utf8))
-    // Markers on both sides: the parent's main thread has a ring, and another thread floods while the process
-    // forks; the child's rings (and the shared one) must start empty and free.
-    StallMarker.mark("parent")
-    Thread { while !floodStop.load(ordering: .relaxed) { StallMarker.mark("parent flood") } }.start()
-    // Not in the watchdog thread's first moments: a fork while it holds a lock of the Swift runtime (it
-    // instantiates type metadata as it starts) leaves that lock held forever in the child.
-    usleep(300_000)
-    let child = fork()
-    if child == 0 {
-        // The child: only this thread exists. It must be able to start a watchdog of its own.
-        let own: StallWatchdog
-        do { own = try StallWatchdog.start(.init(threshold: .milliseconds(150), sampleInterval: .milliseconds(5),
-                                                 outputPath: arguments[1])) } catch {
-            FileHandle.standardError.write(Data("child: \(error)\n".utf8))
-            _exit(3)
-        }
-        for index in 0..<40 { StallMarker.mark("child \(index)") }  // more than its ring holds
-        DispatchQueue.main.asyncAfter(deadline: .now() + .milliseconds(300)) {
-            _ = BusyWork.spin(milliseconds: 600)
-            DispatchQueue.main.asyncAfter(deadline: .now() + .milliseconds(300)) {
-                own.stop()
-                _exit(0)
-            }
-        }
-    } else {
-        floodStop.store(true, ordering: .relaxed)
-        var status: Int32 = 0
-        waitpid(child, &status, 0)
-        let code = (status & 0x7f) == 0 ? (status >> 8) & 0xff : 128 + (status & 0x7f)
-        finish(watchdog, status: code)
-    }
+    forkTrial(watchdog, childOutput: arguments[1])
 case "own-poll":
     let timeout = arguments.count > 1 ? Int32(arguments[1]) ?? 50 : 50
     var fds: [Int32] = [0, 0]
