@@ -63,10 +63,19 @@ stop() {
     kill -KILL "${pids[@]}" 2>/dev/null
 }
 
+# Lets tee print the stage's last lines before this script's own (at most 10 s: a holder of the pipe that could not
+# be found, another user's process, keeps it open).
+finish_output() {
+    for _ in $(seq 100); do
+        kill -0 "$tee_pid" 2>/dev/null || return 0
+        sleep 0.1
+    done
+}
+
 # Swift Testing prints "◇ Test NAME started." and later "✔ Test NAME passed ..." or "✘ Test NAME failed ...".
 unfinished() {
     sed -nE 's/^.*◇ Test (case passing .* to )?([^ ]+\)) started\.$/\2/p' "$log" | sort | uniq -c >"$log.started"
-    sed -nE 's/^.*[✔✘] Test ([^ ]+\)).*(passed|failed).*$/\1/p' "$log" | sort | uniq -c >"$log.ended"
+    sed -nE 's/^.*[✔✘] Test ([^ ]+\)).* (passed|failed) after .*$/\1/p' "$log" | sort | uniq -c >"$log.ended"
     python3 - "$log.started" "$log.ended" <<'EOF'
 import sys
 def counts(path):
@@ -85,6 +94,7 @@ EOF
 }
 
 exec {out}> >(tee "$log")
+tee_pid=$!
 output=$(readlink "/proc/$$/fd/$out")
 "$@" >&"$out" 2>&1 {out}>&- &
 pid=$!
@@ -101,12 +111,14 @@ if kill -0 "$pid" 2>/dev/null; then
     mapfile -t pids < <(stage_processes)
     describe "${pids[@]}" >&2
     stop
+    kill -KILL "$pid" 2>/dev/null  # the command itself, also when neither of the two ways above finds it
     wait "$pid" 2>/dev/null
+    finish_output
     exit 124
 fi
 wait "$pid"
 status=$?
-sleep 0.5
+sleep 1
 mapfile -t left < <(stage_processes)
 if [[ ${#left[@]} -gt 0 ]]; then
     echo "bounded: '$*' left ${#left[@]} process(es) running; stopping them:" >&2
@@ -114,4 +126,5 @@ if [[ ${#left[@]} -gt 0 ]]; then
     stop
     [[ $status -eq 0 ]] && status=125
 fi
+finish_output
 exit "$status"

@@ -12,7 +12,7 @@ let forkChildLimitNs: UInt64 = 60_000_000_000
 /// `childOutput`, marks `child 0` to `child 39`, stalls 600 ms on its main queue, stops and exits 0; the parent
 /// exits with the child's status, or 4 (after printing where the child waits, and killing it) when the child is
 /// still running after a minute: a child that inherited a lock held at the fork (the Swift runtime's, say) never
-/// ends, and the trial must end all the same.
+/// ends, and the trial must end all the same. 5 when the fork or the wait failed.
 func forkTrial(_ watchdog: StallWatchdog?, childOutput: String) -> Never {
     FileHandle.standardError.write(Data("parent pid: \(getpid())\n".utf8))
     // Markers on both sides: the parent's main thread has a ring, and another thread floods while the process
@@ -27,6 +27,10 @@ func forkTrial(_ watchdog: StallWatchdog?, childOutput: String) -> Never {
     usleep(300_000)
     waitUntilTheWatchdogSleeps()
     let child = fork()
+    guard child >= 0 else {
+        FileHandle.standardError.write(Data("fork failed: errno \(errno)\n".utf8))
+        finish(watchdog, status: 5)
+    }
     if child == 0 {
         // The child: only this thread exists. It must be able to start a watchdog of its own.
         let own: StallWatchdog
@@ -44,11 +48,13 @@ func forkTrial(_ watchdog: StallWatchdog?, childOutput: String) -> Never {
             }
         }
         RunLoop.main.run()
+        _exit(5)  // never: the stall's last block exits
     }
     floodStop.store(true, ordering: .relaxed)
     let start = monotonicNanoseconds()
     var status: Int32 = 0
-    while waitpid(child, &status, WNOHANG) == 0 {
+    var reaped = waitpid(child, &status, WNOHANG)
+    while reaped == 0 || (reaped < 0 && errno == EINTR) {
         if monotonicNanoseconds() - start > forkChildLimitNs {
             let call = (try? String(contentsOfFile: "/proc/\(child)/syscall", encoding: .utf8)) ?? "?"
             let wchan = (try? String(contentsOfFile: "/proc/\(child)/wchan", encoding: .utf8)) ?? "?"
@@ -58,7 +64,9 @@ func forkTrial(_ watchdog: StallWatchdog?, childOutput: String) -> Never {
             finish(watchdog, status: 4)
         }
         usleep(10_000)
+        reaped = waitpid(child, &status, WNOHANG)
     }
+    guard reaped == child else { finish(watchdog, status: 5) }
     finish(watchdog, status: (status & 0x7f) == 0 ? (status >> 8) & 0xff : 128 + (status & 0x7f))
 }
 

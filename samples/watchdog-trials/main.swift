@@ -8,7 +8,7 @@
 //       writing CHILD-OUTPUT, marks `child 0` to `child 39`, stalls for 600 ms on its main queue, stops and exits 0.
 //       The parent prints `parent pid: N` on stderr first and exits with the child's status (3 when the child's
 //       watchdog could not start, e.g. on the parent's own path; 4 when the child was still running after 60 s:
-//       killed, and where it waited printed) (Fork.swift).
+//       killed, and where it waited printed; 5 when the fork or the wait failed) (Fork.swift).
 //   STALLPROF_OUTPUT=a.stalls watchdog-trials own-poll [TIMEOUT-MS]
 //       The app's own event loop on the main thread: poll a pipe (TIMEOUT-MS, default 50), then one turn of the
 //       run loop.
@@ -39,7 +39,7 @@
 //   STALLPROF_OUTPUT=a.stalls watchdog-trials plugins LIB [LIB2]
 //       Blocked stalls whose lock owner (never prepared, unreadable memory above its stack) runs in a plugin's
 //       code; with LIB2, LIB is unloaded and LIB2 loaded between the two stalls (Plugins.swift).
-// Exit 0 when all went well; 2 for a usage error, 3 when the child could not start its watchdog, 4 when it hung.
+// Exit 0 when all went well; 2 for a usage error, 3 when the child could not start its watchdog, 4 when it hung, 5 when fork failed.
 import Dispatch
 import Foundation
 import StallProfiler
