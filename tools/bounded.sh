@@ -72,25 +72,22 @@ finish_output() {
     done
 }
 
-# Swift Testing prints "◇ Test NAME started." and later "✔ Test NAME passed ..." or "✘ Test NAME failed ...".
+# Swift Testing prints "◇ Test NAME started." (once per case of a parameterized test) and later "✔ Test NAME passed
+# after ..." or "✘ Test NAME failed after ..." (once for all its cases).
 unfinished() {
-    sed -nE 's/^.*◇ Test (case passing .* to )?([^ ]+\)) started\.$/\2/p' "$log" | sort | uniq -c >"$log.started"
-    sed -nE 's/^.*[✔✘] Test ([^ ]+\)).* (passed|failed) after .*$/\1/p' "$log" | sort | uniq -c >"$log.ended"
-    python3 - "$log.started" "$log.ended" <<'EOF'
-import sys
-def counts(path):
-    table = {}
-    for line in open(path, encoding="utf-8", errors="replace"):
-        count, name = line.split(None, 1)
-        table[name.strip()] = int(count)
-    return table
-started, ended = counts(sys.argv[1]), counts(sys.argv[2])
-for name in sorted(started):
-    # A parameterized test prints one "started" per case and one "passed" for all of them.
-    if name not in ended:
-        print("  " + name)
+    python3 - "$log" <<'EOF'
+import re, sys
+started, ended = set(), set()
+for line in open(sys.argv[1], encoding="utf-8", errors="replace"):
+    begun = re.search(r"◇ Test (?:case passing .* to )?(\S+\)) started\.$", line.rstrip("\n"))
+    if begun:
+        started.add(begun.group(1))
+    done = re.search(r"[✔✘] Test (\S+\)).* (?:passed|failed) after ", line)
+    if done:
+        ended.add(done.group(1))
+for name in sorted(started - ended):
+    print("  " + name)
 EOF
-    rm -f "$log.started" "$log.ended"
 }
 
 exec {out}> >(tee "$log")

@@ -39,7 +39,8 @@
 //   STALLPROF_OUTPUT=a.stalls watchdog-trials plugins LIB [LIB2]
 //       Blocked stalls whose lock owner (never prepared, unreadable memory above its stack) runs in a plugin's
 //       code; with LIB2, LIB is unloaded and LIB2 loaded between the two stalls (Plugins.swift).
-// Exit 0 when all went well; 2 for a usage error, 3 when the child could not start its watchdog, 4 when it hung, 5 when fork failed.
+// Exit 0 when all went well; 2 for a usage error; for fork, 3 when the child could not start its watchdog, 4 when
+// it hung, 5 when the fork or the wait failed.
 import Dispatch
 import Foundation
 import StallProfiler
@@ -112,17 +113,11 @@ case "own-poll":
 case "idle-stop":
     Thread {
         // Until the watchdog thread sleeps in epoll_wait (its deep sleep), at most 20 s.
-        let deepCalls: Set<String> = ["232", "281", "22"]  // epoll_wait, epoll_pwait (x86_64); epoll_pwait (aarch64)
+        let deepCalls: Set<Substring> = ["232", "281", "22"]  // epoll_wait, epoll_pwait (x86_64); epoll_pwait (aarch64)
         var deep = false
         for _ in 0..<200 where !deep {
             usleep(100_000)
-            let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task")) ?? []
-            for tid in tasks {
-                let comm = (try? String(contentsOfFile: "/proc/self/task/\(tid)/comm", encoding: .utf8)) ?? ""
-                guard comm.hasPrefix("stallprof-wd") else { continue }
-                let call = (try? String(contentsOfFile: "/proc/self/task/\(tid)/syscall", encoding: .utf8)) ?? ""
-                deep = deepCalls.contains(String(call.split(separator: " ").first ?? ""))
-            }
+            deep = watchdogThreadSyscall().map(deepCalls.contains) ?? false
         }
         let start = monotonicNanoseconds()
         watchdog?.stop()
