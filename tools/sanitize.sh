@@ -41,7 +41,9 @@ export TSAN_OPTIONS="${TSAN_OPTIONS:-halt_on_error=1}"
 # aForkedChildStartsItsOwnWatchdog: TSan kills a child of a multi-threaded fork that starts a thread ("starting new
 #   threads after multi-threaded fork is not supported"), and starting one is the test. (It can hang before that:
 #   forked while the slow watchdog thread still held a Swift runtime once-lock of its start-up, the child waits on
-#   that lock for ever.) percentPGivesEachProcessOfATreeItsOwnFile: the same trial, its child writing child-%p.
+#   that lock for ever.) percentPGivesEachProcessOfATreeItsOwnFile, aForkedChildOnItsParentsPathIsRefused: the same
+#   trial (its child writing child-%p; its child refused the parent's path). The second's child was seen spinning
+#   in TSan's runtime for 60 s (the trial then kills it: exit 4); before that guard such a child hung the run.
 # aSpinningOwnerIsSampledOnceWithTheSignal: its lock owner spins in pure computation, which makes no intercepted
 #   call, so TSan never delivers the one signal the probe sends it (seen failing in CI: "state R", no stack).
 # aPluginLoadedWhereAnotherWasIsWalkedWithItsOwnRules, wrongUnwindInformationOnAThreadOfUnknownBoundsEndsTheWalk: want
@@ -57,7 +59,7 @@ if [ "$kind" = thread ]; then
         aMainThreadWithEightKiBOfStackLeftIsSampledWithoutCrashing aLayoutLoopAcrossRunLoopTurnsIsASaturatedEpisode \
         aStallDuringASaturatedEpisodeEndsItAndTheyShareOneNumbering aSaturatedMainThreadIsFrozenAndSelfSizingIsTheCause \
         aForkedChildStartsItsOwnWatchdog \
-        percentPGivesEachProcessOfATreeItsOwnFile \
+        percentPGivesEachProcessOfATreeItsOwnFile aForkedChildOnItsParentsPathIsRefused \
         anAppUnderATinyFileSizeLimitSurvivesAStall \
         aSpinningOwnerIsSampledOnceWithTheSignal aPluginLoadedWhereAnotherWasIsWalkedWithItsOwnRules \
         wrongUnwindInformationOnAThreadOfUnknownBoundsEndsTheWalk; do
