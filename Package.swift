@@ -22,6 +22,7 @@ let package = Package(
         .executable(name: "cell-height", targets: ["cell-height"]),  // saturated main thread
         .executable(name: "watchdog-trials", targets: ["watchdog-trials"]),  // a small stack, fork
         .executable(name: "long-press", targets: ["long-press"]),  // app markers on the timeline
+        .executable(name: "wait-shapes", targets: ["wait-shapes"]),  // what a blocked main thread waits for
         .executable(name: "stallprof-bench-markers", targets: ["stallprof-bench-markers"]),  // StallMarker cost
     ],
     targets: [
@@ -56,6 +57,8 @@ let package = Package(
             name: "watchdog-trials", dependencies: ["StallSamples"], path: "samples/watchdog-trials"),
         // A long-press callback that runs while the finger is down and stalls; touches marked.
         .executableTarget(name: "long-press", dependencies: ["StallProfiler"], path: "samples/long-press"),
+        // The main thread waits: a mutex, DispatchQueue.sync, a semaphore, a condition, join, I/O, a deadlock...
+        .executableTarget(name: "wait-shapes", dependencies: ["StallProfiler"], path: "samples/wait-shapes"),
 
         // Benchmarks (driven by scripts in tools/).
         .executableTarget(
@@ -90,7 +93,7 @@ let package = Package(
         .testTarget(
             name: "stallprofTests",
             dependencies: [
-                "stallprof", "stall-demo", "stall-demo-async", "chat-freeze", "flag-repro", "cell-height", "StallAnalysis", "StallBisect", "StallFormat",
+                "stallprof", "stall-demo", "stall-demo-async", "chat-freeze", "wait-shapes", "flag-repro", "cell-height", "StallAnalysis", "StallBisect", "StallFormat",
                 "StallTestSupport",
             ]),
     ]

@@ -1,0 +1,201 @@
+import Dispatch
+import Foundation
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// The waits, one function each. Every helper thread sleeps in a system call while the main thread waits, so the
+/// stall is blocked, never busy.
+final class Shapes: @unchecked Sendable {
+    /// Every shape's name, as the command line takes it.
+    static let all = [
+        "mutex", "sync", "semaphore", "group", "cond", "join", "rwlock", "pipe", "sleep", "deadlock", "self-wait",
+    ]
+    /// The shapes that never end by themselves.
+    static let endless: Set<String> = ["deadlock", "self-wait"]
+
+    let microseconds: useconds_t
+    let serial = DispatchQueue(label: "com.example.db")
+
+    init(milliseconds: Int) { microseconds = useconds_t(milliseconds) * 1000 }
+
+    /// Runs the named shape on the main thread.
+    func run(_ name: String) {
+        switch name {
+        case "mutex": waitForMutex()
+        case "sync": syncOntoBusyQueue()
+        case "semaphore": waitForReply()
+        case "group": waitForGroup()
+        case "cond": waitForCondition()
+        case "join": joinWorker()
+        case "rwlock": readLockedTable()
+        case "pipe": readPipe()
+        case "sleep": sleepOnMain()
+        case "deadlock": lockInOrderAB()
+        default: waitForMainActor()
+        }
+    }
+
+    /// Starts a thread named `name` (its `comm`, as /proc and debuggers show it) running `body`.
+    @discardableResult
+    static func spawn(_ name: String, _ body: @escaping () -> Void) -> pthread_t {
+        final class Start: @unchecked Sendable {
+            let body: () -> Void
+            let name: String
+            init(_ body: @escaping () -> Void, _ name: String) { (self.body, self.name) = (body, name) }
+        }
+        let start = Unmanaged.passRetained(Start(body, name)).toOpaque()
+        var thread = pthread_t()
+        let status = pthread_create(&thread, nil, { raw in
+            let start = Unmanaged<Start>.fromOpaque(raw!).takeRetainedValue()
+            let comm = open("/proc/thread-self/comm", O_WRONLY)
+            if comm >= 0 {
+                _ = start.name.withCString { write(comm, $0, strlen($0)) }
+                close(comm)
+            }
+            start.body()
+            return nil
+        }, start)
+        precondition(status == 0, "pthread_create: \(status)")
+        return thread
+    }
+
+    /// A heap mutex (a Swift `var` may move; a lock must not).
+    static func newMutex() -> UnsafeMutablePointer<pthread_mutex_t> {
+        let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
+        pthread_mutex_init(mutex, nil)
+        return mutex
+    }
+
+    /// Waits `microseconds` in one nanosleep on the calling thread.
+    func nap(_ fraction: Double = 1) { usleep(useconds_t(Double(microseconds) * fraction)) }
+
+    @inline(never) func waitForMutex() {
+        let mutex = Self.newMutex()
+        let held = DispatchSemaphore(value: 0)
+        Self.spawn("db-worker") { [self] in
+            pthread_mutex_lock(mutex)
+            held.signal()
+            nap()
+            pthread_mutex_unlock(mutex)
+        }
+        held.wait()
+        pthread_mutex_lock(mutex)
+        pthread_mutex_unlock(mutex)
+    }
+
+    @inline(never) func syncOntoBusyQueue() {
+        let started = DispatchSemaphore(value: 0)
+        serial.async { [self] in
+            started.signal()
+            nap()
+        }
+        started.wait()
+        serial.sync { _ = 1 }
+    }
+
+    @inline(never) func waitForReply() {
+        var pair: [Int32] = [0, 0]
+        precondition(socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &pair) == 0)
+        let reply = DispatchSemaphore(value: 0)
+        let (reading, writing) = (pair[0], pair[1])
+        Self.spawn("io-reader") {
+            var byte: UInt8 = 0
+            _ = read(reading, &byte, 1)
+            reply.signal()
+        }
+        Self.spawn("io-writer") { [self] in
+            nap()
+            var byte: UInt8 = 1
+            _ = write(writing, &byte, 1)
+        }
+        _ = reply.wait(timeout: .now() + .seconds(60))
+        close(reading)
+        close(writing)
+    }
+
+    @inline(never) func waitForGroup() {
+        let group = DispatchGroup()
+        DispatchQueue.global().async(group: group) { [self] in nap() }
+        group.wait()
+    }
+
+    @inline(never) func waitForCondition() {
+        let mutex = Self.newMutex()
+        let condition = UnsafeMutablePointer<pthread_cond_t>.allocate(capacity: 1)
+        pthread_cond_init(condition, nil)
+        let done = UnsafeMutablePointer<Bool>.allocate(capacity: 1)
+        done.pointee = false
+        Self.spawn("signaller") { [self] in
+            nap()
+            pthread_mutex_lock(mutex)
+            done.pointee = true
+            pthread_cond_signal(condition)
+            pthread_mutex_unlock(mutex)
+        }
+        pthread_mutex_lock(mutex)
+        while !done.pointee { pthread_cond_wait(condition, mutex) }
+        pthread_mutex_unlock(mutex)
+    }
+
+    @inline(never) func joinWorker() {
+        let thread = Self.spawn("joined-worker") { [self] in nap() }
+        pthread_join(thread, nil)
+    }
+
+    @inline(never) func readLockedTable() {
+        let lock = UnsafeMutablePointer<pthread_rwlock_t>.allocate(capacity: 1)
+        pthread_rwlock_init(lock, nil)
+        let held = DispatchSemaphore(value: 0)
+        Self.spawn("db-writer") { [self] in
+            pthread_rwlock_wrlock(lock)
+            held.signal()
+            nap()
+            pthread_rwlock_unlock(lock)
+        }
+        held.wait()
+        pthread_rwlock_rdlock(lock)
+        pthread_rwlock_unlock(lock)
+    }
+
+    @inline(never) func readPipe() {
+        var fds: [Int32] = [0, 0]
+        precondition(pipe(&fds) == 0)
+        let writing = fds[1]
+        Self.spawn("pipe-writer") { [self] in
+            nap()
+            var byte: UInt8 = 1
+            _ = write(writing, &byte, 1)
+        }
+        var byte: UInt8 = 0
+        _ = read(fds[0], &byte, 1)
+        close(fds[0])
+        close(fds[1])
+    }
+
+    @inline(never) func sleepOnMain() { nap() }
+
+    @inline(never) func lockInOrderAB() {
+        let (a, b) = (Self.newMutex(), Self.newMutex())
+        let bHeld = DispatchSemaphore(value: 0)
+        Self.spawn("db-worker") {
+            pthread_mutex_lock(b)
+            bHeld.signal()
+            usleep(100_000)
+            Self.lockInOrderBA(a)
+        }
+        pthread_mutex_lock(a)
+        bHeld.wait()
+        usleep(50_000)
+        pthread_mutex_lock(b)
+    }
+
+    @inline(never) static func lockInOrderBA(_ a: UnsafeMutablePointer<pthread_mutex_t>) { pthread_mutex_lock(a) }
+
+    @inline(never) func waitForMainActor() {
+        let done = DispatchSemaphore(value: 0)
+        Task { @MainActor in done.signal() }
+        done.wait()
+    }
+}
