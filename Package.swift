@@ -24,6 +24,7 @@ let package = Package(
         .executable(name: "long-press", targets: ["long-press"]),  // app markers on the timeline
         .executable(name: "wait-shapes", targets: ["wait-shapes"]),  // what a blocked main thread waits for
         .executable(name: "stallprof-bench-markers", targets: ["stallprof-bench-markers"]),  // StallMarker cost
+        .executable(name: "stallprof-bench-snapshot", targets: ["stallprof-bench-snapshot"]),  // thread snapshot cost
     ],
     targets: [
         .target(name: "CStallCapture"),
@@ -73,6 +74,8 @@ let package = Package(
         .executableTarget(
             name: "stallprof-bench-markers", dependencies: ["StallProfiler", "StallFormat"], path: "tools/bench-markers",
             exclude: ["count-allocations.c"]),
+        // What a snapshot of every thread costs (tools/bench-snapshot.sh).
+        .executableTarget(name: "stallprof-bench-snapshot", dependencies: ["StallProfiler"], path: "tools/bench-snapshot"),
         // Bisect: run counts of the search on simulated repros.
         .executableTarget(name: "stallprof-bench-bisect", dependencies: ["StallBisect"], path: "tools/bench-bisect"),
 

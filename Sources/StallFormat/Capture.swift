@@ -88,6 +88,9 @@ public struct Stall: Sendable {
     /// The thread's blocked-signal mask, when the watchdog looked (its sample requests went unanswered); nil when
     /// it did not, or in captures written before the record existed.
     public var signalMask: SignalMaskRecord?
+    /// Every thread of the process, as the watchdog saw it during a blocked episode: snapshots and the CPU-only
+    /// reading at its end, in file order (empty for other episodes and older captures).
+    public var threads: [ThreadsRecord] = []
 
     /// Creates a stall.
     public init(

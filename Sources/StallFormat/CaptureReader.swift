@@ -154,6 +154,8 @@ public enum CaptureReader {
                 if let index = stallIndex[mask.stallID], capture.stalls[index].signalMask == nil {
                     capture.stalls[index].signalMask = mask
                 }
+            case .threads(let threads):
+                if let index = stallIndex[threads.stallID] { capture.stalls[index].threads.append(threads) }
             case .close(let timestampNs):
                 capture.closedCleanly = true
                 capture.closedAtNs = timestampNs
@@ -217,7 +219,7 @@ public enum CaptureReader {
                 missedRunQueueNs: c.remaining >= 8 ? try c.u64() : nil))
         case .blockedOn:
             let id = try c.u32(), t = try c.u64(), rawKind = try c.u8()
-            guard let waitKind = BlockedOnRecord.WaitKind(rawValue: rawKind) else { throw c.error("unknown wait kind \(rawKind)") }
+            let waitKind = BlockedOnRecord.WaitKind(rawValue: rawKind) ?? .unknown  // a newer writer's kind
             let call = try c.i32(), argument = try c.u64(), owner = try c.i32(), ownerState = try c.u8()
             let ownerCall = try c.i32(), flags = BlockedOnRecord.OwnerFlags(rawValue: try c.u32())
             let name = try c.string(), detail = try c.string()
@@ -225,7 +227,9 @@ public enum CaptureReader {
             return .blockedOn(BlockedOnRecord(
                 stallID: id, timestampNs: t, waitKind: waitKind, syscall: call, argument: argument, ownerTID: owner,
                 ownerName: name, ownerState: ownerState, ownerSyscall: ownerCall, ownerFlags: flags, detail: detail,
-                ownerFrames: frames))
+                ownerFrames: frames, queueLabel: c.remaining > 0 ? try c.string() : ""))
+        case .threads:
+            return .threads(try ThreadsRecord.decode(&c))
         case .close:
             return .close(timestampNs: try c.u64())
         case .marker:

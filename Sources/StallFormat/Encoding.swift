@@ -21,7 +21,7 @@ public enum CaptureFormat {
     /// Record type codes.
     enum RecordType: UInt8 {
         case process = 1, image = 2, stallBegin = 3, sample = 4, stallEnd = 5, close = 6, blockedOn = 7, dropped = 8, marker = 9
-        case signalMask = 10
+        case signalMask = 10, threads = 11
     }
 
     /// The file header: magic, version, two reserved bytes, four reserved bytes.
@@ -137,6 +137,7 @@ extension CaptureRecord {
             out.appendString(b.ownerName)
             out.appendString(b.detail)
             out.appendFrames(b.ownerFrames)
+            out.appendString(b.queueLabel)
         case .dropped(let d):
             type = .dropped
             out.appendLE(d.sampleCount)
@@ -157,6 +158,9 @@ extension CaptureRecord {
             out.appendLE(m.threadID)
             out.appendLE(m.signal)
             out.appendLE(m.blockedMask)
+        case .threads(let t):
+            type = .threads
+            t.encode(into: &out)
         case .close(let timestampNs):
             type = .close
             out.appendLE(timestampNs)

@@ -99,94 +99,6 @@ public struct StallBeginRecord: Sendable, Equatable {
     }
 }
 
-/// What a blocked episode's thread was waiting for, and who held it: taken once per episode from /proc (no
-/// signal to a sleeping thread).
-public struct BlockedOnRecord: Sendable, Equatable {
-    /// What kind of wait.
-    public enum WaitKind: UInt8, Sendable, CaseIterable, CustomStringConvertible {
-        /// Not known (the thread was running when looked at, or /proc could not be read).
-        case unknown = 0
-        /// A pthread mutex: ``BlockedOnRecord/ownerTID`` names the thread that holds it.
-        case mutex = 1
-        /// A futex that is not a mutex with a known owner: a condition variable, a semaphore, a custom lock.
-        case futex = 2
-        /// Another system call (read, poll, nanosleep...): ``BlockedOnRecord/syscall`` says which.
-        case syscall = 3
-
-        /// `unknown`, `mutex`, `futex` or `syscall`.
-        public var description: String {
-            switch self {
-            case .unknown: return "unknown"
-            case .mutex: return "mutex"
-            case .futex: return "futex"
-            case .syscall: return "syscall"
-            }
-        }
-    }
-
-    /// How the owner's stack was obtained.
-    public struct OwnerFlags: OptionSet, Sendable, Hashable {
-        /// The raw bits.
-        public var rawValue: UInt32
-        /// Creates flags from raw bits.
-        public init(rawValue: UInt32) { self.rawValue = rawValue }
-
-        /// The owner was running (not in a system call) and was sampled once with the capture signal.
-        public static let signalled = OwnerFlags(rawValue: 1 << 0)
-        /// The owner slept in a system call: its stack was read from its stack memory, starting at the stack and
-        /// instruction pointers /proc reports (exact frame-pointer frames, approximate elsewhere).
-        public static let fromStackMemory = OwnerFlags(rawValue: 1 << 1)
-        /// The owner's stack was deeper than the buffer; outermost frames are missing.
-        public static let truncated = OwnerFlags(rawValue: 1 << 2)
-    }
-
-    /// The episode this describes.
-    public var stallID: UInt32
-    /// When the blocked thread was looked at, monotonic nanoseconds.
-    public var timestampNs: UInt64
-    /// The kind of wait.
-    public var waitKind: WaitKind
-    /// The system call number the blocked thread was in (x86_64 or aarch64 numbering of the captured machine),
-    /// or -1 when it was not in one.
-    public var syscall: Int32
-    /// The syscall's first argument: the futex word's address for futex waits, the descriptor for read or poll.
-    public var argument: UInt64
-    /// Kernel thread id of the mutex's owner; 0 when unknown or not a mutex.
-    public var ownerTID: Int32
-    /// The owner's thread name (`comm`), empty when unknown.
-    public var ownerName: String
-    /// The owner's state letter from /proc (`R`, `S`, `D`...) as an ASCII byte; 0 when unknown.
-    public var ownerState: UInt8
-    /// The system call the owner was in, or -1 when it was running or unknown.
-    public var ownerSyscall: Int32
-    /// How ``ownerFrames`` were obtained.
-    public var ownerFlags: OwnerFlags
-    /// A readable detail of the wait, e.g. `read fd 5 (pipe:[1234])`; may be empty.
-    public var detail: String
-    /// The owner's stack, leaf first, like a sample's frames; empty when it could not be taken.
-    public var ownerFrames: [UInt64]
-
-    /// Creates a blocked-on record.
-    public init(
-        stallID: UInt32, timestampNs: UInt64, waitKind: WaitKind, syscall: Int32, argument: UInt64 = 0,
-        ownerTID: Int32 = 0, ownerName: String = "", ownerState: UInt8 = 0, ownerSyscall: Int32 = -1,
-        ownerFlags: OwnerFlags = [], detail: String = "", ownerFrames: [UInt64] = []
-    ) {
-        self.stallID = stallID
-        self.timestampNs = timestampNs
-        self.waitKind = waitKind
-        self.syscall = syscall
-        self.argument = argument
-        self.ownerTID = ownerTID
-        self.ownerName = ownerName
-        self.ownerState = ownerState
-        self.ownerSyscall = ownerSyscall
-        self.ownerFlags = ownerFlags
-        self.detail = detail
-        self.ownerFrames = ownerFrames
-    }
-}
-
 /// Properties of one sample.
 public struct SampleFlags: OptionSet, Sendable, Hashable {
     /// The raw bits.
@@ -330,4 +242,6 @@ public enum CaptureRecord: Sendable, Equatable {
     /// The sampled thread's blocked-signal mask, read when its samples went unanswered (type 10; older readers
     /// skip it).
     case signalMask(SignalMaskRecord)
+    /// Every thread of the process during a blocked episode (type 11; older readers skip it).
+    case threads(ThreadsRecord)
 }

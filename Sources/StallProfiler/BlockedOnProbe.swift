@@ -12,8 +12,14 @@ import StallFormat
 /// short (no EINTR, no early return for the app).
 final class BlockedOnProbe {
     private let timeoutNs: Int64
-    private var buffer: [UInt]
+    var buffer: [UInt]
     private var probedStall: UInt32? = nil
+    /// The episode whose wait was found (a record was returned for it).
+    var probedStallID: UInt32? { probedStall }
+    var classifier = WaitClassifier()
+    /// The episode the last thread snapshot was taken for, and when (see BlockedOnProbe+Threads.swift).
+    var snapshotStall: UInt32? = nil
+    var lastSnapshotNs: UInt64 = 0
 
     /// A probe that samples owners with `configuration`'s timeout and at most its `maxFrames` frames.
     init(configuration: StallWatchdog.Configuration) {
@@ -41,61 +47,93 @@ final class BlockedOnProbe {
             stallID: stallID, timestampNs: stallcap_monotonic_ns(), waitKind: .unknown,
             syscall: state.kind == .inCall ? state.number : -1, argument: state.arguments[0])
         guard state.kind == .inCall else { return record }
-        record.detail = SyscallDetail.describe(state)
-        guard SyscallDetail.name(state.number) == "futex" else {
-            record.waitKind = .syscall
-            return record
+        let wait = classifier.classify(state, thread: threadID)
+        record.waitKind = wait.kind
+        record.detail = wait.detail
+        record.queueLabel = wait.queueLabel
+        if wait.kind == .futex && stallcap_mutex_layout_ok() == 0 {
+            record.detail += " (mutex layout check failed: owners not read)"
         }
-        var raw = state.raw
-        let owner = stallcap_futex_mutex_owner(&raw, threadID)
-        guard owner > 0 else {
-            record.waitKind = .futex
-            record.detail += stallcap_mutex_layout_ok() == 0 ? " (mutex layout check failed: owners not read)" : ""
-            return record
+        let address = "0x\(String(state.arguments[0], radix: 16))"
+        let what: String
+        switch wait.kind {
+        case .mutex: what = "mutex at \(address) held by"
+        case .rwlock: what = "rwlock at \(address) write-locked by"
+        case .join: what = "joining"
+        case .dispatchSync:
+            let queue = wait.queueLabel.isEmpty ? "a serial queue" : "queue '\(wait.queueLabel)'"
+            guard wait.owner > 0 else {
+                record.detail = "DispatchQueue.sync onto \(queue), which no thread was running"
+                return record
+            }
+            what = "DispatchQueue.sync onto \(queue), running a block on"
+        default: return record
         }
-        record.waitKind = .mutex
+        let owner = wait.owner
         record.ownerTID = owner
         record.ownerName = Self.threadName(owner)
         record.ownerState = UInt8(bitPattern: stallcap_thread_state(owner))
         let ownerCall = sampleOwner(owner, into: &record)
         let letter = record.ownerState == 0 ? "?" : String(UnicodeScalar(record.ownerState))
         let doing = ownerCall.map { "in \($0)" } ?? (record.ownerFlags.contains(.signalled) ? "running" : "state \(letter)")
-        record.detail = "mutex at 0x\(String(state.arguments[0], radix: 16)) held by thread \(owner)"
-            + (record.ownerName.isEmpty ? "" : " (\(record.ownerName))") + ", \(doing)"
+        record.detail = "\(what) thread \(owner)" + (record.ownerName.isEmpty ? "" : " (\(record.ownerName))") + ", \(doing)"
         return record
     }
 
-    /// Takes the owner's stack once: signalled when running, from stack memory when it sleeps in a system call.
-    /// Returns the owner's system call, described, when it was in one. An owner that entered a system call
+    /// Takes the owner's stack once (see ``takeStack(_:state:again:)``) into `record`. Returns the owner's system
+    /// call, described, when it was in one.
+    private func sampleOwner(_ owner: Int32, into record: inout BlockedOnRecord) -> String? {
+        let stack = takeStack(owner, state: record.ownerState)
+        record.ownerFrames = stack.frames
+        record.ownerFlags = stack.flags
+        record.ownerSyscall = stack.syscall
+        return stack.call
+    }
+
+    /// A thread's stack, taken once.
+    struct ThreadStack {
+        /// Leaf first.
+        var frames: [UInt64] = []
+        /// How it was taken.
+        var flags: BlockedOnRecord.OwnerFlags = []
+        /// The system call the thread was in, -1 when none.
+        var syscall: Int32 = -1
+        /// That call, described; nil when not in one.
+        var call: String? = nil
+    }
+
+    /// Takes `tid`'s stack once: signalled when running (state letter `state` R), from stack memory when it sleeps
+    /// in a system call (never a signal then: no EINTR, no sleep cut short). A thread that entered a system call
     /// between the check and the signal (`STALLCAP_IN_SYSCALL`: nothing was sent) is looked at once more.
-    private func sampleOwner(_ owner: Int32, into record: inout BlockedOnRecord, again: Bool = true) -> String? {
-        let state = SyscallState(thread: owner)
-        let runnable = state.kind == .running || (state.kind == .user && record.ownerState == UInt8(ascii: "R"))
+    func takeStack(_ tid: Int32, state letter: UInt8, again: Bool = true) -> ThreadStack {
+        let state = SyscallState(thread: tid)
+        let runnable = state.kind == .running || (state.kind == .user && letter == UInt8(ascii: "R"))
+        var stack = ThreadStack()
         switch state.kind {
         case _ where runnable:
             var info = stallcap_sample_info()
             let status = buffer.withUnsafeMutableBufferPointer {
-                stallcap_sample(owner, timeoutNs, $0.baseAddress, UInt32($0.count), &info)
+                stallcap_sample(tid, timeoutNs, $0.baseAddress, UInt32($0.count), &info)
             }
-            if status == STALLCAP_IN_SYSCALL && again { return sampleOwner(owner, into: &record, again: false) }
+            if status == STALLCAP_IN_SYSCALL && again { return takeStack(tid, state: letter, again: false) }
             guard status == STALLCAP_OK else {
-                stallcap_sample_cancel()  // the owner is sampled once: no signal for it later
-                return nil
+                stallcap_sample_cancel()  // the thread is sampled once: no signal for it later
+                return stack
             }
-            record.ownerFlags.insert(.signalled)
-            if info.flags & UInt32(STALLCAP_FLAG_TRUNCATED) != 0 { record.ownerFlags.insert(.truncated) }
-            record.ownerFrames = buffer[0..<Int(info.frame_count)].map { UInt64($0) }
-            return nil
+            stack.flags.insert(.signalled)
+            if info.flags & UInt32(STALLCAP_FLAG_TRUNCATED) != 0 { stack.flags.insert(.truncated) }
+            stack.frames = buffer[0..<Int(info.frame_count)].map { UInt64($0) }
         case .inCall, .user:
-            if state.kind == .inCall { record.ownerSyscall = state.number }
+            if state.kind == .inCall { stack.syscall = state.number }
             let (count, truncated) = MemoryStack.read(state, into: &buffer)
-            record.ownerFlags.insert(.fromStackMemory)
-            if truncated { record.ownerFlags.insert(.truncated) }
-            record.ownerFrames = buffer[0..<count].map { UInt64($0) }
-            return state.kind == .inCall ? SyscallDetail.describe(state) : nil
+            stack.flags.insert(.fromStackMemory)
+            if truncated { stack.flags.insert(.truncated) }
+            stack.frames = buffer[0..<count].map { UInt64($0) }
+            stack.call = state.kind == .inCall ? SyscallDetail.describe(state) : nil
         case .running, .unknown:
-            return nil  // not runnable by its state letter: no signal, no stack
+            break  // not runnable by its state letter: no signal, no stack
         }
+        return stack
     }
 
     /// The thread's `comm`, empty when unreadable.

@@ -24,8 +24,12 @@ enum MemoryStack {
     /// Reads the stack of `tid` when it is in a system call and stays in the same one, at the same stack and
     /// instruction pointers, for the whole read (so the memory read is one consistent stack). Nil when it is not
     /// in a system call (it runs: the signal may sample it) or left it during the read.
-    static func readIfInSystemCall(_ tid: Int32, into buffer: inout [UInt]) -> (count: Int, truncated: Bool)? {
+    /// `state` gets the system call state the stack was read in.
+    static func readIfInSystemCall(
+        _ tid: Int32, into buffer: inout [UInt], state: inout SyscallState
+    ) -> (count: Int, truncated: Bool)? {
         let before = SyscallState(thread: tid)
+        state = before
         guard before.kind == .inCall else { return nil }
         let result = read(before, into: &buffer)
         let after = SyscallState(thread: tid)

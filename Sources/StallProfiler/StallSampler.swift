@@ -25,6 +25,8 @@ final class StallSampler {
     let signalsOnlyRunnable: Bool
     private let timeoutNs: Int64
     private let resampleNs: UInt64
+    /// The system call, stack and instruction pointers of the last stack read from memory.
+    private var lastMemoryCall: (nr: Int32, sp: UInt64, pc: UInt64)? = nil
     private let maxFrames: Int
     /// CPU progress (ns) below which the thread counts as not having run since the previous sample. Our own
     /// signal costs the thread some 10-20 µs, so the floor sits well above that.
@@ -108,7 +110,11 @@ final class StallSampler {
     /// A sample read from the thread's stack memory when it sleeps in a system call; nil when it does not.
     /// Called by ``sample()``.
     private func sampleFromMemory(now: UInt64, reading: Reading?) -> SampleRecord? {
-        guard let (count, truncated) = MemoryStack.readIfInSystemCall(threadID, into: &buffer) else { return nil }
+        var call = SyscallState(stallcap_syscall_state())
+        guard let (count, truncated) = MemoryStack.readIfInSystemCall(threadID, into: &buffer, state: &call) else {
+            return nil
+        }
+        lastMemoryCall = (call.number, call.stackPointer, call.programCounter)
         lastRealSampleNs = now
         consecutiveMisses = 0
         unansweredSinceCPU = nil  // asleep: a request of its was cancelled; the next one starts afresh
@@ -127,7 +133,13 @@ final class StallSampler {
         let reading = read()
         let now = reading?.timeNs ?? stallcap_monotonic_ns()
         let idle = reading.map { r in lastSampleCPU.map { r.cpuNs &- $0 < progressFloorNs } ?? false } ?? false
-        let spacedOut = consecutiveMisses >= 3 || (haveStack && idle)
+        // A thread that moved to another system call (or another place) without measurable CPU is read again.
+        let moved = idle && haveStack && lastMemoryCall.map { last in
+            let state = SyscallState(thread: threadID)
+            return state.kind == .inCall
+                && (state.number, state.stackPointer, state.programCounter) != (last.nr, last.sp, last.pc)
+        } ?? false
+        let spacedOut = consecutiveMisses >= 3 || (haveStack && idle && !moved)
         if spacedOut && now &- lastRealSampleNs < resampleNs {
             guard consecutiveMisses < 3, haveStack, let reading else {
                 miss()

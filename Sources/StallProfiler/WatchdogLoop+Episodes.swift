@@ -100,6 +100,7 @@ extension WatchdogLoop {
     /// Presamples of a stall not declared yet are dropped.
     func endEpisodesAtStop(endNs: UInt64) {
         if let sampler {
+            if let threads = blockedProbe.endReading(stallID: sampler.stallID) { writer.append(.threads(threads)) }
             writer.append(.stallEnd(sampler.finish(endNs: endNs)))
             self.sampler = nil
         }

@@ -208,10 +208,14 @@ final class WatchdogLoop {
                 writer.append(.sample(record))
                 shared.samples.add(1, ordering: .relaxed)
                 // No CPU progress since the previous sample: the thread waits. Find on what, once per stall.
-                if record.flags.contains(.repeated),
-                    let blocked = blockedProbe.probeOnce(stallID: sampler.stallID, threadID: sampler.threadID)
-                {
-                    writer.append(.blockedOn(blocked))
+                if record.flags.contains(.repeated) {
+                    if let blocked = blockedProbe.probeOnce(stallID: sampler.stallID, threadID: sampler.threadID) {
+                        writer.append(.blockedOn(blocked))
+                    }
+                    // Every thread in view: when the wait is found, then each second it lasts.
+                    if let threads = blockedProbe.snapshotIfDue(stallID: sampler.stallID) {
+                        writer.append(.threads(threads))
+                    }
                 }
             }
         case .presample:
@@ -220,7 +224,10 @@ final class WatchdogLoop {
             presampler = nil
             presamples.removeAll()
         case .endStall(_, let endNs):
-            if let sampler { writer.append(.stallEnd(sampler.finish(endNs: endNs))) }
+            if let sampler {
+                if let threads = blockedProbe.endReading(stallID: sampler.stallID) { writer.append(.threads(threads)) }
+                writer.append(.stallEnd(sampler.finish(endNs: endNs)))
+            }
             sampler = nil
             saturation?.reset()
             appendImagesIfChanged(force: false)

@@ -35,7 +35,7 @@ import Testing
             record = probe.probeOnce(stallID: 3, threadID: tid.tid)
         }
         let found = try #require(record)
-        #expect(found.waitKind == .syscall && found.detail.contains("nanosleep"), "\(found)")
+        #expect(found.waitKind == .sleep && found.detail.contains("nanosleep"), "\(found)")
         #expect(probe.probeOnce(stallID: 3, threadID: tid.tid) == nil)
     }
 }

@@ -77,7 +77,7 @@ import Testing
         thread.start()
         let waiter = try #require(waitUntilBlocked(tid))
         let record = BlockedOnProbe(configuration: .init(outputPath: "/dev/null")).probe(stallID: 1, threadID: waiter)
-        #expect(record.waitKind == .syscall, "\(record)")
+        #expect(record.waitKind == .io, "\(record)")
         #expect(record.detail.hasPrefix("read fd \(reader) (pipe:["), "\(record.detail)")
         #expect(record.ownerTID == 0 && record.ownerFrames.isEmpty)
         _ = write(fds[1], "x", 1)

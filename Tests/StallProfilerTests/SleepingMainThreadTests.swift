@@ -32,6 +32,6 @@ import Testing
         if loop == "runloop" && !underThreadSanitizer {
             #expect(names.first == "_start", "the same root as the handler's walk gives: \(names)")
         }
-        #expect(stall.blockedOn?.waitKind == .syscall)
+        #expect(stall.blockedOn?.waitKind == .sleep)
     }
 }

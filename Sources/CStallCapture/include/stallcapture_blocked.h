@@ -110,6 +110,25 @@ int stallcap_mutex_layout_ok(void);
 /// process other than `waiter`; 0 otherwise (a condition variable, a semaphore, an unknown lock).
 pid_t stallcap_futex_mutex_owner(const stallcap_syscall_state *state, pid_t waiter);
 
+/// Lists the threads of this process (`/proc/self/task`) into `tids`, at most `capacity`; `total` (optional) gets
+/// how many there were. Returns the number written, or -1 when the directory cannot be read.
+int stallcap_list_threads(pid_t *tids, int capacity, int *total);
+
+/// The thread a `pthread_join` waits for, given the waiter's syscall state: a futex wait whose word holds the value
+/// waited for and that value is a live thread of this process other than `waiter` (glibc sleeps on the joined
+/// thread's tid field until the thread exits). Returns its tid, or 0.
+pid_t stallcap_futex_join_target(const stallcap_syscall_state *state, pid_t waiter);
+
+/// The start-up check of the glibc pthread_rwlock_t layout relied on: write-locks an rwlock of our own and
+/// verifies that `__cur_writer` (offset 24) holds our tid, and 0 after unlocking. Done once; 1 when it holds.
+int stallcap_rwlock_layout_ok(void);
+
+/// The writer holding the glibc rwlock a futex wait sleeps on (a reader's or writer's wait on `__wrphase_futex` or
+/// `__writers_futex`, for the values glibc waits for), when the layout check passed and the writer is a live
+/// thread other than `waiter`. Returns its tid, or 0. The word is not proven to be an rwlock's: the caller names
+/// the wait an rwlock only when nothing more certain (a mutex, a dispatch_sync) matched.
+pid_t stallcap_futex_rwlock_writer(const stallcap_syscall_state *state, pid_t waiter);
+
 /// Flag of `stallcap_stack_from_memory`: the stack was deeper than `max_frames`; outermost frames are missing.
 #define STALLCAP_MEMSTACK_TRUNCATED 0x1u
 /// Flag: at least one frame came from scanning words (not from a frame-pointer record), so it is approximate.

@@ -39,7 +39,7 @@ public enum TimelineBuilder {
                     stack: stacks.node(for: frames(of: sample, symbolizer: symbolizer))))
             }
             let blocked = stall.blockedOn.map {
-                BlockedOnSummary($0, symbolizer: symbolizer, rule: rule, architecture: architecture).sentence
+                BlockedOnSummary($0, stall: stall, symbolizer: symbolizer, rule: rule, architecture: architecture).sentence
             }
             let start = relative(stall.begin.startNs)
             end = max(end, relative(stall.endNs))

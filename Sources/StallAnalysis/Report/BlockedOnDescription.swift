@@ -1,60 +1,100 @@
 import StallFormat
 
 extension BlockedOnSummary {
-    /// Resolves a blocked-on record: syscall names for the captured machine, the owner's stack named root first.
+    /// Resolves a blocked-on record: syscall names for the captured machine, the owner's stack named root first,
+    /// the wait named from the blocked thread's stack when the watchdog could not (`stall`'s last stack), and the
+    /// episode's thread snapshots (see ``addThreads(of:record:symbolizer:rule:architecture:)``).
     init(
-        _ record: BlockedOnRecord, symbolizer: Symbolizer, rule: AppCodeRule, architecture: SyscallNames.Architecture
+        _ record: BlockedOnRecord, stall: Stall, symbolizer: Symbolizer, rule: AppCodeRule,
+        architecture: SyscallNames.Architecture
     ) {
         let inCall = record.syscall >= 0
-        kind = record.waitKind.description
+        let stack = stall.samples.last { !$0.frames.isEmpty }?.frames ?? []
+        let names = symbolizer.rootFirstNames(leafFirst: stack).reversed()
+        kind = WaitFrames.refine(record.waitKind, leafFirst: Array(names))
         syscall = inCall ? SyscallNames.name(Int(record.syscall), architecture: architecture) : nil
         syscallNumber = inCall ? Int(record.syscall) : nil
         argument = record.argument
         detail = record.detail
-        let isMutex = record.waitKind == .mutex
-        ownerTid = isMutex && record.ownerTID > 0 ? Int(record.ownerTID) : nil
-        ownerName = isMutex ? record.ownerName : ""
-        ownerState = isMutex && record.ownerState > 32 && record.ownerState < 127
+        let owned = record.waitKind.ownerIsCertain && record.ownerTID > 0
+        ownerTid = owned ? Int(record.ownerTID) : nil
+        ownerName = owned ? record.ownerName : ""
+        ownerState = owned && record.ownerState > 32 && record.ownerState < 127
             ? String(UnicodeScalar(record.ownerState)) : nil
-        ownerSyscall = isMutex && record.ownerSyscall >= 0
+        ownerSyscall = owned && record.ownerSyscall >= 0
             ? SyscallNames.name(Int(record.ownerSyscall), architecture: architecture) : nil
-        let frames = isMutex ? record.ownerFrames : []
-        let stack = symbolizer.rootFirstNames(leafFirst: frames)
-        ownerStack = stack
-        let leafMostApp = frames.indices.first { rule.isApp(frames[$0], isReturnAddress: $0 > 0) }
-        ownerFrame = leafMostApp.map { stack[stack.count - 1 - $0] } ?? stack.last
+        let frames = owned ? record.ownerFrames : []
+        ownerStack = symbolizer.rootFirstNames(leafFirst: frames)
+        ownerFrame = Self.frame(frames, names: ownerStack, rule: rule)
         ownerStackSource = frames.isEmpty ? nil
             : record.ownerFlags.contains(.signalled) ? "signal"
             : record.ownerFlags.contains(.fromStackMemory) ? "stack memory" : nil
         ownerStackTruncated = record.ownerFlags.contains(.truncated)
+        queueLabel = record.waitKind == .dispatchSync ? record.queueLabel : ""
+        if let ownerTid {
+            waitsFor = [WaitedThread(
+                tid: ownerTid, name: ownerName, state: ownerSyscall.map { "in \($0)" } ?? (ownerState == "R" ? "running" : "?"),
+                certain: true, stack: ownerStack, frame: ownerFrame)]
+        }
+        addThreads(of: stall, record: record, symbolizer: symbolizer, rule: rule, architecture: architecture)
     }
 
-    /// One sentence: what the thread waited for and, for a mutex, who held it and where that thread was.
+    /// The leaf-most app frame of `frames` (leaf first; `names` root first), or the leaf when none is app code.
+    static func frame(_ frames: [UInt64], names: [String], rule: AppCodeRule) -> String? {
+        let leafMostApp = frames.indices.first { rule.isApp(frames[$0], isReturnAddress: $0 > 0) }
+        return leafMostApp.map { names[names.count - 1 - $0] } ?? names.last
+    }
+
+    /// One sentence: what the thread waited for and, when known, who held it and where that thread was.
     public var sentence: String { sentence(naming: { $0 }) }
 
     /// The sentence, with the owner's function name passed through `naming` (the text report shortens it).
     public func sentence(naming: (String) -> String) -> String {
+        let address = argument == 0 ? "" : " at 0x" + String(argument, radix: 16)
+        let queue = queueLabel.isEmpty ? "a serial queue" : "queue '\(queueLabel)'"
         switch kind {
         case "mutex":
-            guard let ownerTid else { return "waiting for a mutex whose owner is unknown" }
-            var text = "waiting for a mutex held by thread \(ownerTid)" + (ownerName.isEmpty ? "" : " (\(ownerName))")
-            if let ownerFrame { text += ", which was in \(naming(ownerFrame))" }
-            if let ownerSyscall {
-                text += (ownerFrame == nil ? ", which was" : ",") + " sleeping in \(ownerSyscall)"
-            } else if ownerState == "R" {
-                text += (ownerFrame == nil ? ", which was" : ",") + " running"
-            }
-            return text
+            return ownerClause("waiting for a mutex held by", naming) ?? "waiting for a mutex whose owner is unknown"
+        case "rwlock":
+            return ownerClause("waiting for an rwlock write-locked by", naming)
+                ?? "waiting for an rwlock\(address) (its writer is not known)"
+        case "join":
+            return ownerClause("waiting to join", naming) ?? "waiting to join a thread (which one is not known)"
+        case "dispatch-sync":
+            return ownerClause("waiting in DispatchQueue.sync for \(queue), whose block runs on", naming)
+                ?? "waiting in DispatchQueue.sync for \(queue)" + (queueLabel.isEmpty
+                    ? " (the watchdog could not read which, nor the thread running its block)"
+                    : "; no thread was running a block on it")
+        case "semaphore", "group", "condition":
+            let what = ["semaphore": "a semaphore (DispatchSemaphore, sem_wait)", "group": "a DispatchGroup",
+                        "condition": "a condition variable"][kind]!
+            return "waiting on \(what)\(address): who will signal it is not known for certain"
+                + (waitsFor.isEmpty ? "" : "; candidates below")
         case "futex":
             return "waiting on a futex without a known owner (a condition variable, a semaphore or another lock)"
-                + (argument == 0 ? "" : " at 0x" + String(argument, radix: 16))
-        case "syscall":
+                + address
+        case "sleep":
+            return "sleeping" + (detail.isEmpty ? "" : ": \(detail)")
+        case "io", "syscall":
             var text = "waiting in \(syscall ?? "a system call")"
             if let syscall, Self.descriptorCalls.contains(syscall) { text += " on file descriptor \(argument)" }
             return text + (detail.isEmpty ? "" : ": \(detail)")
         default:
             return "waiting for something the watchdog could not identify" + (detail.isEmpty ? "" : ": \(detail)")
         }
+    }
+
+    /// `<lead> thread 12 (db-worker), which was in f, sleeping in nanosleep`; nil without an owner.
+    private func ownerClause(_ lead: String, _ naming: (String) -> String) -> String? {
+        guard let ownerTid else { return nil }
+        var text = "\(lead) thread \(ownerTid)" + (ownerName.isEmpty ? "" : " (\(ownerName))")
+        if let ownerFrame { text += ", which was in \(naming(ownerFrame))" }
+        if let ownerSyscall {
+            text += (ownerFrame == nil ? ", which was" : ",") + " sleeping in \(ownerSyscall)"
+        } else if ownerState == "R" {
+            text += (ownerFrame == nil ? ", which was" : ",") + " running"
+        }
+        return text
     }
 
     /// Calls whose first argument is a file descriptor.

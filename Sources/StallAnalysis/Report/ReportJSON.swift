@@ -62,6 +62,8 @@ extension StallReport {
             ("topSelf", Self.json(shares: topSelf.map(\.element))),
             ("appFrames", Self.json(shares: profile.appFrames)),
             ("blockedOn", e.blockedOn.map(Self.json(blockedOn:)) ?? .null),
+            ("threads", e.blockedOn.map { Self.json(threads: $0.threads) } ?? .array([])),
+            ("threadsTotal", .int(e.blockedOn?.threadsTotal ?? 0)),
             ("startWall", .text(e.startWallNs.map(ReportFormat.iso8601))),
             ("appSelf", Self.json(shares: profile.appSelf)),
             ("activeRatio", .number(e.activeRatio.map(Self.share))), ("pausedMs", .double(Self.ms(e.pausedMs))),
@@ -86,7 +88,7 @@ extension StallReport {
             ("syscallNumber", b.syscallNumber.map(JSONValue.int) ?? .null),
             ("argument", .string("0x" + String(b.argument, radix: 16))), ("detail", .string(b.detail)),
         ]
-        if b.kind == "mutex" {
+        if b.ownerTid != nil {
             members += [
                 ("ownerTid", b.ownerTid.map(JSONValue.int) ?? .null), ("ownerName", .string(b.ownerName)),
                 ("ownerState", .text(b.ownerState)), ("ownerSyscall", .text(b.ownerSyscall)),
@@ -94,8 +96,30 @@ extension StallReport {
                 ("ownerStackSource", .text(b.ownerStackSource)), ("ownerStackTruncated", .bool(b.ownerStackTruncated)),
             ]
         }
+        if b.kind == "dispatch-sync" { members.append(("queueLabel", .string(b.queueLabel))) }
+        members.append(("waitsFor", .array(b.waitsFor.map { w in
+            .object([("tid", .int(w.tid)), ("name", .string(w.name)), ("state", .string(w.state)),
+                     ("certain", .bool(w.certain)), ("frame", .text(w.frame)), ("stack", .strings(w.stack))])
+        })))
+        if !b.deadlock.isEmpty {
+            members.append(("deadlock", .object([("cycle", .array(b.deadlock.map { link in
+                .object([("tid", .int(link.tid)), ("name", .string(link.name)),
+                         ("holds", .string("0x" + String(link.holds, radix: 16))),
+                         ("wants", .string("0x" + String(link.wants, radix: 16))), ("frame", .text(link.frame))])
+            })), ("sentence", .text(b.deadlockSentence))])))
+        }
         members.append(("sentence", .string(b.sentence)))
         return .object(members)
+    }
+
+    /// A blocked episode's snapshot (`threads`): each thread with its state, call, CPU during the episode, stack.
+    private static func json(threads: [ThreadSummary]) -> JSONValue {
+        .array(threads.map { t in
+            .object([("tid", .int(t.tid)), ("name", .string(t.name)), ("state", .string(t.state)),
+                     ("syscall", .text(t.syscall)), ("detail", .string(t.detail)), ("waitKind", .string(t.waitKind)),
+                     ("cpuMs", .number(t.cpuMs.map(Self.ms))), ("why", .string(t.why)), ("frame", .text(t.frame)),
+                     ("stack", .strings(t.stack))])
+        })
     }
 
     private func json(group: EpisodeGroup) -> JSONValue {

@@ -156,12 +156,43 @@ extension StallReport {
     private func blockedLines(_ b: BlockedOnSummary) -> [String] {
         let sentence = b.sentence(naming: { ReportFormat.fit($0, width: Self.textWidth - 10) })
         var lines = Self.wrap("blocked: " + sentence, first: "  ", indent: "    ")
-        guard !b.ownerStack.isEmpty else { return lines }
-        let shown = b.ownerStack.suffix(8)
-        let via = b.ownerStackSource.map { ", taken from \($0 == "signal" ? "a signal" : "its stack memory")" } ?? ""
-        lines.append("    owner's stack, leaf last (\(shown.count) of \(b.ownerStack.count) frames\(via)):")
-        if shown.count < b.ownerStack.count { lines.append("      ...") }
-        lines += shown.map { "      " + ReportFormat.fit($0, width: Self.textWidth - 6) }
+        if let deadlock = b.deadlockSentence {
+            lines += Self.wrap(deadlock, first: "    ", indent: "      ")
+            for link in b.deadlock {
+                lines.append("      " + ReportFormat.fit("\(link.name) [\(link.tid)] in \(link.frame ?? "?")", width: Self.textWidth - 6))
+            }
+        }
+        if !b.ownerStack.isEmpty {
+            let shown = b.ownerStack.suffix(8)
+            let via = b.ownerStackSource.map { ", taken from \($0 == "signal" ? "a signal" : "its stack memory")" } ?? ""
+            lines.append("    owner's stack, leaf last (\(shown.count) of \(b.ownerStack.count) frames\(via)):")
+            if shown.count < b.ownerStack.count { lines.append("      ...") }
+            lines += shown.map { "      " + ReportFormat.fit($0, width: Self.textWidth - 6) }
+        }
+        let candidates = b.waitsFor.filter { !$0.certain }
+        if !candidates.isEmpty {
+            lines.append("    candidates (not certain: threads that ran, or sleep in I/O or a timed sleep):")
+            lines += candidates.map {
+                "      " + ReportFormat.fit("\($0.name.isEmpty ? "thread" : $0.name) [\($0.tid)] \($0.state), in \($0.frame ?? "?")",
+                                         width: Self.textWidth - 6)
+            }
+        }
+        return lines + threadLines(b)
+    }
+
+    /// The snapshot: the threads that matter, one line each, the rest counted.
+    private func threadLines(_ b: BlockedOnSummary) -> [String] {
+        guard !b.threads.isEmpty else { return [] }
+        let shown = b.threads.filter { !$0.why.isEmpty }.prefix(12)
+        var lines = ["    threads (\(b.threadsTotal) in all; those that matter first):"]
+        for thread in shown {
+            let cpu = thread.cpuMs.map { ", \(ReportFormat.milliseconds(UInt64(max(0, $0) * 1e6))) CPU" } ?? ""
+            let line = "\(thread.name.isEmpty ? "thread" : thread.name) [\(thread.tid)] \(thread.why): \(thread.state) "
+                + (thread.detail.isEmpty ? "" : thread.detail) + cpu + (thread.frame.map { ", in \($0)" } ?? "")
+            lines.append("      " + ReportFormat.fit(line, width: Self.textWidth - 6))
+        }
+        let rest = b.threadsTotal - shown.count
+        if rest > 0 { lines.append("      and \(rest) more thread\(rest == 1 ? "" : "s") (--json lists each)") }
         return lines
     }
 

@@ -31,7 +31,8 @@ public struct CaptureSummary: Sendable {
 
 /// What a blocked episode waited for, resolved for reading (see ``BlockedOnRecord``).
 public struct BlockedOnSummary: Sendable, Equatable {
-    /// `mutex`, `futex`, `syscall` or `unknown`.
+    /// What kind of wait (docs/REPORT.md): `mutex`, `dispatch-sync`, `semaphore`, `group`, `condition`, `join`,
+    /// `rwlock`, `io`, `sleep`, `futex` (a futex wait nothing names), `syscall` or `unknown`.
     public var kind: String
     /// The system call's name (`futex`, `read`...), `syscall N` for one the table does not know; nil when the
     /// thread was not in one.
@@ -42,22 +43,38 @@ public struct BlockedOnSummary: Sendable, Equatable {
     public var argument: UInt64
     /// The watchdog's free-text detail (e.g. `read fd 5 (pipe:[1234])`); empty when none.
     public var detail: String
-    /// Mutexes: the owner's kernel tid; nil otherwise.
+    /// Known owner: its kernel tid (the mutex's holder,
+    /// the thread running the queue's block, the joined thread, the writer); nil otherwise.
     public var ownerTid: Int?
-    /// Mutexes: the owner's thread name; empty when unknown.
+    /// Known owner: its thread name; empty when unknown.
     public var ownerName: String
-    /// Mutexes: the owner's /proc state letter (`R`, `S`, `D`); nil when unknown.
+    /// Known owner: its /proc state letter (`R`, `S`, `D`); nil when unknown.
     public var ownerState: String?
-    /// Mutexes: the system call the owner slept in; nil when it ran or is unknown.
+    /// Known owner: the system call it slept in; nil when it ran or is unknown.
     public var ownerSyscall: String?
-    /// Mutexes: the owner's stack, root first (empty when it could not be taken).
+    /// Known owner: its stack, root first (empty when it could not be taken).
     public var ownerStack: [String]
-    /// Mutexes: the owner's leaf-most app frame, or its leaf when none is app code; nil without a stack.
+    /// Known owner: its leaf-most app frame, or its leaf when none is app code; nil without a
+    /// stack.
     public var ownerFrame: String?
     /// How the owner's stack was taken: `signal`, `stack memory`, or nil.
     public var ownerStackSource: String?
     /// True when the owner's stack was deeper than the buffer (outermost frames missing).
     public var ownerStackTruncated: Bool
+    /// `dispatch-sync`: the queue's label (empty when the watchdog could not read it).
+    public var queueLabel: String = ""
+    /// The thread waited for (`certain`), or ranked candidates that may end the wait.
+    public var waitsFor: [WaitedThread] = []
+    /// The deadlock the wait is part of, each thread waiting for the next and the last for the first; empty when
+    /// none was found.
+    public var deadlock: [DeadlockLink] = []
+    /// Every thread of the first snapshot, those that matter first (see ``ThreadSummary/why``).
+    public var threads: [ThreadSummary] = []
+    /// Threads the process had at the first snapshot (more than `threads.count` when some were left out).
+    public var threadsTotal: Int = 0
+    /// Whether any other thread ran during the episode (used CPU between its first and last readings, or was
+    /// running at a snapshot); nil when the capture cannot tell (fewer than two readings).
+    public var othersRan: Bool? = nil
 }
 
 /// Where one episode's (or one group's) samples were.

@@ -123,7 +123,7 @@ public struct StallReport: Sendable {
                 }
                 // What a busy episode's thread waited for in passing is not what froze it.
                 let blockedOn = stall.blockedOn.flatMap { stall.state == .busy ? nil : $0 }.map {
-                    BlockedOnSummary($0, symbolizer: symbolizer, rule: rule, architecture: architecture)
+                    BlockedOnSummary($0, stall: stall, symbolizer: symbolizer, rule: rule, architecture: architecture)
                 }
                 var key = "\(stall.kind) \(stall.state?.description ?? "unclassified"): \(builder.fingerprint)"
                 if let blockedOn {
@@ -133,6 +133,7 @@ public struct StallReport: Sendable {
                 }
                 // A thread that blocks the capture signal is never signalled: its episodes say so, apart.
                 var profile = builder.profile(kind: stall.kind, state: stall.state)
+                if let hint = blockedOn?.selfWaitHint { profile.hints.append(hint) }
                 let signalHint = ReportHint.signalBlocked(stall.signalMask, stacks: collected.count, signalled: signalled)
                 if let signalHint, let mask = stall.signalMask {
                     profile.hints.insert(signalHint, at: 0)

@@ -1,0 +1,104 @@
+// Who a thread waits for, beyond a mutex's owner: the thread a pthread_join waits for, the writer of a glibc
+// rwlock, and the list of the process's threads (for snapshots). Watchdog thread only; nothing here signals or
+// blocks on a thread, and memory is read with process_vm_readv.
+#define _GNU_SOURCE
+#include "stallcapture_blocked.h"
+#include "stallcapture_support.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <linux/futex.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+int stallcap_list_threads(pid_t *tids, int capacity, int *total) {
+    int fd = open("/proc/self/task", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0) return -1;
+    char buffer[4096];
+    int kept = 0, seen = 0;
+    for (;;) {
+        long n = syscall(SYS_getdents64, fd, buffer, sizeof buffer);
+        if (n <= 0) break;
+        for (long offset = 0; offset < n;) {
+            struct dirent64 *entry = (struct dirent64 *)(buffer + offset);
+            offset += entry->d_reclen;
+            long tid = 0;
+            const char *p = entry->d_name;
+            if (*p < '0' || *p > '9') continue;
+            for (; *p >= '0' && *p <= '9' && tid < 0x7fffffff; p++) tid = tid * 10 + (*p - '0');
+            if (*p != '\0' || tid <= 0) continue;
+            seen++;
+            if (kept < capacity) tids[kept++] = (pid_t)tid;
+        }
+    }
+    close(fd);
+    if (total) *total = seen;
+    return kept;
+}
+
+// A futex wait (plain or bitset, any clock) on `state`'s first argument for the value in its third.
+static int futex_wait_word(const stallcap_syscall_state *state, uint64_t *address, uint32_t *expected) {
+    if (state->kind != STALLCAP_SYSCALL_IN_CALL || state->nr != SYS_futex) return 0;
+    int op = (int)(state->args[1] & ~(uint64_t)(FUTEX_PRIVATE_FLAG | FUTEX_CLOCK_REALTIME));
+    if (op != FUTEX_WAIT && op != FUTEX_WAIT_BITSET) return 0;
+    if (state->args[0] == 0 || state->args[0] % 4 != 0) return 0;
+    *address = state->args[0];
+    *expected = (uint32_t)state->args[2];
+    return 1;
+}
+
+pid_t stallcap_futex_join_target(const stallcap_syscall_state *state, pid_t waiter) {
+    uint64_t address;
+    uint32_t expected, word = 0;
+    if (!futex_wait_word(state, &address, &expected)) return 0;
+    // glibc's pthread_join sleeps on the joined thread's `tid` field while it still holds that tid (the kernel
+    // clears it when the thread exits: CLONE_CHILD_CLEARTID).
+    if (stallcap_read_memory(address, &word, sizeof word) != 0) return 0;
+    pid_t target = (pid_t)word;
+    if (word != expected || target <= 0 || target == waiter || !stallcap_thread_alive(target)) return 0;
+    return target;
+}
+
+// glibc's pthread_rwlock_t (x86_64 and aarch64): __readers 0, __writers 4, __wrphase_futex 8, __writers_futex 12,
+// __pad3 16, __pad4 20, __cur_writer 24. Readers sleep on __wrphase_futex, writers on __writers_futex or
+// __wrphase_futex, so __cur_writer lies 16 or 12 bytes after the word slept on.
+enum { CUR_WRITER = 24, WRPHASE_FUTEX = 8, WRITERS_FUTEX = 12 };
+static _Atomic int g_rwlock_layout = -1;
+
+int stallcap_rwlock_layout_ok(void) {
+    int known = atomic_load(&g_rwlock_layout);
+    if (known >= 0) return known;
+    pthread_rwlock_t lock;
+    int ok = pthread_rwlock_init(&lock, NULL) == 0 && sizeof lock >= CUR_WRITER + sizeof(int);
+    if (ok) {
+        int writer = 0;
+        ok = pthread_rwlock_wrlock(&lock) == 0;
+        if (ok) {
+            ok = stallcap_read_memory((uint64_t)(uintptr_t)&lock + CUR_WRITER, &writer, sizeof writer) == 0 &&
+                 writer == stallcap_gettid();
+            pthread_rwlock_unlock(&lock);
+        }
+        ok = ok && stallcap_read_memory((uint64_t)(uintptr_t)&lock + CUR_WRITER, &writer, sizeof writer) == 0 &&
+             writer == 0;
+        pthread_rwlock_destroy(&lock);
+    }
+    atomic_store(&g_rwlock_layout, ok);
+    return ok;
+}
+
+pid_t stallcap_futex_rwlock_writer(const stallcap_syscall_state *state, pid_t waiter) {
+    uint64_t address;
+    uint32_t expected;
+    if (!futex_wait_word(state, &address, &expected)) return 0;
+    // Both waits are for 1 | PTHREAD_RWLOCK_FUTEX_USED (3), a writer's phase wait for PTHREAD_RWLOCK_FUTEX_USED (2).
+    if ((expected != 2 && expected != 3) || !stallcap_rwlock_layout_ok()) return 0;
+    const int offsets[2] = {WRPHASE_FUTEX, WRITERS_FUTEX};
+    for (int k = 0; k < 2; k++) {
+        int writer = 0;
+        if (stallcap_read_memory(address - (uint64_t)offsets[k] + CUR_WRITER, &writer, sizeof writer) != 0) continue;
+        if (writer > 0 && writer != waiter && stallcap_thread_alive(writer)) return writer;
+    }
+    return 0;
+}

@@ -1,0 +1,78 @@
+import CStallCapture
+import StallFormat
+
+/// Every thread in view during a blocked episode: snapshots of the process's threads, on the watchdog thread.
+///
+/// A snapshot lists each thread (at most ``maxThreads``, within ``budgetNs``) with its name, state letter, CPU time
+/// (schedstat), what it waits for (``WaitClassifier``) and its stack: read from stack memory when it sleeps in a
+/// system call, taken with the capture signal only when it runs. The watchdog's own thread is left out.
+extension BlockedOnProbe {
+    /// Most threads a snapshot looks at; a process with more says how many there were.
+    static let maxThreads = 512
+    /// Time a snapshot may take before it stops looking at more threads, nanoseconds.
+    static let budgetNs: UInt64 = 50_000_000
+    /// Least time between two snapshots of one episode, nanoseconds.
+    static let snapshotIntervalNs: UInt64 = 1_000_000_000
+
+    /// A snapshot of every thread when the episode `stallID`'s wait was found (``probeOnce(stallID:threadID:)``
+    /// returned a record for it) and none was taken for it yet, or the last one is a second old; nil otherwise.
+    func snapshotIfDue(stallID: UInt32) -> ThreadsRecord? {
+        guard probedStallID == stallID else { return nil }
+        let now = stallcap_monotonic_ns()
+        if snapshotStall == stallID && now &- lastSnapshotNs < Self.snapshotIntervalNs { return nil }
+        snapshotStall = stallID
+        lastSnapshotNs = now
+        return snapshot(stallID: stallID, phase: .snapshot)
+    }
+
+    /// The CPU-only reading at the end of episode `stallID` when a snapshot was taken for it; nil otherwise.
+    func endReading(stallID: UInt32) -> ThreadsRecord? {
+        guard snapshotStall == stallID else { return nil }
+        snapshotStall = nil
+        return snapshot(stallID: stallID, phase: .cpu)
+    }
+
+    /// Looks at every thread of the process (but this one).
+    func snapshot(stallID: UInt32, phase: ThreadsRecord.Phase) -> ThreadsRecord {
+        let start = stallcap_monotonic_ns()
+        var tids = [Int32](repeating: 0, count: Self.maxThreads + 1)
+        var total: Int32 = 0
+        let listed = tids.withUnsafeMutableBufferPointer {
+            stallcap_list_threads($0.baseAddress, Int32($0.count), &total)
+        }
+        let me = stallcap_gettid()
+        var threads: [ThreadState] = []
+        for tid in tids.prefix(Int(max(0, listed))) where tid != me {
+            guard threads.count < Self.maxThreads, stallcap_monotonic_ns() &- start < Self.budgetNs else { break }
+            var run: UInt64 = 0, wait: UInt64 = 0
+            guard stallcap_thread_schedstat(tid, &run, &wait) == 0 else { continue }  // it exited
+            var thread = ThreadState(tid: tid, cpuNs: run)
+            if phase == .snapshot { describe(&thread) }
+            threads.append(thread)
+        }
+        return ThreadsRecord(
+            stallID: stallID, timestampNs: start, phase: phase, totalThreads: UInt32(max(0, total - 1)),
+            threads: threads)
+    }
+
+    /// Fills in a thread's name, state, wait and stack.
+    private func describe(_ thread: inout ThreadState) {
+        thread.name = Self.threadName(thread.tid)
+        thread.state = UInt8(bitPattern: stallcap_thread_state(thread.tid))
+        let state = SyscallState(thread: thread.tid)
+        if state.kind == .inCall {
+            thread.syscall = state.number
+            let wait = classifier.classify(state, thread: thread.tid)
+            thread.waitKind = wait.kind
+            thread.object = wait.object
+            thread.ownerTID = wait.owner
+            thread.queueLabel = wait.queueLabel
+            thread.detail = wait.detail
+        } else {
+            thread.detail = state.kind == .unknown ? "" : "running"
+        }
+        let stack = takeStack(thread.tid, state: thread.state)
+        thread.frames = stack.frames
+        thread.flags = stack.flags
+    }
+}

@@ -1,0 +1,56 @@
+import Foundation
+import StallFormat
+import Testing
+
+@testable import StallAnalysis
+
+/// The rules that name waits from stacks, follow owner chains and rank candidates (docs/REPORT.md).
+@Suite struct WaitAnalysisTests {
+    @Test func theLeafMostWaitPrimitiveNamesTheWait() {
+        #expect(WaitFrames.kind(leafFirst: ["syscall", "_dispatch_sync_f_slow", "main"]) == "dispatch-sync")
+        #expect(WaitFrames.kind(leafFirst: ["__futex_abstimed_wait_common", "__new_sem_wait_slow64", "sem_wait"]) == "semaphore")
+        #expect(WaitFrames.kind(leafFirst: ["_dispatch_futex_wait", "_dispatch_group_wait_slow", "Dispatch.DispatchGroup.wait() -> ()"]) == "group")
+        #expect(WaitFrames.kind(leafFirst: ["__futex_abstimed_wait_common", "___pthread_cond_wait", "app.f()"]) == "condition")
+        // A semaphore wait inside a block run by dispatch_sync on this thread is a semaphore wait.
+        #expect(WaitFrames.kind(leafFirst: ["_dispatch_semaphore_wait_slow", "closure", "_dispatch_sync_invoke_and_complete", "DispatchQueue.sync"]) == "semaphore")
+        #expect(WaitFrames.kind(leafFirst: ["read", "app.f()"]) == nil)
+    }
+
+    @Test func theWatchdogsKindWinsWhereItKnewTheOwnerOrTheCall() {
+        let semaphoreStack = ["_dispatch_semaphore_wait_slow"]
+        #expect(WaitFrames.refine(.futex, leafFirst: semaphoreStack) == "semaphore")
+        #expect(WaitFrames.refine(.mutex, leafFirst: semaphoreStack) == "mutex")
+        #expect(WaitFrames.refine(.io, leafFirst: semaphoreStack) == "io")
+        #expect(WaitFrames.refine(.futex, leafFirst: ["f"]) == "futex")
+    }
+
+    @Test func ownerChainsFindCyclesAndStopWhereTheChainEnds() throws {
+        let wait = { (object: UInt64, owner: Int32) in OwnerChain.Wait(object: object, owner: owner) }
+        // 1 waits for 2, 2 for 3, 3 for 1: a three-thread deadlock.
+        let cycle = try #require(OwnerChain.cycle(from: 1, first: wait(0xa, 2), waits: [2: wait(0xb, 3), 3: wait(0xc, 1)]))
+        #expect(cycle.map(\.tid) == [1, 2, 3])
+        // 2 runs: no deadlock.
+        #expect(OwnerChain.cycle(from: 1, first: wait(0xa, 2), waits: [3: wait(0xc, 1)]) == nil)
+        // 1 waits behind a deadlock of 2 and 3: the cycle is theirs.
+        let behind = try #require(OwnerChain.cycle(from: 1, first: wait(0xa, 2), waits: [2: wait(0xb, 3), 3: wait(0xc, 2)]))
+        #expect(behind.map(\.tid) == [2, 3])
+        // A long chain without a cycle stops.
+        var long: [Int32: OwnerChain.Wait] = [:]
+        for tid in Int32(2)...100 { long[tid] = wait(UInt64(tid), tid + 1) }
+        #expect(OwnerChain.cycle(from: 1, first: wait(1, 2), waits: long) == nil)
+    }
+
+    @Test func candidatesRankThreadsThatRanThenIOThenSleepers() {
+        func thread(_ tid: Int, _ kind: String, _ call: String?, cpu: Double?) -> ThreadSummary {
+            ThreadSummary(tid: tid, name: "t\(tid)", state: "S", syscall: call, detail: call ?? "running", waitKind: kind,
+                          cpuMs: cpu, stack: [], frame: nil, why: "")
+        }
+        let threads = [
+            thread(1, "sleep", "clock_nanosleep", cpu: 0), thread(2, "io", "epoll_wait", cpu: 0),
+            thread(3, "io", "read", cpu: 0), thread(4, "futex", "futex", cpu: 0), thread(5, "unknown", nil, cpu: 0),
+            thread(6, "futex", "futex", cpu: 40), thread(7, "futex", "futex", cpu: 3),
+        ]
+        let ran: (ThreadSummary) -> Bool = { ($0.cpuMs ?? 0) >= 1 || $0.detail == "running" }
+        #expect(BlockedOnSummary.candidates(threads, ran: ran).map(\.tid) == [6, 7, 5, 3, 1])
+    }
+}
