@@ -47,10 +47,17 @@ import Testing
         }
         let threads = [
             thread(1, "sleep", "clock_nanosleep", cpu: 0), thread(2, "io", "epoll_wait", cpu: 0),
-            thread(3, "io", "read", cpu: 0), thread(4, "futex", "futex", cpu: 0), thread(5, "unknown", nil, cpu: 0),
+            thread(3, "io", "read", cpu: 0), thread(4, "futex", "futex", cpu: 0), thread(5, "unknown", nil, cpu: nil),
             thread(6, "futex", "futex", cpu: 40), thread(7, "futex", "futex", cpu: 3),
         ]
-        let ran: (ThreadSummary) -> Bool = { ($0.cpuMs ?? 0) >= 1 || $0.detail == "running" }
+        let ran: (ThreadSummary) -> Bool = { $0.cpuMs.map { $0 >= 1 } ?? ($0.detail == "running") }
         #expect(BlockedOnSummary.candidates(threads, ran: ran).map(\.tid) == [6, 7, 5, 3, 1])
+        // A thread on the waiter's own pipe comes first.
+        var writer = thread(8, "io", "write", cpu: 0)
+        writer.detail = "write fd 9 (pipe:[77])"
+        #expect(BlockedOnSummary.candidates(threads + [writer], ran: ran, object: "pipe:[77]").first?.tid == 8)
+        #expect(BlockedOnSummary.kernelObject("read fd 5 (pipe:[77])") == "pipe:[77]")
+        #expect(BlockedOnSummary.kernelObject("read fd 5 (socket:[9])") == "socket:[9]")
+        #expect(BlockedOnSummary.kernelObject("clock_nanosleep 1.000 s") == nil)
     }
 }

@@ -29,12 +29,14 @@ extension BlockedOnSummary {
                 waitKind: WaitFrames.refine(thread.waitKind, leafFirst: Array(names.reversed())),
                 cpuMs: cpu, stack: names, frame: Self.frame(thread.frames, names: names, rule: rule), why: "")
         }
-        let ran: (ThreadSummary) -> Bool = { ($0.cpuMs ?? 0) >= Self.ranCPUMs || $0.detail == "running" }
+        // A thread running at the snapshot ran, unless the readings show it used next to no CPU during the episode
+        // (a pool thread going back to sleep).
+        let ran: (ThreadSummary) -> Bool = { $0.cpuMs.map { $0 >= Self.ranCPUMs } ?? ($0.detail == "running") }
         let others = summaries.filter { $0.tid != Int(waiter) }
         othersRan = last == nil && !others.contains(where: ran) ? nil : others.contains(where: ran)
         findDeadlock(first, waiter: waiter, record: record, summaries: summaries)
         if waitsFor.isEmpty, ["semaphore", "group", "condition", "futex", "io"].contains(kind) {
-            waitsFor = Self.candidates(others, ran: ran).prefix(Self.maxCandidates).map {
+            waitsFor = Self.candidates(others, ran: ran, object: Self.kernelObject(detail)).prefix(Self.maxCandidates).map {
                 WaitedThread(tid: $0.tid, name: $0.name, state: $0.syscall.map { "in \($0)" } ?? "running",
                              certain: false, stack: $0.stack, frame: $0.frame)
             }
@@ -50,7 +52,8 @@ extension BlockedOnSummary {
                 chain.contains(summaries[index].tid) ? (deadlock.isEmpty ? "owner" : "deadlock") :
                 candidates.contains(summaries[index].tid) ? "candidate" :
                 ran(summaries[index]) ? "ran" :
-                thread.object != 0 && thread.object == record.argument && thread.waitKind == record.waitKind
+                (thread.object != 0 && thread.object == record.argument && thread.waitKind == record.waitKind)
+                    || (Self.kernelObject(detail).map { Self.kernelObject(thread.detail) == $0 } ?? false)
                     ? "same object" : ""
         }
         let order = ["waiting", "deadlock", "owner", "candidate", "ran", "same object", ""]
@@ -59,12 +62,16 @@ extension BlockedOnSummary {
         }.map(\.element)
     }
 
-    /// Candidates for the thread that ends a wait without an owner, best first: threads that ran during the
+    /// Candidates for the thread that ends a wait without an owner, best first: threads on the same pipe or
+    /// socket as the waiter (`object`, its other end within the process), then threads that ran during the
     /// episode (most CPU first), then threads sleeping in I/O on a descriptor, then threads sleeping in a timed
     /// sleep. Threads parked in poll or epoll (idle event loops) and threads waiting on futexes are left out.
-    static func candidates(_ threads: [ThreadSummary], ran: (ThreadSummary) -> Bool) -> [ThreadSummary] {
+    static func candidates(
+        _ threads: [ThreadSummary], ran: (ThreadSummary) -> Bool, object: String? = nil
+    ) -> [ThreadSummary] {
         let idleWaits: Set<String> = ["poll", "ppoll", "select", "pselect6", "epoll_wait", "epoll_pwait", "epoll_pwait2"]
         func rank(_ thread: ThreadSummary) -> Int? {
+            if let object, kernelObject(thread.detail) == object { return -1 }
             if ran(thread) { return 0 }
             if thread.waitKind == "io", !idleWaits.contains(thread.syscall ?? "") { return 1 }
             if thread.waitKind == "sleep" { return 2 }
@@ -72,6 +79,17 @@ extension BlockedOnSummary {
         }
         return threads.compactMap { thread in rank(thread).map { (thread, $0) } }
             .sorted { ($0.1, -($0.0.cpuMs ?? 0)) < ($1.1, -($1.0.cpuMs ?? 0)) }.map(\.0)
+    }
+
+    /// The pipe or socket a call's detail names (`pipe:[1234]`, `socket:[99]`), or nil: two threads on the same
+    /// one are the two sides of one channel (or wait on the same side).
+    static func kernelObject(_ detail: String) -> String? {
+        for kind in ["pipe:[", "socket:["] {
+            guard let start = detail.firstRange(of: kind), let end = detail[start.upperBound...].firstIndex(of: "]")
+            else { continue }
+            return String(detail[start.lowerBound...end])
+        }
+        return nil
     }
 
     /// Follows the owner chain from the waiting thread through the first snapshot; a chain that returns to a
