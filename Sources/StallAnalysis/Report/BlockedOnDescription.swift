@@ -21,8 +21,8 @@ extension BlockedOnSummary {
         let frames = isMutex ? record.ownerFrames : []
         let stack = symbolizer.rootFirstNames(leafFirst: frames)
         ownerStack = stack
-        let leafMostApp = frames.indices.first { rule.isApp(frames[$0], isReturnAddress: $0 > 0) }
-        ownerFrame = leafMostApp.map { stack[stack.count - 1 - $0] } ?? stack.last
+        let app = rule.judge(leafFirst: frames).app
+        ownerFrame = app.lastIndex(of: true).map { stack[$0] } ?? stack.last
         ownerStackSource = frames.isEmpty ? nil
             : record.ownerFlags.contains(.signalled) ? "signal"
             : record.ownerFlags.contains(.fromStackMemory) ? "stack memory" : nil
