@@ -22,6 +22,8 @@ let package = Package(
         .executable(name: "cell-height", targets: ["cell-height"]),  // saturated main thread
         .executable(name: "watchdog-trials", targets: ["watchdog-trials"]),  // a small stack, fork
         .executable(name: "long-press", targets: ["long-press"]),  // app markers on the timeline
+        .library(name: "ChatUI", targets: ["ChatUI"]),  // a dependency's module for dependency-loop
+        .executable(name: "dependency-loop", targets: ["dependency-loop"]),  // a freeze inside a dependency
         .executable(name: "stallprof-bench-markers", targets: ["stallprof-bench-markers"]),  // StallMarker cost
     ],
     targets: [
@@ -56,6 +58,10 @@ let package = Package(
             name: "watchdog-trials", dependencies: ["StallSamples"], path: "samples/watchdog-trials"),
         // A long-press callback that runs while the finger is down and stalls; touches marked.
         .executableTarget(name: "long-press", dependencies: ["StallProfiler"], path: "samples/long-press"),
+        // A tiny UI framework (its own module), and an app whose freeze is inside it: app code by module.
+        .target(name: "ChatUI", path: "samples/ChatUI"),
+        .executableTarget(
+            name: "dependency-loop", dependencies: ["StallProfiler", "ChatUI"], path: "samples/dependency-loop"),
 
         // Benchmarks (driven by scripts in tools/).
         .executableTarget(
@@ -90,7 +96,8 @@ let package = Package(
         .testTarget(
             name: "stallprofTests",
             dependencies: [
-                "stallprof", "stall-demo", "stall-demo-async", "chat-freeze", "flag-repro", "cell-height", "StallAnalysis", "StallBisect", "StallFormat",
+                "stallprof", "stall-demo", "stall-demo-async", "chat-freeze", "flag-repro", "cell-height", "dependency-loop",
+                "StallAnalysis", "StallBisect", "StallFormat",
                 "StallTestSupport",
             ]),
     ]
