@@ -23,6 +23,8 @@ let package = Package(
         .executable(name: "watchdog-trials", targets: ["watchdog-trials"]),  // a small stack, fork
         .executable(name: "long-press", targets: ["long-press"]),  // app markers on the timeline
         .executable(name: "wait-shapes", targets: ["wait-shapes"]),  // what a blocked main thread waits for
+        .library(name: "ChatUI", targets: ["ChatUI"]),  // a dependency's module for dependency-loop
+        .executable(name: "dependency-loop", targets: ["dependency-loop"]),  // a freeze inside a dependency
         .executable(name: "stallprof-bench-markers", targets: ["stallprof-bench-markers"]),  // StallMarker cost
         .executable(name: "stallprof-bench-snapshot", targets: ["stallprof-bench-snapshot"]),  // thread snapshot cost
     ],
@@ -60,6 +62,10 @@ let package = Package(
         .executableTarget(name: "long-press", dependencies: ["StallProfiler"], path: "samples/long-press"),
         // The main thread waits: a mutex, DispatchQueue.sync, a semaphore, a condition, join, I/O, a deadlock...
         .executableTarget(name: "wait-shapes", dependencies: ["StallProfiler"], path: "samples/wait-shapes"),
+        // A tiny UI framework (its own module), and an app whose freeze is inside it: app code by module.
+        .target(name: "ChatUI", path: "samples/ChatUI"),
+        .executableTarget(
+            name: "dependency-loop", dependencies: ["StallProfiler", "ChatUI"], path: "samples/dependency-loop"),
 
         // Benchmarks (driven by scripts in tools/).
         .executableTarget(
@@ -96,7 +102,9 @@ let package = Package(
         .testTarget(
             name: "stallprofTests",
             dependencies: [
-                "stallprof", "stall-demo", "stall-demo-async", "chat-freeze", "wait-shapes", "flag-repro", "cell-height", "StallAnalysis", "StallBisect", "StallFormat",
+                "stallprof", "stall-demo", "stall-demo-async", "chat-freeze", "flag-repro", "cell-height", "dependency-loop",
+                "wait-shapes",
+                "StallAnalysis", "StallBisect", "StallFormat",
                 "StallTestSupport",
             ]),
     ]

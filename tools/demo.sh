@@ -21,10 +21,13 @@ for stall in busy blocked saturated; do
         app=(stall-demo --stall "$stall")
         selection=(--state "$stall")
     fi
+    # stall-demo's workloads live in its StallSamples library, a module of their own: name both as the app.
+    modules=()
+    [ "${app[0]}" = stall-demo ] && modules=(--app-module stall_demo --app-module StallSamples)
     echo "== STALLPROF_OUTPUT=$capture ${app[*]}"
     STALLPROF_OUTPUT="$capture" "$bin/${app[0]}" "${app[@]:1}"
     echo "== stallprof report $capture"
-    "$bin/stallprof" report --top 3 "$capture"
+    "$bin/stallprof" report --top 3 "${modules[@]}" "$capture"
     echo "== stallprof fold ${selection[*]} $capture -o $out/demo-$stall.folded"
     "$bin/stallprof" fold "${selection[@]}" "$capture" -o "$out/demo-$stall.folded"
     "$bin/stallprof" flamegraph --simplify-names --title "${app[0]}: $stall" "$capture" -o "$out/demo-$stall.svg"

@@ -35,6 +35,9 @@ enum ReportCommand {
                         + "stallprof.profile-report/v1) instead of text") { $0.json = true },
                     .integer("--top", help: "functions listed per section (other profiles: also in the JSON)",
                              default: "\(StallReportOptions().topFunctions)") { $0.report.topFunctions = $1 },
+                    .text("--app-module", value: "NAME", help: "count the Swift module NAME as the app's code "
+                        + "(captures; repeatable)", default: "the module of the executable's entry point, or "
+                        + "named after it") { $0.report.appModules.append($1) },
                     SharedOptions.output.lifted(\.output),
                 ]),
             ] + SharedOptions.reading(\.input),

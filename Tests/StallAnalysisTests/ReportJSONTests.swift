@@ -58,7 +58,12 @@ import Testing
             #expect(episode["blockedOn"] is NSNull || episode["blockedOn"] is [String: Any])
             #expect(episode["startWall"] is String)
             let hints = try #require(episode["hints"] as? [[String: Any]])
-            #expect(hints.allSatisfy { $0.keys.sorted() == ["kind", "text"] && $0["kind"] is String && $0["text"] is String })
+            // A no-app-code hint also names the module the time went to (none here: the system's code).
+            #expect(hints.allSatisfy {
+                $0.keys.sorted() == ($0["kind"] as? String == "no-app-code" ? ["kind", "module", "text"] : ["kind", "text"])
+                    && $0["kind"] is String && $0["text"] is String
+            })
+            #expect(hints.allSatisfy { $0["kind"] as? String != "no-app-code" || $0["module"] is NSNull })
             #expect(episode["markers"] is [[String: Any]])
         }
         // An episode's markers: those within a second of it (same clock and origin as its startMs).
@@ -77,6 +82,8 @@ import Testing
             == ["[libsystemfake.so.1]", "stallprof_fixture_layout_pass", "stallprof_fixture_markdown_height"])
         let appFrames = try #require(first["appFrames"] as? [[String: Any]])
         #expect(appFrames.map { $0["function"] as? String } == ["stallprof_fixture_layout_pass", "stallprof_fixture_markdown_height"])
+        #expect(appFrames.allSatisfy { $0.keys.sorted() == ["function", "module", "share"] && $0["module"] is NSNull },
+                "C functions: app code by their image, no module")
         #expect(first["startWall"] as? String == "2026-11-30T21:00:02.123Z")
         #expect(episodes[1]["kind"] as? String == "saturated")
         let summary = try #require(root["summary"] as? [String: Any])

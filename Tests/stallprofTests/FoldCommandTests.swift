@@ -68,9 +68,16 @@ import Testing
         #expect(report.out.contains("StallSamples.BusyWork.burn"))
         #expect(report.out.contains("__lll_lock_wait") || report.out.contains("pthread_mutex_lock"))
         // The blocked stall's leaf is libc's wait; the report also names the app's frames, the innermost one
-        // (nearest the leaf) in every sample.
+        // (nearest the leaf) in every sample. stall-demo's own module (top-level code: named after the
+        // executable) has only the closure that runs the stall; its workloads live in StallSamples, a module of
+        // their own, app code once --app-module says so.
+        #expect(report.out.contains("app code: module stall_demo\n"))
         #expect(report.out.contains("app frames on the stack"))
-        #expect(report.out.contains("100%   100%   static StallSamples.BlockedWork.lockContended"))
+        #expect(report.out.contains("100%   100%   closure #1 ") && report.out.contains(" in stall_demo\n"))
+        #expect(!report.out.contains("%   static StallSamples.BlockedWork.lockContended"))
+        let owned = try stallprof(["report", "--app-module", "stall_demo", "--app-module", "StallSamples", busy, blocked])
+        #expect(owned.out.contains("app code: modules StallSamples, stall_demo\n"))
+        #expect(owned.out.contains("100%   100%   static StallSamples.BlockedWork.lockContended"))
         #expect(report.out.split(separator: "\n").allSatisfy { $0.count <= 80 })
         let short = try stallprof(["report", "--simplify-names", "--state", "busy", busy])
         #expect(short.out.contains("BusyWork.burn(until:)") && !short.out.contains("Swift.UInt64"))

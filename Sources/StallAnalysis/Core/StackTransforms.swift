@@ -65,6 +65,7 @@ public struct StackTransforms: Sendable {
                 cache[Substring(frame)] = readable
                 return readable
             }
+            Symbolizer.showForwardedClosures(&frames)
         }
         if mergeRecursion {
             var merged: [String] = []

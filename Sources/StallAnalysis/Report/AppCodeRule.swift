@@ -1,43 +1,114 @@
 import StallFormat
 
-/// Which frames are the app's own code, for the report's "app frames" (docs/REPORT.md).
+/// Which frames are the app's own code, for the report's "app frames" (docs/REPORT.md, "App code").
 ///
-/// A frame is app code when its image is an app image and its function is not a compiler or library helper:
-/// - App images: the main executable and every shared library that is not a system or toolchain library. Not
-///   app images: paths under `/lib/`, `/lib64/`, `/usr/lib/`, `/usr/lib64/`, `/usr/libexec/`, any path with a
-///   `/lib/swift/` or `/lib/swift_static/` directory (the Swift toolchain's runtime), the vDSO, and files named
-///   `libswift*`, `libdispatch*`, `libFoundation*`, `lib_Foundation*`, `libBlocksRuntime*`, `libicu*`,
-///   `libXCTest*`, `libTesting*`, `libc.so*`, `libm.so*`, `libstdc++*`, `libgcc_s*`, `libunwind*`, `ld-linux*`,
-///   `ld-*.so*` wherever they are. Frames outside every image are not app code.
+/// A frame is app code when its image is an app image, its function is not a compiler or library helper, and,
+/// for Swift code, its module is one of the app's modules:
+/// - App images: the main executable and every shared library that is not a system or toolchain library
+///   (``isSystemPath(_:)``). Frames outside every image are not app code.
 /// - Not app functions even in an app image (by the full demangled name): PLT stubs (`@plt`), compiler helpers
 ///   (`outlined ...`, `reabstraction thunk ...`, `partial apply forwarder for reabstraction thunk ...`), and code
 ///   of the standard library specialized into the app (`Swift.`, `(extension in Swift):`, and specializations
 ///   `... of Swift.` / `... of (extension in Swift):`).
 /// - Closures and protocol witnesses belong to what follows their last ` in `: a closure in
-///   `Swift.MainActor.assumeIsolated` is library code, a closure in `chat_freeze` is app code.
+///   `Swift.MainActor.assumeIsolated` is library code, a closure in `chat_freeze` is app code. A closure seen only
+///   through its `partial apply forwarder` is judged as the closure.
+/// - App modules: those given (`--app-module`), else the module of the executable's `$main` (an `@main` type),
+///   else the module named after the executable (top-level code in `main.swift`) when the executable defines
+///   symbols of it, else every module (``AppModules``). The toolchain's modules (``isToolchainModule(_:)``) are
+///   never app code. Code without a Swift module (C) is judged by its image alone.
 /// - Entry points (`main`, `_start`, `$main`) count as app code for neither shares nor hints.
 final class AppCodeRule {
-    private let symbolizer: Symbolizer
-    private let executable: String?
-    private var imageCache: [String: Bool] = [:]
-    private var addressCache: [UInt64: Bool] = [:]
-
-    /// A rule for one capture's images. `symbolizer` must demangle to full names (not simplified).
-    init(images: [ImageRecord], executable: String?) {
-        var options = SymbolizerOptions()
-        options.demangle = true
-        symbolizer = Symbolizer(images: images, options: options)
-        self.executable = executable
+    /// What the rule found for one address.
+    struct Frame {
+        /// True when the frame is app code.
+        var isApp: Bool
+        /// The Swift module of a function in a non-system image (app code or a library module's); nil for C
+        /// code, helpers, the toolchain's modules, entry points and system images.
+        var module: String?
+        /// The full demangled name.
+        var name: String
+        /// For a `partial apply forwarder for closure ...`: the closure's name.
+        var forwarded: Substring?
     }
 
-    /// True when the frame at `address` (a return address unless it is the leaf) is app code.
-    func isApp(_ address: UInt64, isReturnAddress: Bool) -> Bool {
+    private let symbolizer: Symbolizer
+    private let executable: String?
+    private let images: [ImageRecord]
+    private let givenModules: [String]
+    /// The app's modules once known (nil inside: every module counts).
+    private var knownModules: (sorted: [String]?, set: Set<String>?)?
+    private var imageCache: [String: Bool] = [:]
+    private var addressCache: [UInt64: Frame] = [:]
+
+    /// A rule for one capture's images. `appModules`: the modules that are the app; empty: found from the
+    /// executable's symbols when first needed (``AppModules/detect(executable:symbols:)``).
+    init(images: [ImageRecord], executable: String?, appModules: [String] = []) {
+        var options = SymbolizerOptions()
+        options.demangle = false  // the mangled name tells Swift code from C, and gives its module
+        symbolizer = Symbolizer(images: images, options: options)
+        self.executable = executable
+        self.images = images
+        givenModules = appModules
+    }
+
+    /// The app's modules, sorted; nil when every module counts (none could be told apart).
+    var appModules: [String]? { modules().sorted }
+
+    private func modules() -> (sorted: [String]?, set: Set<String>?) {
+        if let knownModules { return knownModules }
+        var sorted: [String]? = nil
+        if !givenModules.isEmpty {
+            sorted = Array(Set(givenModules)).sorted()
+        } else if let executable, let image = images.first(where: { $0.path == executable }) {
+            sorted = AppModules.detect(executable: executable, symbols: symbolizer.symbols(ofImage: image))
+        }
+        knownModules = (sorted, sorted.map(Set.init))
+        return knownModules!
+    }
+
+    /// The app flags and modules (``Frame/module``) of a stack captured leaf first, root first (the order of
+    /// ``Symbolizer/rootFirstNames(leafFirst:)``). A closure forwarder whose callee is the closure itself keeps
+    /// its name there and is a helper here.
+    func judge(leafFirst frames: [UInt64]) -> (app: [Bool], modules: [String?]) {
+        var app: [Bool] = [], modules: [String?] = []
+        app.reserveCapacity(frames.count)
+        modules.reserveCapacity(frames.count)
+        for index in stride(from: frames.count - 1, through: 0, by: -1) {
+            var found = frame(frames[index], isReturnAddress: index > 0)
+            if let closure = found.forwarded, index > 0,
+                frame(frames[index - 1], isReturnAddress: index - 1 > 0).name == closure
+            {
+                found.isApp = false
+                found.module = nil
+            }
+            app.append(found.isApp)
+            modules.append(found.module)
+        }
+        return (app, modules)
+    }
+
+    /// What the rule finds at `address` (a return address unless it is the leaf), judged alone (a closure
+    /// forwarder as its closure), cached.
+    func frame(_ address: UInt64, isReturnAddress: Bool) -> Frame {
         let key = isReturnAddress && address > 0 ? address - 1 : address
         if let known = addressCache[key] { return known }
-        var result = false
-        if let image = symbolizer.image(containing: address), isAppImage(image.path) {
-            let name = symbolizer.name(for: address, isReturnAddress: isReturnAddress)
-            result = !Self.isEntryPoint(name) && Self.isAppFunction(name)
+        let symbol = symbolizer.name(for: address, isReturnAddress: isReturnAddress)
+        let plt = symbol.hasSuffix("@plt")
+        let bare = plt ? String(symbol.dropLast(4)) : symbol
+        let name = SwiftDemangler.readable(bare) + (plt ? "@plt" : "")
+        var result = Frame(isApp: false, module: nil, name: name, forwarded: Symbolizer.forwardedClosure(name))
+        if let image = symbolizer.image(containing: address), isAppImage(image.path), !plt {
+            let judged = result.forwarded.map(String.init) ?? name
+            if !Self.isEntryPoint(name), Self.isAppFunction(judged) {
+                let module = SwiftDemangler.isMangled(bare) ? Self.module(symbol: bare, demangled: judged) : nil
+                if let module, Self.isToolchainModule(module) {
+                    result.isApp = false
+                } else {
+                    result.module = module
+                    result.isApp = module.map { modules().set?.contains($0) ?? true } ?? true
+                }
+            }
         }
         addressCache[key] = result
         return result
@@ -52,25 +123,11 @@ final class AppCodeRule {
         return result
     }
 
-    /// True for system and toolchain libraries and the vDSO.
-    static func isSystemPath(_ path: String) -> Bool {
-        if path.hasPrefix("linux-vdso") || path.hasPrefix("linux-gate") || path == "[vdso]" { return true }
-        for prefix in ["/lib/", "/lib64/", "/usr/lib/", "/usr/lib64/", "/usr/libexec/"] where path.hasPrefix(prefix) {
-            return true
-        }
-        if path.contains("/lib/swift/") || path.contains("/lib/swift_static/") { return true }
-        let name = path.split(separator: "/").last.map(String.init) ?? path
-        let systemNames = [
-            "libswift", "libdispatch", "libFoundation", "lib_Foundation", "libBlocksRuntime", "libicu", "libXCTest",
-            "libTesting", "libc.so", "libm.so", "libstdc++", "libgcc_s", "libunwind", "ld-linux", "ld-",
-        ]
-        return systemNames.contains { name.hasPrefix($0) }
-    }
-
     /// True for entry points, which the report leaves out of app frames.
     static func isEntryPoint(_ name: String) -> Bool {
         name == "main" || name == "_start" || name.hasSuffix(".$main() -> ()") || name.hasSuffix("$main")
             || name.hasSuffix(".$main() async -> ()") || name.hasSuffix(".$main() throws -> ()")
+            || name.hasSuffix(".$main() async throws -> ()")
     }
 
     /// False for helpers and standard library code, by the full demangled name.
@@ -92,55 +149,5 @@ final class AppCodeRule {
         }
         return !(subject == "Swift" || subject.hasPrefix("Swift.") || subject.hasPrefix("(extension in Swift):")
             || subject.hasPrefix("static Swift.") || subject.hasPrefix("static (extension in Swift):"))
-    }
-
-    /// True for the sanitizer runtimes (ASan, TSan, ...) that `-sanitize=` links into the executable: their
-    /// thread start wrappers (`asan_thread_start`, `__tsan_thread_start_func`) and interceptors are not app code.
-    static func isSanitizerRuntime(_ name: String) -> Bool {
-        let runtimes = ["__asan", "__tsan", "__lsan", "__ubsan", "__msan", "__sanitizer", "__interceptor_"]
-        if runtimes.contains(where: { name.hasPrefix($0) || name.hasPrefix("_" + $0) }) { return true }
-        // C++ names of the runtimes' internals stay mangled (`_ZN6__asan...`, `_ZL17asan_thread_startPv`).
-        return name.hasPrefix("_Z") && (runtimes.contains { name.contains($0) } || name.contains("asan_thread_start"))
-    }
-
-    /// What follows the last ` in ` outside brackets: the function or module a closure or witness belongs to.
-    static func enclosingContext(_ name: Substring) -> Substring {
-        var depth = 0, found: Substring.Index? = nil, previous: Character = " "
-        var index = name.startIndex
-        while index < name.endIndex {
-            let character = name[index]
-            if character == "(" || character == "<" || character == "[" { depth += 1 }
-            if character == ")" || character == "]" || (character == ">" && previous != "-") { depth -= 1 }
-            if depth == 0, name[index...].hasPrefix(" in ") { found = name.index(index, offsetBy: 4) }
-            previous = character
-            index = name.index(after: index)
-        }
-        return found.map { name[$0...] } ?? name
-    }
-
-    /// The function a specialization specializes (`generic specialization <Int> of Swift.f()` gives
-    /// `Swift.f()`); the name itself otherwise.
-    static func specializationSubject(_ name: String) -> Substring {
-        var rest = Substring(name)
-        while rest.contains("specialization <") || rest.hasPrefix("merged ") {
-            if rest.hasPrefix("merged ") {
-                rest = rest.dropFirst("merged ".count)
-                continue
-            }
-            guard let open = rest.firstRange(of: "specialization <") else { break }
-            var depth = 0, index = rest.index(before: open.upperBound)
-            var closed: String.Index? = nil
-            while index < rest.endIndex {
-                if rest[index] == "<" { depth += 1 }
-                if rest[index] == ">" && !(index > rest.startIndex && rest[rest.index(before: index)] == "-") {
-                    depth -= 1
-                    if depth == 0 { closed = index; break }
-                }
-                index = rest.index(after: index)
-            }
-            guard let closed, rest[rest.index(after: closed)...].hasPrefix(" of ") else { break }
-            rest = rest[rest.index(closed, offsetBy: 5)...]
-        }
-        return rest
     }
 }

@@ -39,10 +39,12 @@ extension BlockedOnSummary {
         addThreads(of: stall, record: record, symbolizer: symbolizer, rule: rule, architecture: architecture)
     }
 
-    /// The leaf-most app frame of `frames` (leaf first; `names` root first), or the leaf when none is app code.
+    /// The leaf-most app frame of `frames` (leaf first; `names` root first), else its leaf-most frame of a library
+    /// module (a SwiftPM dependency's), else the leaf.
     static func frame(_ frames: [UInt64], names: [String], rule: AppCodeRule) -> String? {
-        let leafMostApp = frames.indices.first { rule.isApp(frames[$0], isReturnAddress: $0 > 0) }
-        return leafMostApp.map { names[names.count - 1 - $0] } ?? names.last
+        let judged = rule.judge(leafFirst: frames)  // root first, like `names`
+        let index = judged.app.lastIndex(of: true) ?? judged.modules.lastIndex { $0 != nil }
+        return index.map { names[$0] } ?? names.last
     }
 
     /// One sentence: what the thread waited for and, when known, who held it and where that thread was.

@@ -33,6 +33,11 @@ struct ProfileBuilder {
     private var sampleCount = 0
     /// The app frames of the sample being added, root first.
     private var appSequence: [Int32] = []
+    /// Where the samples without app code spend their time, by library module (neither the app's nor the system's).
+    private var libraries = LibraryTally()
+    /// The app's modules (``AppCodeRule/appModules``) of every capture whose samples were added, sorted; nil when
+    /// none told them apart (every module counted as the app's).
+    private(set) var appModules: [String]?
 
     /// What is counted per name. The fields every frame of every sample touches (``Visit``) are kept apart, in
     /// 24 bytes a name, so a profile of many names stays in the caches.
@@ -44,6 +49,8 @@ struct ProfileBuilder {
         /// As the innermost app frame; nil when it never was.
         var innermost: Double?
         var isGlue: Bool
+        /// The Swift module, when a sample gave one (``AppCodeRule/Frame/module``).
+        var module: String? = nil
         /// An unresolved frame (`[image]`): they all read alike, and prove no recursion.
         var isUnresolved: Bool
     }
@@ -78,16 +85,24 @@ struct ProfileBuilder {
     /// The name numbered `number`.
     func name(_ number: Int32) -> String { texts[Int(number)] }
 
-    /// Adds one sample of `weight` (default 1): `names` root first, `app[i]` true when `names[i]` is app code. An
-    /// empty stack (folded input's ` 2` line) counts in the total only, as flamegraph.pl counts it.
-    mutating func add(names: [String], app: [Bool], weight: Double = 1) {
-        add(frames: names.map { number(of: $0) }, app: app, weight: weight)
+    /// Adds one sample of `weight` (default 1): `names` root first, `app[i]` true when `names[i]` is app code,
+    /// `modules[i]` its Swift module (nil: unknown or none). An empty stack (folded input's ` 2` line) counts in
+    /// the total only, as flamegraph.pl counts it.
+    mutating func add(names: [String], app: [Bool], modules: [String?]? = nil, weight: Double = 1) {
+        add(frames: names.map { number(of: $0) }, app: app, modules: modules, weight: weight)
+    }
+
+    /// Takes `modules` (a capture's ``AppCodeRule/appModules``) among the app's modules; nil adds none.
+    mutating func addAppModules(_ modules: [String]?) {
+        guard let modules else { return }
+        appModules = Array(Set(modules).union(appModules ?? [])).sorted()
     }
 
     /// Adds one sample of `weight`: `frames` root first, numbers from ``number(of:)``; `app[i]` true when frame `i`
-    /// is app code (nil: every frame is). `distinct`: the caller knows no other sample has these frames (a folded
-    /// file's stacks, when no two names are one): the stack is not looked up, only weighed against the heaviest.
-    mutating func add(frames: [Int32], app: [Bool]?, weight: Double, distinct: Bool = false) {
+    /// is app code (nil: every frame is), `modules[i]` its Swift module. `distinct`: the caller knows no other
+    /// sample has these frames (a folded file's stacks, when no two names are one): the stack is not looked up,
+    /// only weighed against the heaviest.
+    mutating func add(frames: [Int32], app: [Bool]?, modules: [String?]? = nil, weight: Double, distinct: Bool = false) {
         total += weight
         guard let leaf = frames.last else { return }
         if texts[Int(frames[0])] == TruncatedStack.rootFrame { truncated += weight }
@@ -126,6 +141,12 @@ struct ProfileBuilder {
             names[Int(first)].outermost = (names[Int(first)].outermost ?? 0) + weight
         } else {
             withoutApp += weight
+            if let modules { libraries.add(frames: frames, modules: modules, weight: weight) }
+        }
+        if let modules {
+            for (depth, module) in modules.enumerated() where module != nil && names[Int(frames[depth])].module == nil {
+                names[Int(frames[depth])].module = module
+            }
         }
         if let last = appSequence.last { names[Int(last)].innermost = (names[Int(last)].innermost ?? 0) + weight }
         if let cycle { cycles[cycle, default: 0] += weight }
@@ -195,7 +216,8 @@ struct ProfileBuilder {
     func profile(kind: EpisodeKind?, state: StallState?, weightName: String = "samples") -> SampleProfile {
         let denominator = total > 0 ? total : 1
         let share = { (number: Int, value: Double) in
-            FunctionShare(function: texts[number], samples: Self.whole(value), share: value / denominator, count: value)
+            FunctionShare(function: texts[number], samples: Self.whole(value), share: value / denominator, count: value,
+                          module: names[number].module)
         }
         let topSelf = names.indices.compactMap { number in names[number].selfCount.map { share(number, $0) } }
             .sorted { ($0.count, $1.function) > ($1.count, $0.function) }
@@ -228,51 +250,20 @@ struct ProfileBuilder {
         return value >= 9.2e18 ? Int.max : value <= -9.2e18 ? Int.min : Int(value.rounded())
     }
 
+    /// What the hints are worded from: the most common cycle (then the shortest, then the smallest names: never
+    /// the dictionary's order), the outermost app frame with the most weight, where samples without app code went.
     private func hints(kind: EpisodeKind?, state: StallState?, noApp: Double, weightName: String) -> [ReportHint] {
         guard total > 0 else { return [] }
-        let short = { (name: String) in ReportFormat.fit(name, width: 60) }
-        let denominator = total
-        let counted = weightName == "samples"
-        var hints: [ReportHint] = []
-        // The most common cycle, then the shortest, then the smallest names: never the dictionary's order.
-        if let (cycle, count) = cycles.map({ (text($0.key), $0.value) }).max(by: { a, b in
-            a.1 != b.1 ? a.1 < b.1
-                : a.0.count != b.0.count ? a.0.count > b.0.count
-                : a.0.joined(separator: "\n") > b.0.joined(separator: "\n")
-        }),
-            Double(cycles.values.reduce(0, +)) / denominator >= Self.loopShare
-        {
-            let share = ReportFormat.percentSpaced(cycles.values.reduce(0, +) / denominator)
-            if cycle.count == 2 {
-                hints.append(ReportHint(kind: "recursion", text: "recursion: \(short(cycle[0])) calls itself (in \(share) of \(weightName))"))
-            } else {
-                let this = counted ? "\(Self.whole(count)) samples" : ReportFormat.percentSpaced(count / denominator)
-                hints.append(ReportHint(kind: "recursion", text: "recursion: the same \(kind == nil ? "" : "app ")frames "
-                    + "keep cycling on the stack (in \(share) of \(weightName); \(this) show this cycle): "
-                    + cycle.map(short).joined(separator: " -> ")))
-            }
+        let cycle = cycles.map { (frames: text($0.key), weight: $0.value) }.max { a, b -> Bool in
+            if a.weight != b.weight { return a.weight < b.weight }
+            if a.frames.count != b.frames.count { return a.frames.count > b.frames.count }
+            return a.frames.joined(separator: "\n") > b.frames.joined(separator: "\n")
         }
-        if kind == .saturated,
-            let (frame, count) = names.indices.compactMap({ number in names[number].outermost.map { (texts[number], $0) } })
-                .max(by: { ($0.1, $1.0) < ($1.1, $0.0) }),
-            Double(count) / denominator >= Self.loopShare
-        {
-            hints.append(ReportHint(kind: "run-loop-reentry", text: "loop across run-loop turns: the run loop keeps "
-                + "re-entering \(short(frame)) (the outermost app frame in "
-                + "\(ReportFormat.percentSpaced(Double(count) / denominator)) of samples); find what schedules it again"))
-        }
-        if kind != nil, noApp >= Self.frameworkShare {
-            let what = state == .blocked
-                ? "the wait is in framework code" : "the loop is in framework code; bisect the components"
-            hints.append(ReportHint(
-                kind: "no-app-code", text: "no app code on the stack in \(ReportFormat.percentSpaced(noApp)) of samples: \(what)"))
-        }
-        if truncated > 0 {
-            let what = counted ? "\(Self.whole(truncated)) of \(Self.whole(total)) samples"
-                : "\(ReportFormat.percentSpaced(truncated / denominator)) of \(weightName)"
-            hints.append(ReportHint(kind: "truncated", text: "\(what) \(TruncatedStack.rootFrame): deeper than the "
-                + "capture's frame limit, their outermost frames are missing"))
-        }
-        return hints
+        let outermost = names.indices.compactMap { number in names[number].outermost.map { (frame: texts[number], weight: $0) } }
+            .max { ($0.weight, $1.frame) < ($1.weight, $0.frame) }
+        return ReportHint.profileHints(HintFacts(
+            kind: kind, state: state, weightName: weightName, total: total, cycle: cycle,
+            cycleWeight: cycles.values.reduce(0, +), outermost: outermost, noApp: noApp, appModules: appModules,
+            library: libraries.heaviest(named: name), truncated: truncated))
     }
 }

@@ -7,11 +7,15 @@ public struct ReportHint: Sendable, Equatable {
     public var kind: String
     /// The sentence, e.g. "the thread blocks SIGPROF: no stacks".
     public var text: String
+    /// `no-app-code` hints: the module the time went to, neither the app's nor the system's (e.g. `ChatUI`); nil
+    /// when it went to system code, or for other kinds.
+    public var module: String?
 
     /// Creates a hint.
-    public init(kind: String, text: String) {
+    public init(kind: String, text: String, module: String? = nil) {
         self.kind = kind
         self.text = text
+        self.module = module
     }
 
     /// The hint for an episode whose thread blocks the capture signal (its signal-mask record says so), or nil.
@@ -25,6 +29,87 @@ public struct ReportHint: Sendable, Equatable {
                 + "with a stack were read from its memory while it was in system calls"
             : "the thread blocked \(name) for part of the episode: its stacks while it ran then are missing"
         return ReportHint(kind: "signal-blocked", text: text)
+    }
+}
+
+/// What a profile's hints are worded from, gathered by ``ProfileBuilder``.
+struct HintFacts {
+    /// The episode's kind and state; `kind` nil: a profile that is not a capture's.
+    var kind: EpisodeKind?
+    var state: StallState?
+    /// What the weight is called: `samples`, `the time`, `cycles`.
+    var weightName: String
+    var total: Double
+    /// The most common cycle of app frames (root first, its first frame repeated last) and its weight.
+    var cycle: (frames: [String], weight: Double)?
+    /// The weight of every sample with a cycle.
+    var cycleWeight: Double
+    /// The outermost app frame with the most weight.
+    var outermost: (frame: String, weight: Double)?
+    /// The share of samples without app code.
+    var noApp: Double
+    /// ``ProfileBuilder/appModules``.
+    var appModules: [String]?
+    /// The library module samples without app code spent the most in, and its heaviest function.
+    var library: LibraryTally.Heaviest?
+    /// The weight of samples cut at the frame limit.
+    var truncated: Double
+}
+
+extension ReportHint {
+    /// The hints of a profile, in order: recursion, a pass re-entered from the run loop, no app code, truncated
+    /// stacks (docs/REPORT.md, "Hints").
+    static func profileHints(_ facts: HintFacts) -> [ReportHint] {
+        let short = { (name: String) in ReportFormat.fit(name, width: 60) }
+        let (total, weightName) = (facts.total, facts.weightName)
+        let counted = weightName == "samples"
+        var hints: [ReportHint] = []
+        if let (cycle, count) = facts.cycle, facts.cycleWeight / total >= ProfileBuilder.loopShare {
+            let share = ReportFormat.percentSpaced(facts.cycleWeight / total)
+            if cycle.count == 2 {
+                hints.append(ReportHint(kind: "recursion", text: "recursion: \(short(cycle[0])) calls itself (in \(share) of \(weightName))"))
+            } else {
+                let this = counted ? "\(ProfileBuilder.whole(count)) samples" : ReportFormat.percentSpaced(count / total)
+                hints.append(ReportHint(kind: "recursion", text: "recursion: the same \(facts.kind == nil ? "" : "app ")frames "
+                    + "keep cycling on the stack (in \(share) of \(weightName); \(this) show this cycle): "
+                    + cycle.map(short).joined(separator: " -> ")))
+            }
+        }
+        if facts.kind == .saturated, let (frame, count) = facts.outermost, count / total >= ProfileBuilder.loopShare {
+            hints.append(ReportHint(kind: "run-loop-reentry", text: "loop across run-loop turns: the run loop keeps "
+                + "re-entering \(short(frame)) (the outermost app frame in "
+                + "\(ReportFormat.percentSpaced(count / total)) of samples); find what schedules it again"))
+        }
+        if facts.kind != nil, facts.noApp >= ProfileBuilder.frameworkShare { hints.append(noAppCode(facts)) }
+        if facts.truncated > 0 {
+            let what = counted ? "\(ProfileBuilder.whole(facts.truncated)) of \(ProfileBuilder.whole(total)) samples"
+                : "\(ReportFormat.percentSpaced(facts.truncated / total)) of \(weightName)"
+            hints.append(ReportHint(kind: "truncated", text: "\(what) \(TruncatedStack.rootFrame): deeper than the "
+                + "capture's frame limit, their outermost frames are missing"))
+        }
+        return hints
+    }
+
+    /// "no app code on the stack in 97 % of samples: the loop is in framework code; bisect the components"; when
+    /// the app's modules are known and the time went to a library module: "no frame of MyApp on the stack in 100 %
+    /// of samples; the loop is in ChatUI (ChatUI.Window.layoutPass() -> () re-enters from the run loop); bisect its
+    /// components", naming the module's heaviest function.
+    static func noAppCode(_ facts: HintFacts) -> ReportHint {
+        let percent = ReportFormat.percentSpaced(facts.noApp)
+        let blocked = facts.state == .blocked
+        guard let library = facts.library, let app = facts.appModules, !app.isEmpty else {
+            let what = blocked ? "the wait is in framework code" : "the loop is in framework code; bisect the components"
+            return ReportHint(kind: "no-app-code", text: "no app code on the stack in \(percent) of samples: \(what)")
+        }
+        let function = ReportFormat.fit(library.function, width: 60)
+        let onStack = "\(function) on the stack in \(ReportFormat.percentSpaced(library.weight / facts.total)) of samples"
+        let what = blocked ? "the wait is in \(library.module) (\(onStack))"
+            : facts.kind == .saturated
+            ? "the loop is in \(library.module) (\(function) re-enters from the run loop); bisect its components"
+            : "the loop is in \(library.module) (\(onStack)); bisect its components"
+        return ReportHint(
+            kind: "no-app-code", text: "no frame of \(app.joined(separator: " or ")) on the stack in \(percent) of samples; \(what)",
+            module: library.module)
     }
 }
 

@@ -41,11 +41,16 @@ extension StallReport {
             ("markersLost", .array(capture.markersLost.map {
                 .object([("tid", .int(Int($0.tid))), ("count", .int(Int(clamping: $0.count)))])
             })),
+            ("appModules", capture.appModules.map(JSONValue.strings) ?? .null),
         ])
     }
 
-    private static func json(shares: [FunctionShare]) -> JSONValue {
-        .array(shares.map { .object([("function", .string($0.function)), ("share", .double(share($0.share)))]) })
+    /// `[{function, share}]`; `withModule`: also `module` (app frames).
+    private static func json(shares: [FunctionShare], withModule: Bool = false) -> JSONValue {
+        .array(shares.map {
+            .object([("function", .string($0.function)), ("share", .double(share($0.share)))]
+                + (withModule ? [("module", .text($0.module))] : []))
+        })
     }
 
     private func json(episode e: EpisodeSummary) -> JSONValue {
@@ -60,7 +65,7 @@ extension StallReport {
             ("missedSamples", .int(e.missedSamples)), ("tid", .int(Int(e.tid))),
             ("heaviestStack", .strings(profile.heaviestStack)),
             ("topSelf", Self.json(shares: topSelf.map(\.element))),
-            ("appFrames", Self.json(shares: profile.appFrames)),
+            ("appFrames", Self.json(shares: profile.appFrames, withModule: true)),
             ("blockedOn", e.blockedOn.map(Self.json(blockedOn:)) ?? .null),
             ("threads", e.blockedOn.map { Self.json(threads: $0.threads) } ?? .array([])),
             ("threadsTotal", .int(e.blockedOn?.threadsTotal ?? 0)),
@@ -77,9 +82,12 @@ extension StallReport {
         ])
     }
 
-    /// Hints as `[{kind, text}]`.
+    /// Hints as `[{kind, text}]`; a `no-app-code` hint also has `module`.
     private static func json(hints: [ReportHint]) -> JSONValue {
-        .array(hints.map { .object([("kind", .string($0.kind)), ("text", .string($0.text))]) })
+        .array(hints.map {
+            .object([("kind", .string($0.kind)), ("text", .string($0.text))]
+                + ($0.kind == "no-app-code" ? [("module", .text($0.module))] : []))
+        })
     }
 
     private static func json(blockedOn b: BlockedOnSummary) -> JSONValue {
@@ -130,7 +138,7 @@ extension StallReport {
             ("totalMs", .double(Self.ms(members.reduce(0) { $0 + $1.durationMs }))),
             ("maxMs", .double(Self.ms(members.map(\.durationMs).max() ?? 0))),
             ("topSelf", Self.json(shares: Array(group.profile.topSelf.prefix(options.topFunctions)))),
-            ("appFrames", Self.json(shares: group.profile.appFrames)),
+            ("appFrames", Self.json(shares: group.profile.appFrames, withModule: true)),
             ("appSelf", Self.json(shares: group.profile.appSelf)),
             ("hints", Self.json(hints: group.profile.hints)),
         ])

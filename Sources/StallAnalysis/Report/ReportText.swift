@@ -57,6 +57,10 @@ extension StallReport {
             + "\(ReportFormat.milliseconds(p.sampleIntervalNs)), recorded \(ReportFormat.seconds(capture.recordedNs)), "
             + (capture.closedCleanly ? "closed cleanly" : "not closed (the process was killed or crashed)"),
             first: "  ", indent: "  ")
+        if let modules = capture.appModules {
+            lines += Self.wrap("app code: module\(modules.count == 1 ? "" : "s") " + modules.joined(separator: ", "),
+                               first: "  ", indent: "    ")
+        }
         if !capture.markersLost.isEmpty {
             let lost = capture.markersLost.prefix(4).map { entry in
                 "\(entry.count) of " + (entry.tid == 0 ? "threads without a ring of their own" : "thread \(entry.tid)")

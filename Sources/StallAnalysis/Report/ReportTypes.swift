@@ -11,6 +11,9 @@ public struct FunctionShare: Equatable, Sendable {
     /// Its weight: equal to `samples` for captures; in a profile report (``ProfileReport``), its count in the
     /// profile's unit (samples, nanoseconds, cycles...), which may be fractional or beyond Int.
     public var count: Double
+    /// Captures: the function's Swift module (`MyApp`, `ChatUI`); nil for C code, system code, helpers, and in a
+    /// profile report.
+    public var module: String? = nil
 }
 
 /// One capture read by the report.
@@ -27,6 +30,9 @@ public struct CaptureSummary: Sendable {
     /// App markers the watchdog lost, by the tid of the thread that made them (tid 0: threads without a ring of
     /// their own, or a writer that did not count per thread), most first (ties: lower tid first).
     public var markersLost: [(tid: Int32, count: UInt64)] = []
+    /// The Swift modules that are the app's code (``StallReportOptions/appModules``, or the ones found in the
+    /// executable), sorted; nil when every module counts as the app's.
+    public var appModules: [String]? = nil
 }
 
 /// What a blocked episode waited for, resolved for reading (see ``BlockedOnRecord``).

@@ -7,6 +7,10 @@ public struct StallReportOptions: Sendable {
     /// Which episodes and samples to describe (kind, state, numbers, window) and how names read. Default:
     /// ``StallCaptureImporter/Options/init()`` (everything, full demangled names).
     public var capture = StallCaptureImporter.Options()
+    /// The Swift modules that are the app's code (`--app-module`, repeatable). Default: empty, meaning the module
+    /// of the executable's `@main` entry point, else the module named after the executable when it defines
+    /// symbols of it (top-level code), else every module (docs/REPORT.md, "App code").
+    public var appModules: [String] = []
 
     /// Creates the default options.
     public init() {}
@@ -55,7 +59,10 @@ public struct StallReport: Sendable {
                                      episode.signalMask, 0))
                 }
                 builders[group].signalled += episode.signalled
-                for sample in episode.samples { builders[group].builder.add(names: sample.names, app: sample.app) }
+                builders[group].builder.addAppModules(capture.summary.appModules)
+                for sample in episode.samples {
+                    builders[group].builder.add(names: sample.names, app: sample.app, modules: sample.modules)
+                }
                 builders[group].episodes.append(episodes.count)
                 episode.summary.group = group
                 episodes.append(episode.summary)
@@ -85,7 +92,7 @@ public struct StallReport: Sendable {
         struct Episode: Sendable {
             var summary: EpisodeSummary
             var key: String
-            var samples: [(names: [String], app: [Bool])]
+            var samples: [(names: [String], app: [Bool], modules: [String?])]
             /// The thread's signal mask when it blocks the capture signal (the key says so too); nil otherwise.
             var signalMask: SignalMaskRecord?
             /// Collected samples the signal took (not read from the thread's memory).
@@ -104,22 +111,28 @@ public struct StallReport: Sendable {
             summary.markersLost = capture.droppedMarkersByThread.map { ($0.key, $0.value) }
                 .sorted { ($0.count, $1.tid) > ($1.count, $0.tid) }
             let symbolizer = Symbolizer(images: capture.images, options: options.capture.symbolizer)
-            let rule = AppCodeRule(images: capture.images, executable: capture.process?.executable)
+            let rule = AppCodeRule(
+                images: capture.images, executable: capture.process?.executable, appModules: options.appModules)
+            summary.appModules = rule.appModules
             let architecture = SyscallNames.architecture(ofExecutable: capture.process?.executable)
             let captureMarkers = MarkerIndex(StallReport.markers(of: capture, index: index))
             markers = captureMarkers.markers
             for stall in capture.stalls where options.capture.accepts(stall) {
                 var builder = ProfileBuilder()
-                var collected: [(names: [String], app: [Bool])] = []
+                builder.addAppModules(rule.appModules)
+                var collected: [(names: [String], app: [Bool], modules: [String?])] = []
                 var signalled = 0
                 for sample in stall.samples where !sample.frames.isEmpty && options.capture.accepts(sample, of: stall) {
                     let frames = sample.frames
-                    var app = (0..<frames.count).reversed().map { rule.isApp(frames[$0], isReturnAddress: $0 > 0) }
+                    var (app, modules) = rule.judge(leafFirst: frames)
                     let names = TruncatedStack.names(symbolizer.rootFirstNames(leafFirst: frames), of: sample)
-                    if names.count > app.count { app.insert(false, at: 0) }  // `[truncated]` is no app code
-                    collected.append((names, app))
+                    if names.count > app.count {  // `[truncated]` is no app code
+                        app.insert(false, at: 0)
+                        modules.insert(nil, at: 0)
+                    }
+                    collected.append((names, app, modules))
                     if sample.flags.isDisjoint(with: [.fromStackMemory, .repeated]) { signalled += 1 }
-                    builder.add(names: names, app: app)
+                    builder.add(names: names, app: app, modules: modules)
                 }
                 // What a busy episode's thread waited for in passing is not what froze it.
                 let blockedOn = stall.blockedOn.flatMap { stall.state == .busy ? nil : $0 }.map {

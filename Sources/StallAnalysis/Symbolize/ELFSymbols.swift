@@ -19,6 +19,9 @@ final class ELFSymbols {
     private var starts: [UInt64] = []
     private var ends: [UInt64] = []
     private var nameOffsets: [Int] = []
+    /// The symbol table read (`.symtab`, else `.dynsym`): file offset, size, entry size; its string table's
+    /// offset and size. Nil when the file has none.
+    private var table: (offset: Int, size: Int, entrySize: Int, strings: Int, stringsSize: Int)?
 
     /// Maps and parses `path`; nil when it cannot be opened or is not a 64-bit little-endian ELF file.
     init?(path: String) {
@@ -72,6 +75,7 @@ final class ELFSymbols {
         guard let table = symtab ?? dynsym, table.link < sections.count, fits(sections[table.link]) else { return true }
         let strings = sections[table.link]
         let symbolSize = (24...4096).contains(table.entrySize) ? table.entrySize : 24  // a corrupt size: the standard one
+        self.table = (table.offset, table.size, symbolSize, strings.offset, strings.size)
         // (start, size, end of the symbol's section, name offset)
         var entries = pltEntries
         for at in stride(from: table.offset, to: table.offset + table.size - 23, by: symbolSize) {
@@ -159,6 +163,18 @@ final class ELFSymbols {
         }
         pltStart = plt.address
         pltEnd = plt.address + UInt64(plt.size)
+    }
+
+    /// Calls `body` with the name and value (the address, for functions and variables) of every symbol the file
+    /// defines, of any type, in the table's order; the name's bytes are valid during the call only.
+    func forEachDefinedSymbol(_ body: (_ name: UnsafeRawBufferPointer, _ value: UInt64) -> Void) {
+        guard let base, let table else { return }
+        for at in stride(from: table.offset, to: table.offset + table.size - 23, by: table.entrySize) {
+            let name = Int(u32(at))
+            guard u16(at + 6) != 0, name < table.stringsSize else { continue }  // SHN_UNDEF: defined elsewhere
+            let cString = base.advanced(by: table.strings + name).assumingMemoryBound(to: CChar.self)
+            body(UnsafeRawBufferPointer(start: cString, count: strnlen(cString, table.stringsSize - name)), u64(at + 8))
+        }
     }
 
     /// The symbol containing virtual address `address`, with the offset into it and whether the address is a PLT

@@ -56,15 +56,55 @@ public final class Symbolizer {
         return result
     }
 
-    /// Names for a stack captured leaf first, returned root first (the folded order).
+    /// Names for a stack captured leaf first, returned root first (the folded order). A closure whose only frame
+    /// is its `partial apply forwarder` (the closure inlined into it) reads as the closure
+    /// (``showForwardedClosures(_:offsets:)``).
     public func rootFirstNames(leafFirst frames: [UInt64]) -> [String] {
         var names: [String] = []
         names.reserveCapacity(frames.count)
         for index in stride(from: frames.count - 1, through: 0, by: -1) {
             names.append(name(for: frames[index], isReturnAddress: index > 0))
         }
+        Self.showForwardedClosures(&names, offsets: options.showOffsets)
         return names
     }
+
+    /// The closure a forwarder calls: `closure #1 () -> () in f` for `partial apply forwarder for closure #1 () ->
+    /// () in f` (simplified: `partial apply for closure #1 in f`), and likewise for implicit closures; nil for every
+    /// other name (`partial apply forwarder for reabstraction thunk ...` stays a helper).
+    public static func forwardedClosure(_ name: String) -> Substring? {
+        for prefix in ["partial apply forwarder for ", "partial apply for "] where name.hasPrefix(prefix) {
+            let rest = name.dropFirst(prefix.count)
+            return rest.hasPrefix("closure #") || rest.hasPrefix("implicit closure #") ? rest : nil
+        }
+        return nil
+    }
+
+    /// Shows each closure forwarder among `names` (root first) as its closure, unless the next frame toward the
+    /// leaf is that closure itself: then the forwarder is a helper with a frame of its own and keeps its name (two
+    /// frames of one closure would read as recursion). `offsets`: names end with `+0xOFFSET`, which is ignored
+    /// when the two are compared.
+    public static func showForwardedClosures(_ names: inout [String], offsets: Bool = false) {
+        for index in names.indices {
+            guard let closure = forwardedClosure(names[index]) else { continue }
+            if index + 1 < names.count,
+                withoutOffset(Substring(names[index + 1]), offsets) == withoutOffset(closure, offsets)
+            {
+                continue
+            }
+            names[index] = String(closure)
+        }
+    }
+
+    /// `name` without its `+0xOFFSET` suffix when `offsets` says names have one.
+    private static func withoutOffset(_ name: Substring, _ offsets: Bool) -> Substring {
+        guard offsets, let plus = name.lastIndex(of: "+"), name[plus...].hasPrefix("+0x") else { return name }
+        return name[..<plus]
+    }
+
+    /// The symbols of `image`'s file (a debug file's when it has only `.dynsym`); nil when the file cannot be read
+    /// or its build-id no longer matches the capture's.
+    func symbols(ofImage image: ImageRecord) -> ELFSymbols? { symbols(for: image) }
 
     private func resolve(_ address: UInt64) -> String {
         guard let image = image(containing: address) else { return "[unknown]" }
