@@ -16,10 +16,14 @@ struct WaitShapesReportTests {
         process.arguments = [shape, "--ms", String(ms)]
         process.environment = [EnvironmentName.output: path, EnvironmentName.threshold: "200", EnvironmentName.interval: "10"]
         process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
+        let errors = Pipe()
+        process.standardError = errors
         try process.run()
+        let said = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         process.waitUntilExit()
         #expect(process.terminationStatus == 0, "wait-shapes \(shape) exited \(process.terminationStatus)")
+        // The host-impact rule: no thread's sleep cut short, no EINTR, snapshots included.
+        #expect(!said.contains("cut short") && !said.contains("EINTR"), "\(said)")
         let (status, json, stderr) = try CLI.run(["report", "--json", path], input: "")
         try #require(status == 0, "\(stderr)")
         let root = try CLI.json(json)

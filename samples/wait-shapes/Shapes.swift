@@ -68,8 +68,30 @@ final class Shapes: @unchecked Sendable {
         return mutex
     }
 
-    /// Waits `microseconds` in one nanosleep on the calling thread.
-    func nap(_ fraction: Double = 1) { usleep(useconds_t(Double(microseconds) * fraction)) }
+    /// Waits `microseconds` in one nanosleep on the calling thread, and says on standard error when the sleep was
+    /// cut short (the watchdog must never signal a thread asleep in a system call).
+    func nap(_ fraction: Double = 1) {
+        let asked = UInt64(Double(microseconds) * fraction)
+        let start = Self.monotonicMicroseconds()
+        usleep(useconds_t(asked))
+        let slept = Self.monotonicMicroseconds() - start
+        if slept < asked { Self.complain("a sleep was cut short: \(slept) of \(asked) us") }
+    }
+
+    /// A blocking call's result, checked: an EINTR (a signal reached the thread in the call) is said on stderr.
+    static func checked(_ result: Int, _ call: String) {
+        if result < 0 && errno == EINTR { complain("\(call) failed with EINTR") }
+    }
+
+    static func complain(_ text: String) {
+        FileHandle.standardError.write(Data("wait-shapes: \(text)\n".utf8))
+    }
+
+    static func monotonicMicroseconds() -> UInt64 {
+        var now = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &now)
+        return UInt64(now.tv_sec) * 1_000_000 + UInt64(now.tv_nsec) / 1000
+    }
 
     @inline(never) func waitForMutex() {
         let mutex = Self.newMutex()
@@ -102,7 +124,7 @@ final class Shapes: @unchecked Sendable {
         let (reading, writing) = (pair[0], pair[1])
         Self.spawn("io-reader") {
             var byte: UInt8 = 0
-            _ = read(reading, &byte, 1)
+            Self.checked(read(reading, &byte, 1), "read")
             reply.signal()
         }
         Self.spawn("io-writer") { [self] in
@@ -169,7 +191,7 @@ final class Shapes: @unchecked Sendable {
             _ = write(writing, &byte, 1)
         }
         var byte: UInt8 = 0
-        _ = read(fds[0], &byte, 1)
+        Self.checked(read(fds[0], &byte, 1), "read")
         close(fds[0])
         close(fds[1])
     }

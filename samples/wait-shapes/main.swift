@@ -19,7 +19,8 @@
 //               ends: after --ms a terminator thread stops the watchdog and exits 0
 //   self-wait   DispatchSemaphore.wait() for a `Task { @MainActor in ... }` queued behind itself. Never ends: the
 //               terminator exits after --ms
-// About 300 ms after a finite wait ends, the app stops the watchdog and exits 0.
+// About 300 ms after a finite wait ends, the app stops the watchdog and exits 0. A helper's sleep cut short, or a
+// read that failed with EINTR, is said on standard error ("wait-shapes: a sleep was cut short...").
 import Dispatch
 import Foundation
 import StallProfiler
