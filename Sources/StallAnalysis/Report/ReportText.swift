@@ -191,8 +191,11 @@ extension StallReport {
         var lines = ["    threads (\(b.threadsTotal) in all; those that matter first):"]
         for thread in shown {
             let cpu = thread.cpuMs.map { ", \(ReportFormat.milliseconds(UInt64(max(0, $0) * 1e6))) CPU" } ?? ""
+            // Futex waits by their kind (the address is in the JSON); calls on descriptors and sleeps by their detail.
+            let futexWaits: Set<String> = ["mutex", "dispatch-sync", "join", "rwlock", "semaphore", "group", "condition", "futex"]
+            let wait = futexWaits.contains(thread.waitKind) ? "\(thread.waitKind) wait" : thread.detail
             let line = "\(thread.name.isEmpty ? "thread" : thread.name) [\(thread.tid)] \(thread.why): \(thread.state) "
-                + (thread.detail.isEmpty ? "" : thread.detail) + cpu + (thread.frame.map { ", in \($0)" } ?? "")
+                + wait + cpu + (thread.frame.map { ", in \($0)" } ?? "")
             lines.append("      " + ReportFormat.fit(line, width: Self.textWidth - 6))
         }
         let rest = b.threadsTotal - shown.count
