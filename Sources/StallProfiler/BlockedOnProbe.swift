@@ -88,10 +88,10 @@ final class BlockedOnProbe {
             return nil
         case .inCall, .user:
             if state.kind == .inCall { record.ownerSyscall = state.number }
-            let (count, truncated) = MemoryStack.read(state, into: &buffer)
+            let read = MemoryStack.read(state, into: &buffer)
             record.ownerFlags.insert(.fromStackMemory)
-            if truncated { record.ownerFlags.insert(.truncated) }
-            record.ownerFrames = buffer[0..<count].map { UInt64($0) }
+            if read.truncated { record.ownerFlags.insert(.truncated) }
+            record.ownerFrames = buffer[0..<read.count].map { UInt64($0) }
             return state.kind == .inCall ? SyscallDetail.describe(state) : nil
         case .running, .unknown:
             return nil  // not runnable by its state letter: no signal, no stack

@@ -108,7 +108,7 @@ final class StallSampler {
     /// A sample read from the thread's stack memory when it sleeps in a system call; nil when it does not.
     /// Called by ``sample()``.
     private func sampleFromMemory(now: UInt64, reading: Reading?) -> SampleRecord? {
-        guard let (count, truncated) = MemoryStack.readIfInSystemCall(threadID, into: &buffer) else { return nil }
+        guard let read = MemoryStack.readIfInSystemCall(threadID, into: &buffer) else { return nil }
         lastRealSampleNs = now
         consecutiveMisses = 0
         unansweredSinceCPU = nil  // asleep: a request of its was cancelled; the next one starts afresh
@@ -118,8 +118,9 @@ final class StallSampler {
         if let wait = reading?.waitNs { took(waitNs: wait) }
         return SampleRecord(
             stallID: stallID, timestampNs: now, threadCPUNs: reading?.cpuNs ?? 0, runQueueNs: reading?.waitNs ?? 0,
-            flags: truncated ? [.fromStackMemory, .truncated] : .fromStackMemory,
-            frames: buffer[0..<count].map { UInt64($0) })
+            flags: SampleFlags.fromStackMemory.union(read.truncated ? .truncated : [])
+                .union(read.scanned ? .scannedFrames : []),
+            frames: buffer[0..<read.count].map { UInt64($0) })
     }
 
     /// Takes one sample; nil when it was missed (or skipped).
