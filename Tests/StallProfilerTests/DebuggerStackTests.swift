@@ -17,6 +17,11 @@ struct DebuggerStackTests {
         "cond": "pthread_cond_wait", "pipe": "libc_read", "sleep": "clock_nanosleep",
     ]
 
+    /// The wait-shapes run: this build's, or the one `STALLPROF_TEST_WAIT_SHAPES` names (a release build:
+    /// `swift build -c release --product wait-shapes`, whose code has no frame pointers and more tail calls).
+    static let app = ProcessInfo.processInfo.environment["STALLPROF_TEST_WAIT_SHAPES"].map(URL.init(fileURLWithPath:))
+        ?? TestSupport.productsDirectory.appendingPathComponent("wait-shapes")
+
     /// How long each wait lasts: long enough for gdb to attach more than once on a loaded machine.
     static let waitMs = 8000
 
@@ -25,7 +30,7 @@ struct DebuggerStackTests {
         let path = TestSupport.temporaryPath("gdb-\(shape).stalls")
         defer { unlink(path) }
         let process = Process()
-        process.executableURL = TestSupport.productsDirectory.appendingPathComponent("wait-shapes")
+        process.executableURL = Self.app
         process.arguments = [shape, "--ms", String(Self.waitMs)]
         process.environment = ProcessInfo.processInfo.environment.merging([EnvironmentName.output: path]) { $1 }
         let errors = Pipe()
