@@ -55,9 +55,42 @@ int stallcap_call_target(uint64_t return_address, uint64_t *target) {
 #error "stallprof's capture supports x86_64 and aarch64 Linux"
 #endif
 
+/// Most `jmp` hops followed from a call's target: a thunk that tail-jumps into the function doing the work
+/// (Swift's `wait(timeout:)` jumps into `wait(wallTimeout:)`), or a chain of them.
+#define MAX_JUMP_HOPS 4
+
+#if defined(__x86_64__)
+// Where the unconditional direct jump at `at` ([endbr64] jmp rel32 / jmp rel8) goes; 0 when it is none.
+static uint64_t jump_target(uint64_t at) {
+    uint8_t code[9];
+    if (stallcap_read_memory(at, code, sizeof code) != 0) return 0;
+    int i = code[0] == 0xF3 && code[1] == 0x0F && code[2] == 0x1E && code[3] == 0xFA ? 4 : 0;  // endbr64
+    if (code[i] == 0xEB) return at + (uint64_t)(i + 2) + (uint64_t)(int64_t)(int8_t)code[i + 1];
+    if (code[i] != 0xE9) return 0;
+    int32_t displacement;
+    memcpy(&displacement, code + i + 1, 4);
+    return at + (uint64_t)(i + 5) + (uint64_t)(int64_t)displacement;
+}
+#else
+// Where the unconditional branch `B imm26` at `at` goes; 0 when it is none.
+static uint64_t jump_target(uint64_t at) {
+    uint32_t insn;
+    if (stallcap_read_memory(at, &insn, sizeof insn) != 0 || (insn & 0xFC000000u) != 0x14000000u) return 0;
+    return at + (uint64_t)((int64_t)((int32_t)(insn << 6) >> 6) * 4);
+}
+#endif
+
+int stallcap_target_reaches(uint64_t target, uint64_t inner) {
+    for (int hop = 0; target != 0 && hop <= MAX_JUMP_HOPS; hop++) {
+        if (inner >= target && inner - target < STALLCAP_MAX_FUNCTION_BYTES) return 1;
+        if (hop < MAX_JUMP_HOPS) target = jump_target(target);
+    }
+    return 0;
+}
+
 int stallcap_call_reaches(uint64_t return_address, uint64_t inner) {
     uint64_t target = 0;
     int known = stallcap_call_target(return_address, &target);
     if (known <= 0) return known == 0;
-    return inner >= target && inner - target < STALLCAP_MAX_FUNCTION_BYTES;
+    return stallcap_target_reaches(target, inner);
 }

@@ -279,13 +279,12 @@ int eh_find_row(uintptr_t pc, eh_row *row, eh_image *image) {
     if (encoded(&c, cie.fde_enc, (uintptr_t)hdr, &start) != 0 || encoded(&c, cie.fde_enc & 0x0f, 0, &range) != 0)
         return EH_BAD;
     if (pc < start || pc - start >= range) return EH_NO_INFO;
-    if (cie.has_z) {
-        uint64_t skip;
-        if (uleb(&c, &skip) != 0 || skip > (uint64_t)(c.end - c.p)) return EH_BAD;
-        c.p += skip;
-    }
+    uint64_t skip = 0;
+    if (cie.has_z && (uleb(&c, &skip) != 0 || skip > (uint64_t)(c.end - c.p))) return EH_BAD;
+    c.p += skip;
     memset(row, 0, sizeof *row);
     row->signal_frame = cie.signal_frame;
+    row->start = start;
     eh_row initial, saved[STATE_DEPTH];
     int depth = 0;
     if (run(cie.program, &cie, start, pc, row, row, saved, &depth) != 0) return EH_BAD;

@@ -51,6 +51,7 @@ typedef struct {
     uint32_t cfa_expr_length;
     int64_t cfa_offset;
     const uint8_t *cfa_expr;
+    uintptr_t start;  // the first address the FDE covers (the function's start, or its part's)
     eh_rule rules[EH_NREGS];
 } eh_row;
 

@@ -1,167 +1,21 @@
-// A sleeping thread's stack, built from its stack memory without signalling it: the leaf is the PC /proc
-// reports; return addresses are found by scanning words above the stack pointer (each must point into an
+// The scan of a sleeping thread's stack memory (where the unwind-information walk of memwalk.c stops, or on a
+// machine it does not cover): the leaf is the PC given (the one /proc reports, or that walk's last); return addresses are found by scanning words above the stack pointer (each must point into an
 // executable mapping just after a call instruction) up to the first frame record (saved frame pointer, return
 // address), whose chain is then followed strictly upward. Memory is only ever read with process_vm_readv, so a
 // stale or unmapped address costs a failed read, never a fault. Watchdog thread only; never signal context.
 #define _GNU_SOURCE
+#include "codemap.h"
+#include "memwalk.h"
 #include "stallcapture_blocked.h"
 
-#include <errno.h>
-#include <fcntl.h>
-#include <string.h>
-#include <sys/uio.h>
-#include <unistd.h>
-
-#define MAX_CODE_RANGES 1024
-
 typedef struct {
-    uint32_t count;
-    uint64_t start[MAX_CODE_RANGES];
-    uint64_t end[MAX_CODE_RANGES];
-} code_map;
-
-static int hex_value(char c) {
-    if (c >= '0' && c <= '9') return c - '0';
-    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-    return -1;
-}
-
-// Parses "start-end perms ..." of one maps line. Returns 0, or -1.
-static int parse_maps_line(const char *line, uint64_t *start, uint64_t *end, int *executable) {
-    uint64_t v[2] = {0, 0};
-    const char *p = line;
-    for (int i = 0; i < 2; i++) {
-        int digits = 0;
-        for (int d; (d = hex_value(*p)) >= 0 && digits < 17; p++, digits++) v[i] = v[i] * 16 + (uint64_t)d;
-        if (digits == 0 || *p != (i == 0 ? '-' : ' ')) return -1;
-        p++;
-    }
-    if (strlen(p) < 4) return -1;
-    *start = v[0];
-    *end = v[1];
-    *executable = p[0] == 'r' && p[2] == 'x';
-    return 0;
-}
-
-// Reads /proc/self/maps once. Fills `map` with readable executable ranges (when not NULL) and returns the end of
-// the mapping containing `address` (0 when none, or when `address` is 0).
-static uint64_t read_maps(code_map *map, uint64_t address) {
-    if (map) map->count = 0;
-    int fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return 0;
-    char buffer[4096];
-    size_t used = 0;
-    uint64_t found = 0;
-    for (;;) {
-        ssize_t n = read(fd, buffer + used, sizeof buffer - 1 - used);
-        if (n < 0 && errno == EINTR) continue;
-        if (n <= 0) break;
-        used += (size_t)n;
-        buffer[used] = '\0';
-        char *line = buffer;
-        char *newline;
-        while ((newline = strchr(line, '\n')) != NULL) {
-            *newline = '\0';
-            uint64_t start, end;
-            int executable;
-            if (parse_maps_line(line, &start, &end, &executable) == 0) {
-                if (address != 0 && address >= start && address < end) found = end;
-                if (map && executable && map->count < MAX_CODE_RANGES) {
-                    map->start[map->count] = start;
-                    map->end[map->count] = end;
-                    map->count++;
-                }
-            }
-            line = newline + 1;
-        }
-        used = (size_t)(buffer + used - line);
-        memmove(buffer, line, used);
-        if (used == sizeof buffer - 1) used = 0;  // a line longer than the buffer: drop it
-    }
-    close(fd);
-    return found;
-}
-
-uint64_t stallcap_mapping_end(uint64_t address) { return read_maps(NULL, address); }
-
-// Index of the range holding `address` (the kernel lists mappings in address order), or -1.
-static int code_range(const code_map *map, uint64_t address) {
-    int lo = 0, hi = (int)map->count - 1;
-    while (lo <= hi) {
-        int mid = (lo + hi) / 2;
-        if (address < map->start[mid]) hi = mid - 1;
-        else if (address >= map->end[mid]) lo = mid + 1;
-        else return mid;
-    }
-    return -1;
-}
-
-#if defined(__x86_64__)
-// Bytes taken by a ModR/M byte and what follows it (SIB, displacement), or -1 when `available` is too short.
-static int modrm_length(const uint8_t *p, int available) {
-    int mod = p[0] >> 6, rm = p[0] & 7, length = 1;
-    if (mod == 3) return 1;
-    if (rm == 4) {
-        if (available < 2) return -1;
-        length = 2;
-        if (mod == 0 && (p[1] & 7) == 5) length += 4;
-    } else if (mod == 0 && rm == 5) {
-        length += 4;  // RIP-relative
-    }
-    if (mod == 1) length += 1;
-    if (mod == 2) length += 4;
-    return length;
-}
-
-// True when the 8 bytes before a return address end with a call: E8 rel32, or FF /2 (with REX or notrack).
-static int ends_with_call(const uint8_t code[8], int available) {
-    if (available >= 5 && code[3] == 0xE8) return 1;
-    for (int start = 8 - available; start <= 6; start++) {
-        int j = start;
-        while (j < start + 2 && j < 7 && ((code[j] >= 0x40 && code[j] <= 0x4F) || code[j] == 0x3E)) j++;
-        if (j > 6 || code[j] != 0xFF || ((code[j + 1] >> 3) & 7) != 2) continue;
-        int length = modrm_length(&code[j + 1], 8 - (j + 1));
-        if (length > 0 && j + 1 + length == 8) return 1;
-    }
-    return 0;
-}
-#elif defined(__aarch64__)
-// True when the instruction before a return address is BL, BLR or one of the pointer-authenticating BLRA*.
-static int ends_with_call(const uint8_t code[8], int available) {
-    if (available < 4) return 0;
-    uint32_t insn;
-    memcpy(&insn, code + 4, 4);
-    return (insn & 0xFC000000u) == 0x94000000u || (insn & 0xFFFFFC1Fu) == 0xD63F0000u ||
-           (insn & 0xFEFFF800u) == 0xD63F0800u;
-}
-#else
-#error "stallprof's capture supports x86_64 and aarch64 Linux"
-#endif
-
-static int plausible_return(const code_map *map, uint64_t address) {
-    int index = code_range(map, address);
-    if (index < 0) return 0;
-    uint64_t from = address - 8 >= map->start[index] && address >= 8 ? address - 8 : map->start[index];
-    int available = (int)(address - from);
-    if (available < 2) return 0;
-    uint8_t code[8] = {0};
-    if (stallcap_read_memory(from, code + (8 - available), (size_t)available) != 0) return 0;
-    return ends_with_call(code, available);
-}
-
-int stallcap_is_return_address(uint64_t address) {
-    code_map map;
-    read_maps(&map, 0);
-    return plausible_return(&map, address);
-}
-
-typedef struct {
-    const code_map *map;
+    const stallcap_code_map *map;
     uint64_t stack_end;
     uintptr_t *frames;
     uint32_t max_frames;
     uint32_t count;
     uint32_t flags;
+    uint32_t first_scanned;  // the index of the first frame the scan may drop: 1, or 0 when the leaf is a caller too
 } walk;
 
 static int add_frame(walk *w, uint64_t address, uint32_t flag) {
@@ -180,24 +34,23 @@ static int confirmed_record(const walk *w, uint64_t record) {
     uint64_t pair[2], next[2];
     if (record % 16 != 0 || record + 16 > w->stack_end) return 0;
     if (stallcap_read_memory(record, pair, sizeof pair) != 0) return 0;
-    if (!plausible_return(w->map, pair[1])) return 0;
+    if (!stallcap_plausible_return(w->map, pair[1])) return 0;
     if (pair[0] <= record || pair[0] % 8 != 0 || pair[0] + 16 > w->stack_end) return 0;
     if (stallcap_read_memory(pair[0], next, sizeof next) != 0) return 0;
-    return next[0] == 0 || (next[0] > pair[0] && plausible_return(w->map, next[1]));
+    return next[0] == 0 || (next[0] > pair[0] && stallcap_plausible_return(w->map, next[1]));
 }
 
 // True when the call before `return_address` has a known target that contains `inner`.
 static int known_call_reaches(uint64_t return_address, uint64_t inner) {
     uint64_t target = 0;
-    return stallcap_call_target(return_address, &target) == 1 && inner >= target &&
-           inner - target < STALLCAP_MAX_FUNCTION_BYTES;
+    return stallcap_call_target(return_address, &target) == 1 && stallcap_target_reaches(target, inner);
 }
 
 // A scanned word is taken as a return address when it points after a call in executable code and that call
 // can have led to the frame below (the last one added): stale words in a frame's locals mostly fail this.
 // `strict` also refuses calls whose target is not known (indirect calls).
 static int scanned_return(const walk *w, uint64_t word, int strict) {
-    if (!plausible_return(w->map, word)) return 0;
+    if (!stallcap_plausible_return(w->map, word)) return 0;
     uint64_t inner = w->frames[w->count - 1];
     return strict ? known_call_reaches(word, inner) : stallcap_call_reaches(word, inner);
 }
@@ -216,12 +69,13 @@ static int scan_words(walk *w, uint64_t from, uint64_t to) {
     return 1;
 }
 
-// The first frame record's return address `caller` calls a known function: when one of the scanned frames lies
-// in it, that frame is the callee's and the scanned words found after it were stale words in its frame: drop them.
+// The first frame record's return address `caller` calls a known function: when one of the scanned frames (or the
+// leaf, when it is a return address the unwind-information walk found) lies in it, that frame is the callee's and
+// the scanned words found after it were stale words in its frame: drop them.
 static void prune_to_caller(walk *w, uint64_t caller) {
     uint64_t target = 0;
     if (stallcap_call_target(caller, &target) != 1) return;
-    for (uint32_t k = w->count; k-- > 1;) {
+    for (uint32_t k = w->count; k-- > w->first_scanned;) {
         if (w->frames[k] >= target && w->frames[k] - target < STALLCAP_MAX_FUNCTION_BYTES) {
             w->count = k + 1;
             return;
@@ -241,7 +95,7 @@ static void follow_chain(walk *w, uint64_t record) {
     while (record != 0 && record % 8 == 0 && record + 16 <= w->stack_end) {
         uint64_t pair[2];
         if (stallcap_read_memory(record, pair, sizeof pair) != 0) break;
-        if (!plausible_return(w->map, pair[1])) break;
+        if (!stallcap_plausible_return(w->map, pair[1])) break;
         if (!add_frame(w, pair[1], STALLCAP_MEMSTACK_CHAIN)) return;
         last = record;
         if (pair[0] <= record) break;
@@ -253,14 +107,13 @@ static void follow_chain(walk *w, uint64_t record) {
     if (from < to) scan_words(w, from, to);
 }
 
-uint32_t stallcap_stack_from_memory(uint64_t pc, uint64_t sp, uint64_t stack_end, uint32_t max_scan_bytes,
-                                    uintptr_t *frames, uint32_t max_frames, uint32_t *flags) {
-    code_map map;
+uint32_t stallcap_scan_stack(const stallcap_code_map *map, uint64_t pc, int pc_returns, uint64_t sp,
+                             uint64_t stack_end, uint32_t max_scan_bytes, uintptr_t *frames, uint32_t max_frames,
+                             uint32_t *flags) {
     *flags = 0;
     if (max_frames == 0) return 0;
-    uint64_t mapping_end = read_maps(&map, sp);
-    if (stack_end == 0) stack_end = mapping_end;
-    walk w = {.map = &map, .stack_end = stack_end, .frames = frames, .max_frames = max_frames};
+    walk w = {.map = map, .stack_end = stack_end, .frames = frames, .max_frames = max_frames,
+              .first_scanned = pc_returns ? 0 : 1};
     add_frame(&w, pc, 0);
     sp = (sp + 7) & ~(uint64_t)7;
     if (sp == 0 || stack_end <= sp) {
@@ -276,7 +129,7 @@ uint32_t stallcap_stack_from_memory(uint64_t pc, uint64_t sp, uint64_t stack_end
         if (stallcap_read_memory(at, chunk, bytes) != 0) break;
         for (size_t i = 0; i < bytes / 8; i++) {
             uint64_t address = at + i * 8;
-            if (plausible_return(&map, chunk[i])) {
+            if (stallcap_plausible_return(map, chunk[i])) {
                 uint64_t record = address - 8;
                 if (address > sp && confirmed_record(&w, record)) {
                     prune_to_caller(&w, chunk[i]);

@@ -20,21 +20,12 @@
 // them in a handler never allocates.
 static __thread __attribute__((tls_model("initial-exec"))) uintptr_t t_stack_lo, t_stack_hi, t_alt_lo, t_alt_hi;
 
-typedef struct {
-    uintptr_t regs[EH_NREGS];
-    uint64_t valid;  // a bit per known register
-    uintptr_t pc;
-    int exact;       // pc is the interrupted instruction itself, not a return address
-    uintptr_t lo, hi;  // the stack region reads may touch: [lo, hi)
-    uintptr_t sp0;     // the interrupted stack pointer
-    int bounded;       // lo/hi are the thread's real bounds (else a guess: no frame-pointer walks)
-} walk;
-
 // Not instrumented by AddressSanitizer: the walk reads stack slots of frames that are not its own (bounds checked
 // here), which the sanitizer could take for an overflow and end the app over.
 __attribute__((no_sanitize("address"))) static int load(const void *context, uintptr_t address, uintptr_t *value) {
     const walk *w = context;
     if (address < w->lo || address > w->hi - sizeof(uintptr_t) || (address & (sizeof(uintptr_t) - 1))) return -1;
+    if (w->memory != NULL) return stallcap_window_load(w->memory, address, value);
     *value = *(const volatile uintptr_t *)address;
     return 0;
 }
@@ -60,6 +51,11 @@ static uintptr_t unknown_stack_end(uintptr_t sp) {
 /// inside it. Returns -1 (and leaves `w` alone) when `sp` is on no stack of the thread's.
 static int enter_region(walk *w, uintptr_t sp) {
     uintptr_t lo = sp - BELOW_SP, hi;
+    if (w->memory != NULL) {  // another thread's stack, read from memory: its bounds were given
+        if (sp < w->sp0 || sp >= w->hi) return -1;
+        w->lo = lo;
+        return 0;
+    }
     if (t_stack_hi != 0 && sp >= t_stack_lo && sp < t_stack_hi) {
         hi = t_stack_hi;
         if (lo < t_stack_lo) lo = t_stack_lo;
@@ -127,8 +123,7 @@ static uintptr_t strip_pac(uintptr_t address) {
 #endif
 }
 
-/// Moves `w` to the caller with `row`. 1: moved; 0: the outermost frame; -1: cannot go on.
-static int apply(walk *w, const eh_step *row) {
+int stallcap_unwind_apply(walk *w, const eh_step *row) {
     uintptr_t cfa;
     if (row->cfa_is_expr) {
         if (eh_evaluate(row->cfa_expr, row->cfa_expr_length, w->regs, w->valid, 0, 0, load, w, &cfa) != 0) return -1;
@@ -215,14 +210,14 @@ uint32_t stallcap_unwind(const void *context, uintptr_t *frames, uint32_t max_fr
         if (hit && entry->image == image.tag) {
             if (entry->ra_kind != STALLCAP_UNWIND_NO_INFO) {
                 stallcap_unwind_cache_step(entry, &step);
-                moved = apply(&w, &step);
+                moved = stallcap_unwind_apply(&w, &step);
             }
         } else {
             int found = eh_find_row(lookup, &row, &image);
             if (entry != NULL) stallcap_unwind_cache_store(entry, lookup, image.tag, found, &row);
             if (found == EH_FOUND) {
                 eh_step_of_row(&row, &step);
-                moved = apply(&w, &step);
+                moved = stallcap_unwind_apply(&w, &step);
             }
         }
         if (moved < 0) {  // no unwind information, or none that works here: the frame pointer, if it can

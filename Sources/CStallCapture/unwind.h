@@ -8,6 +8,32 @@
 
 #include <stdint.h>
 
+/// A stack walk's state: the current frame's registers (those known), its pc, and the stack region reads may touch.
+typedef struct {
+    uintptr_t regs[EH_NREGS];
+    uint64_t valid;  // a bit per known register
+    uintptr_t pc;
+    int exact;         // pc is the interrupted instruction itself, not a return address
+    uintptr_t lo, hi;  // the stack region reads may touch: [lo, hi)
+    uintptr_t sp0;     // the interrupted stack pointer
+    int bounded;       // lo/hi are the thread's real bounds (else a guess: no frame-pointer walks)
+    struct stallcap_stack_window *memory;  // another thread's stack, read through this window; NULL: loads in place
+} walk;
+
+/// Copies of another thread's stack words, read with process_vm_readv a page at a time (memwalk.c): a walk of a
+/// sleeping thread's stack loads through it, so that a stack unmapped meanwhile costs a failed read, not a fault.
+typedef struct stallcap_stack_window {
+    uintptr_t base;  // the page copied in `words`; 0: none yet
+    uintptr_t words[512];
+} stallcap_stack_window;
+
+/// Loads the word at `address` (8-aligned) through `window`: 0, or -1 when the memory cannot be read.
+__attribute__((visibility("hidden"))) int stallcap_window_load(stallcap_stack_window *window, uintptr_t address,
+                                                               uintptr_t *value);
+
+/// Moves `w` to the caller with `row`'s rules. 1: moved; 0: the outermost frame; -1: cannot go on.
+__attribute__((visibility("hidden"))) int stallcap_unwind_apply(walk *w, const eh_step *row);
+
 /// Cached rules of one lookup address (32 bytes). Only the plainest steps are kept: the CFA at the stack or frame
 /// pointer plus an offset, the return address and the frame pointer at offsets from it (or unchanged, or
 /// undefined), the stack pointer the CFA; others are found again each time.

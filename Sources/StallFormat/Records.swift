@@ -122,6 +122,11 @@ public struct SampleFlags: OptionSet, Sendable, Hashable {
     /// CPU, it was not blocked. schedstat credits such a wait only when it ends, so the sample's `runQueueNs` does
     /// not include it yet (written since issue 17; older writers never set it).
     public static let waitingForCPU = SampleFlags(rawValue: 1 << 4)
+    /// With ``fromStackMemory``: some frames were not found with unwind information but by scanning stack words
+    /// (each checked against the call before it) or by following frame records, where the unwind-information walk
+    /// could not go on: there a frame may be missing, or rarely stale (written since issue 18; older writers never
+    /// set it, and their stacks from memory were all found so).
+    public static let scannedFrames = SampleFlags(rawValue: 1 << 5)
 }
 
 /// One stack sample of the stalled thread.

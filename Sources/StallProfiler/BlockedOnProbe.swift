@@ -125,10 +125,10 @@ final class BlockedOnProbe {
             stack.frames = buffer[0..<Int(info.frame_count)].map { UInt64($0) }
         case .inCall, .user:
             if state.kind == .inCall { stack.syscall = state.number }
-            let (count, truncated) = MemoryStack.read(state, into: &buffer)
+            let read = MemoryStack.read(state, into: &buffer)
             stack.flags.insert(.fromStackMemory)
-            if truncated { stack.flags.insert(.truncated) }
-            stack.frames = buffer[0..<count].map { UInt64($0) }
+            if read.truncated { stack.flags.insert(.truncated) }
+            stack.frames = buffer[0..<read.count].map { UInt64($0) }
             stack.call = state.kind == .inCall ? SyscallDetail.describe(state) : nil
         case .running, .unknown:
             break  // not runnable by its state letter: no signal, no stack

@@ -111,9 +111,7 @@ final class StallSampler {
     /// Called by ``sample()``.
     private func sampleFromMemory(now: UInt64, reading: Reading?) -> SampleRecord? {
         var call = SyscallState(stallcap_syscall_state())
-        guard let (count, truncated) = MemoryStack.readIfInSystemCall(threadID, into: &buffer, state: &call) else {
-            return nil
-        }
+        guard let read = MemoryStack.readIfInSystemCall(threadID, into: &buffer, state: &call) else { return nil }
         lastMemoryCall = (call.number, call.stackPointer, call.programCounter)
         lastRealSampleNs = now
         consecutiveMisses = 0
@@ -124,8 +122,9 @@ final class StallSampler {
         if let wait = reading?.waitNs { took(waitNs: wait) }
         return SampleRecord(
             stallID: stallID, timestampNs: now, threadCPUNs: reading?.cpuNs ?? 0, runQueueNs: reading?.waitNs ?? 0,
-            flags: truncated ? [.fromStackMemory, .truncated] : .fromStackMemory,
-            frames: buffer[0..<count].map { UInt64($0) })
+            flags: SampleFlags.fromStackMemory.union(read.truncated ? .truncated : [])
+                .union(read.scanned ? .scannedFrames : []),
+            frames: buffer[0..<read.count].map { UInt64($0) })
     }
 
     /// Takes one sample; nil when it was missed (or skipped).

@@ -135,12 +135,25 @@ pid_t stallcap_futex_rwlock_writer(const stallcap_syscall_state *state, pid_t wa
 #define STALLCAP_MEMSTACK_SCANNED 0x2u
 /// Flag: a frame-pointer chain was found and followed.
 #define STALLCAP_MEMSTACK_CHAIN 0x4u
+/// Flag (x86_64): the walk left the leaf with the code's unwind information (DWARF CFI), as a debugger does.
+#define STALLCAP_MEMSTACK_UNWOUND 0x8u
+/// Flag: the unwind-information walk stopped before the outermost frame at a function without unwind information
+/// and without a word above its stack pointer that returns from a known call into it; frames above come from the scan.
+#define STALLCAP_MEMSTACK_STOP_NO_INFO 0x10u
+/// Flag: ... stopped at a frame whose rules need the frame pointer before any deeper frame saved it, and neither
+/// the function's prologue nor a frame record above it gave it.
+#define STALLCAP_MEMSTACK_STOP_FRAME_POINTER 0x20u
+/// Flag: ... stopped at malformed or unsupported rules, an unreadable stack word, a caller's frame not above its
+/// callee's, or a return address not after a call.
+#define STALLCAP_MEMSTACK_STOP_BAD 0x40u
 
 /// Most bytes above the stack pointer scanned for return addresses before the first frame record.
 #define STALLCAP_MAX_SCAN_BYTES 65536u
 
-/// Builds a sleeping thread's stack from its stack memory without touching the thread: `pc` is the leaf; then
-/// words in [sp, sp + max_scan_bytes) are scanned upward for return addresses (in an executable mapping and
+/// Builds a sleeping thread's stack from its stack memory without touching the thread: `pc` is the leaf. On
+/// x86_64 the stack is first walked with the code's unwind information (memwalk.c; frames inferred there set
+/// STALLCAP_MEMSTACK_SCANNED, a stop sets a STALLCAP_MEMSTACK_STOP_* reason); from where that walk stops (or from
+/// the leaf) words in [sp, sp + max_scan_bytes) are scanned upward for return addresses (in an executable mapping and
 /// preceded by a call instruction) until a frame record (saved frame pointer, return address) is found whose
 /// chain is then followed strictly upward, never past `stack_end` (0: the end of the mapping holding `sp`, found
 /// in the same read of /proc/self/maps as the executable mappings). Memory is read with process_vm_readv only.
@@ -166,8 +179,13 @@ int stallcap_is_return_address(uint64_t address);
 int stallcap_call_target(uint64_t return_address, uint64_t *target);
 
 /// True (1) when the call before `return_address` can have led to `inner` (an address in a deeper frame): its
-/// target is unknown, or `inner` lies within STALLCAP_MAX_FUNCTION_BYTES after a known target.
+/// target is unknown, or `inner` lies within STALLCAP_MAX_FUNCTION_BYTES after a known target or after where the
+/// unconditional jumps at that target lead (up to four of them: tail-jumping thunks).
 int stallcap_call_reaches(uint64_t return_address, uint64_t inner);
+
+/// True (1) when `inner` lies within STALLCAP_MAX_FUNCTION_BYTES after `target`, or after where the unconditional
+/// jumps starting at `target` lead (up to four).
+int stallcap_target_reaches(uint64_t target, uint64_t inner);
 
 #ifdef __cplusplus
 }

@@ -1,0 +1,147 @@
+// The executable mappings of this process, read from /proc/self/maps once per stack walk, and the test a word of a
+// sleeping thread's stack must pass to be taken for a return address: it points into executable code just after a
+// call instruction. Code is read with process_vm_readv only (a mapping gone since costs a failed read, never a
+// fault). Watchdog thread only; never signal context.
+#define _GNU_SOURCE
+#include "codemap.h"
+#include "stallcapture_blocked.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#include <unistd.h>
+
+// The value of a lowercase hexadecimal digit, or -1.
+static int hex_value(char c) {
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    return -1;
+}
+
+// Parses "start-end perms ..." of one maps line. Returns 0, or -1.
+static int parse_maps_line(const char *line, uint64_t *start, uint64_t *end, int *executable) {
+    uint64_t v[2] = {0, 0};
+    const char *p = line;
+    for (int i = 0; i < 2; i++) {
+        int digits = 0;
+        for (int d; (d = hex_value(*p)) >= 0 && digits < 17; p++, digits++) v[i] = v[i] * 16 + (uint64_t)d;
+        if (digits == 0 || *p != (i == 0 ? '-' : ' ')) return -1;
+        p++;
+    }
+    if (strlen(p) < 4) return -1;
+    *start = v[0];
+    *end = v[1];
+    *executable = p[0] == 'r' && p[2] == 'x';
+    return 0;
+}
+
+uint64_t stallcap_read_maps(stallcap_code_map *map, uint64_t address) {
+    if (map) map->count = 0;
+    int fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return 0;
+    char buffer[4096];
+    size_t used = 0;
+    uint64_t found = 0;
+    for (;;) {
+        ssize_t n = read(fd, buffer + used, sizeof buffer - 1 - used);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) break;
+        used += (size_t)n;
+        buffer[used] = '\0';
+        char *line = buffer;
+        char *newline;
+        while ((newline = strchr(line, '\n')) != NULL) {
+            *newline = '\0';
+            uint64_t start, end;
+            int executable;
+            if (parse_maps_line(line, &start, &end, &executable) == 0) {
+                if (address != 0 && address >= start && address < end) found = end;
+                if (map && executable && map->count < STALLCAP_MAX_CODE_RANGES) {
+                    map->start[map->count] = start;
+                    map->end[map->count] = end;
+                    map->count++;
+                }
+            }
+            line = newline + 1;
+        }
+        used = (size_t)(buffer + used - line);
+        memmove(buffer, line, used);
+        if (used == sizeof buffer - 1) used = 0;  // a line longer than the buffer: drop it
+    }
+    close(fd);
+    return found;
+}
+
+uint64_t stallcap_mapping_end(uint64_t address) { return stallcap_read_maps(NULL, address); }
+
+// Index of the range holding `address` (the kernel lists mappings in address order), or -1.
+static int code_range(const stallcap_code_map *map, uint64_t address) {
+    int lo = 0, hi = (int)map->count - 1;
+    while (lo <= hi) {
+        int mid = (lo + hi) / 2;
+        if (address < map->start[mid]) hi = mid - 1;
+        else if (address >= map->end[mid]) lo = mid + 1;
+        else return mid;
+    }
+    return -1;
+}
+
+#if defined(__x86_64__)
+// Bytes taken by a ModR/M byte and what follows it (SIB, displacement), or -1 when `available` is too short.
+static int modrm_length(const uint8_t *p, int available) {
+    int mod = p[0] >> 6, rm = p[0] & 7, length = 1;
+    if (mod == 3) return 1;
+    if (rm == 4) {
+        if (available < 2) return -1;
+        length = 2;
+        if (mod == 0 && (p[1] & 7) == 5) length += 4;
+    } else if (mod == 0 && rm == 5) {
+        length += 4;  // RIP-relative
+    }
+    if (mod == 1) length += 1;
+    if (mod == 2) length += 4;
+    return length;
+}
+
+// True when the 8 bytes before a return address end with a call: E8 rel32, or FF /2 (with REX or notrack).
+static int ends_with_call(const uint8_t code[8], int available) {
+    if (available >= 5 && code[3] == 0xE8) return 1;
+    for (int start = 8 - available; start <= 6; start++) {
+        int j = start;
+        while (j < start + 2 && j < 7 && ((code[j] >= 0x40 && code[j] <= 0x4F) || code[j] == 0x3E)) j++;
+        if (j > 6 || code[j] != 0xFF || ((code[j + 1] >> 3) & 7) != 2) continue;
+        int length = modrm_length(&code[j + 1], 8 - (j + 1));
+        if (length > 0 && j + 1 + length == 8) return 1;
+    }
+    return 0;
+}
+#elif defined(__aarch64__)
+// True when the instruction before a return address is BL, BLR or one of the pointer-authenticating BLRA*.
+static int ends_with_call(const uint8_t code[8], int available) {
+    if (available < 4) return 0;
+    uint32_t insn;
+    memcpy(&insn, code + 4, 4);
+    return (insn & 0xFC000000u) == 0x94000000u || (insn & 0xFFFFFC1Fu) == 0xD63F0000u ||
+           (insn & 0xFEFFF800u) == 0xD63F0800u;
+}
+#else
+#error "stallprof's capture supports x86_64 and aarch64 Linux"
+#endif
+
+// The call-instruction test of stallcap_plausible_return, reading the code before `address` from memory.
+int stallcap_plausible_return(const stallcap_code_map *map, uint64_t address) {
+    int index = code_range(map, address);
+    if (index < 0) return 0;
+    uint64_t from = address - 8 >= map->start[index] && address >= 8 ? address - 8 : map->start[index];
+    int available = (int)(address - from);
+    if (available < 2) return 0;
+    uint8_t code[8] = {0};
+    if (stallcap_read_memory(from, code + (8 - available), (size_t)available) != 0) return 0;
+    return ends_with_call(code, available);
+}
+
+int stallcap_is_return_address(uint64_t address) {
+    stallcap_code_map map;
+    stallcap_read_maps(&map, 0);
+    return stallcap_plausible_return(&map, address);
+}
