@@ -35,10 +35,23 @@ static int parse_maps_line(const char *line, uint64_t *start, uint64_t *end, int
     return 0;
 }
 
-uint64_t stallcap_read_maps(stallcap_code_map *map, uint64_t address) {
+// One held reading of every mapping (stallcap_maps_hold), for the walks of a snapshot of many threads: each walk
+// would otherwise read the whole file again, which grows with the thread count (two mappings per thread stack).
+enum { MAX_HELD_RANGES = 4096 };
+static struct {
+    int held, valid;
+    uint32_t count;
+    uint64_t start[MAX_HELD_RANGES], end[MAX_HELD_RANGES];
+    uint8_t executable[MAX_HELD_RANGES];
+} g_held;
+
+// Reads the file: fills `map` (when not NULL) and, when `keep`, g_held. Returns the end of the mapping holding
+// `address`, or 0.
+static uint64_t read_file(stallcap_code_map *map, uint64_t address, int keep) {
     if (map) map->count = 0;
+    if (keep) g_held.count = 0, g_held.valid = 1;
     int fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return 0;
+    if (fd < 0) return g_held.valid = 0, 0;
     char buffer[4096];
     size_t used = 0;
     uint64_t found = 0;
@@ -61,6 +74,13 @@ uint64_t stallcap_read_maps(stallcap_code_map *map, uint64_t address) {
                     map->end[map->count] = end;
                     map->count++;
                 }
+                if (keep && g_held.count < MAX_HELD_RANGES) {
+                    g_held.start[g_held.count] = start;
+                    g_held.end[g_held.count] = end;
+                    g_held.executable[g_held.count++] = (uint8_t)executable;
+                } else if (keep) {
+                    g_held.valid = 0;  // too many to hold: every walk reads the file
+                }
             }
             line = newline + 1;
         }
@@ -69,6 +89,28 @@ uint64_t stallcap_read_maps(stallcap_code_map *map, uint64_t address) {
         if (used == sizeof buffer - 1) used = 0;  // a line longer than the buffer: drop it
     }
     close(fd);
+    return found;
+}
+
+void stallcap_maps_hold(void) {
+    g_held.held = 1;
+    read_file(NULL, 0, 1);
+}
+
+void stallcap_maps_release(void) { g_held.held = 0, g_held.valid = 0; }
+
+uint64_t stallcap_read_maps(stallcap_code_map *map, uint64_t address) {
+    if (!(g_held.held && g_held.valid)) return read_file(map, address, 0);
+    if (map) map->count = 0;
+    uint64_t found = 0;
+    for (uint32_t i = 0; i < g_held.count; i++) {
+        if (address != 0 && address >= g_held.start[i] && address < g_held.end[i]) found = g_held.end[i];
+        if (map && g_held.executable[i] && map->count < STALLCAP_MAX_CODE_RANGES) {
+            map->start[map->count] = g_held.start[i];
+            map->end[map->count] = g_held.end[i];
+            map->count++;
+        }
+    }
     return found;
 }
 

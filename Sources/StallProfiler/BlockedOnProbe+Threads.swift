@@ -42,6 +42,8 @@ extension BlockedOnProbe {
         }
         let me = stallcap_gettid()
         var threads: [ThreadState] = []
+        if phase == .snapshot { stallcap_maps_hold() }  // one reading of /proc/self/maps for every stack
+        defer { stallcap_maps_release() }
         for tid in tids.prefix(Int(max(0, listed))) where tid != me {
             guard threads.count < Self.maxThreads, stallcap_monotonic_ns() &- start < Self.budgetNs else { break }
             var run: UInt64 = 0, wait: UInt64 = 0

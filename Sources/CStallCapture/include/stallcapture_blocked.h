@@ -161,6 +161,14 @@ pid_t stallcap_futex_rwlock_writer(const stallcap_syscall_state *state, pid_t wa
 uint32_t stallcap_stack_from_memory(uint64_t pc, uint64_t sp, uint64_t stack_end, uint32_t max_scan_bytes,
                                     uintptr_t *frames, uint32_t max_frames, uint32_t *flags);
 
+/// Holds one reading of /proc/self/maps for the stack-memory walks that follow, until stallcap_maps_release: a
+/// snapshot of many threads reads the file once, not once per thread (the file grows with the thread count).
+/// Mappings made or removed meanwhile are not seen (a walk then stops early or fails a read; it never faults).
+/// Watchdog thread only.
+void stallcap_maps_hold(void);
+/// Ends stallcap_maps_hold: walks read the file again each time.
+void stallcap_maps_release(void);
+
 /// The end (exclusive) of the mapping of this process that contains `address`, from /proc/self/maps; 0 when
 /// no mapping contains it.
 uint64_t stallcap_mapping_end(uint64_t address);
