@@ -49,15 +49,55 @@ static int futex_wait_word(const stallcap_syscall_state *state, uint64_t *addres
     return 1;
 }
 
+// Offset of `tid` in glibc's struct pthread (the thread descriptor pthread_self() returns), learned once from the
+// calling thread's own descriptor: the first 8-byte-aligned int equal to its tid (the high half of a pointer,
+// which a tid could equal, is never 8-byte-aligned on a little-endian machine). 0 when not found.
+static _Atomic long g_tid_offset = -1;
+
+static long pthread_tid_offset(void) {
+    long known = atomic_load(&g_tid_offset);
+    if (known >= 0) return known;
+    uint64_t self = (uint64_t)(uintptr_t)pthread_self();
+    int ints[1024];
+    long found = 0;
+    if (stallcap_read_memory(self, ints, sizeof ints) == 0) {
+        for (long i = 2; i < 1024; i += 2) {
+            if (ints[i] == stallcap_gettid()) {
+                found = i * (long)sizeof(int);
+                break;
+            }
+        }
+    }
+    atomic_store(&g_tid_offset, found);
+    return found;
+}
+
+// True when `descriptor` looks like a glibc thread descriptor: on x86_64 its first word (the TCB's `tcb`) and its
+// third (`self`) point to itself.
+static int is_thread_descriptor(uint64_t descriptor) {
+#if defined(__x86_64__)
+    uint64_t header[3];
+    return stallcap_read_memory(descriptor, header, sizeof header) == 0 && header[0] == descriptor &&
+           header[2] == descriptor;
+#else
+    (void)descriptor;
+    return 1;
+#endif
+}
+
 pid_t stallcap_futex_join_target(const stallcap_syscall_state *state, pid_t waiter) {
     uint64_t address;
     uint32_t expected, word = 0;
     if (!futex_wait_word(state, &address, &expected)) return 0;
-    // glibc's pthread_join sleeps on the joined thread's `tid` field while it still holds that tid (the kernel
-    // clears it when the thread exits: CLONE_CHILD_CLEARTID).
+    // glibc's pthread_join sleeps on the joined thread's descriptor's `tid` field while it still holds that tid
+    // (the kernel clears it when the thread exits: CLONE_CHILD_CLEARTID). The word must be such a field.
+    long offset = pthread_tid_offset();
+    if (offset <= 0 || address < (uint64_t)offset || !is_thread_descriptor(address - (uint64_t)offset)) return 0;
     if (stallcap_read_memory(address, &word, sizeof word) != 0) return 0;
     pid_t target = (pid_t)word;
-    if (word != expected || target <= 0 || target == waiter || !stallcap_thread_alive(target)) return 0;
+    if (word != expected || target <= 0 || target == waiter || target == stallcap_gettid() ||
+        !stallcap_thread_alive(target))
+        return 0;
     return target;
 }
 
@@ -96,9 +136,13 @@ pid_t stallcap_futex_rwlock_writer(const stallcap_syscall_state *state, pid_t wa
     if ((expected != 2 && expected != 3) || !stallcap_rwlock_layout_ok()) return 0;
     const int offsets[2] = {WRPHASE_FUTEX, WRITERS_FUTEX};
     for (int k = 0; k < 2; k++) {
-        int writer = 0;
-        if (stallcap_read_memory(address - (uint64_t)offsets[k] + CUR_WRITER, &writer, sizeof writer) != 0) continue;
-        if (writer > 0 && writer != waiter && stallcap_thread_alive(writer)) return writer;
+        if (address < (uint64_t)offsets[k]) continue;
+        int fields[7];  // __readers ... __cur_writer
+        if (stallcap_read_memory(address - (uint64_t)offsets[k], fields, sizeof fields) != 0) continue;
+        // A writer holds it: __readers has PTHREAD_RWLOCK_WRLOCKED (2), __cur_writer its tid.
+        int writer = fields[CUR_WRITER / 4];
+        if ((fields[0] & 2) == 0 || writer <= 0 || writer == waiter || writer == stallcap_gettid()) continue;
+        if (stallcap_thread_alive(writer)) return writer;
     }
     return 0;
 }

@@ -14,15 +14,25 @@ extension BlockedOnProbe {
     /// Least time between two snapshots of one episode, nanoseconds.
     static let snapshotIntervalNs: UInt64 = 1_000_000_000
 
-    /// A snapshot of every thread when the episode `stallID`'s wait was found (``probeOnce(stallID:threadID:)``
-    /// returned a record for it) and none was taken for it yet, or the last one is a second old; nil otherwise.
-    func snapshotIfDue(stallID: UInt32) -> ThreadsRecord? {
-        guard probedStallID == stallID else { return nil }
+    /// A stall was detected: reads every thread's CPU time (kept, written only if the stall turns out blocked), and
+    /// starts learning the dispatch_sync layout if it is not known (off this thread).
+    func stallBegan(stallID: UInt32) {
+        classifier.learning.start()
+        baseline = snapshot(stallID: stallID, phase: .cpu)
+    }
+
+    /// When the episode `stallID`'s wait was found (``probeOnce(stallID:threadID:)`` returned a record for it): the
+    /// CPU reading taken at its detection, if any, and a snapshot of every thread; again a snapshot when the last one
+    /// is a second old; nothing otherwise.
+    func snapshotIfDue(stallID: UInt32) -> [ThreadsRecord] {
+        guard probedStallID == stallID else { return [] }
         let now = stallcap_monotonic_ns()
-        if snapshotStall == stallID && now &- lastSnapshotNs < Self.snapshotIntervalNs { return nil }
+        if snapshotStall == stallID && now &- lastSnapshotNs < Self.snapshotIntervalNs { return [] }
+        let first = snapshotStall != stallID ? baseline.flatMap { $0.stallID == stallID ? $0 : nil } : nil
         snapshotStall = stallID
         lastSnapshotNs = now
-        return snapshot(stallID: stallID, phase: .snapshot)
+        baseline = nil
+        return (first.map { [$0] } ?? []) + [snapshot(stallID: stallID, phase: .snapshot)]
     }
 
     /// The CPU-only reading at the end of episode `stallID` when a snapshot was taken for it; nil otherwise.
@@ -49,7 +59,8 @@ extension BlockedOnProbe {
             var run: UInt64 = 0, wait: UInt64 = 0
             guard stallcap_thread_schedstat(tid, &run, &wait) == 0 else { continue }  // it exited
             var thread = ThreadState(tid: tid, cpuNs: run)
-            if phase == .snapshot { describe(&thread) }
+            let spent = stallcap_monotonic_ns() &- start
+            if phase == .snapshot { describe(&thread, budgetLeftNs: Self.budgetNs &- min(spent, Self.budgetNs)) }
             threads.append(thread)
         }
         return ThreadsRecord(
@@ -58,7 +69,7 @@ extension BlockedOnProbe {
     }
 
     /// Fills in a thread's name, state, wait and stack.
-    private func describe(_ thread: inout ThreadState) {
+    private func describe(_ thread: inout ThreadState, budgetLeftNs: UInt64) {
         thread.name = Self.threadName(thread.tid)
         thread.state = UInt8(bitPattern: stallcap_thread_state(thread.tid))
         let state = SyscallState(thread: thread.tid)
@@ -73,7 +84,7 @@ extension BlockedOnProbe {
         } else {
             thread.detail = state.kind == .unknown ? "" : "running"
         }
-        let stack = takeStack(thread.tid, state: thread.state)
+        let stack = takeStack(thread.tid, state: thread.state, timeoutNs: min(timeoutNs, Int64(clamping: budgetLeftNs)))
         thread.frames = stack.frames
         thread.flags = stack.flags
     }

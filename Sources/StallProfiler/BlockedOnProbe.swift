@@ -11,7 +11,7 @@ import StallFormat
 /// is running, and from its stack memory when it sleeps in a system call, because a signal would cut its sleep
 /// short (no EINTR, no early return for the app).
 final class BlockedOnProbe {
-    private let timeoutNs: Int64
+    let timeoutNs: Int64
     var buffer: [UInt]
     private var probedStall: UInt32? = nil
     /// The episode whose wait was found (a record was returned for it).
@@ -20,6 +20,8 @@ final class BlockedOnProbe {
     /// The episode the last thread snapshot was taken for, and when (see BlockedOnProbe+Threads.swift).
     var snapshotStall: UInt32? = nil
     var lastSnapshotNs: UInt64 = 0
+    /// Every thread's CPU time when the episode in progress was detected (written before its first snapshot).
+    var baseline: ThreadsRecord? = nil
 
     /// A probe that samples owners with `configuration`'s timeout and at most its `maxFrames` frames.
     init(configuration: StallWatchdog.Configuration) {
@@ -36,6 +38,9 @@ final class BlockedOnProbe {
         guard probedStall != stallID else { return nil }
         let record = probe(stallID: stallID, threadID: threadID)
         guard record.syscall >= 0 else { return nil }
+        // A futex wait nobody owns may be a dispatch_sync whose layout is being learned: looked at again at the
+        // next idle sample, until the experiment ends.
+        if record.waitKind == .futex && classifier.learning.isRunning { return nil }
         probedStall = stallID
         return record
     }
@@ -105,7 +110,8 @@ final class BlockedOnProbe {
     /// Takes `tid`'s stack once: signalled when running (state letter `state` R), from stack memory when it sleeps
     /// in a system call (never a signal then: no EINTR, no sleep cut short). A thread that entered a system call
     /// between the check and the signal (`STALLCAP_IN_SYSCALL`: nothing was sent) is looked at once more.
-    func takeStack(_ tid: Int32, state letter: UInt8, again: Bool = true) -> ThreadStack {
+    func takeStack(_ tid: Int32, state letter: UInt8, timeoutNs: Int64? = nil, again: Bool = true) -> ThreadStack {
+        let timeoutNs = timeoutNs ?? self.timeoutNs
         let state = SyscallState(thread: tid)
         let runnable = state.kind == .running || (state.kind == .user && letter == UInt8(ascii: "R"))
         var stack = ThreadStack()
@@ -115,7 +121,9 @@ final class BlockedOnProbe {
             let status = buffer.withUnsafeMutableBufferPointer {
                 stallcap_sample(tid, timeoutNs, $0.baseAddress, UInt32($0.count), &info)
             }
-            if status == STALLCAP_IN_SYSCALL && again { return takeStack(tid, state: letter, again: false) }
+            if status == STALLCAP_IN_SYSCALL && again {
+                return takeStack(tid, state: letter, timeoutNs: timeoutNs, again: false)
+            }
             guard status == STALLCAP_OK else {
                 stallcap_sample_cancel()  // the thread is sampled once: no signal for it later
                 return stack

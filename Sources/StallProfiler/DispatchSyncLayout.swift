@@ -26,6 +26,8 @@ struct DispatchSyncLayout: Equatable {
 
     /// The low bits of `dq_state` that hold the draining thread's tid.
     static let ownerMask: UInt64 = 0x3fff_ffff
+    /// Most bytes between the waiter's stack pointer (in its system call) and the futex word of its context.
+    static let maxContextDepth: UInt64 = 1 << 20
     /// Bytes around the futex word searched for the context's fields.
     static let contextWindow = (before: 256, after: 64)
 
@@ -41,7 +43,9 @@ struct DispatchSyncLayout: Equatable {
     func wait(_ state: SyscallState, waiter: Int32) -> Wait? {
         guard state.kind == .inCall, SyscallDetail.name(state.number) == "futex" else { return nil }
         let word = state.arguments[0]
-        guard word > UInt64(Self.contextWindow.before), let tid: Int32 = Self.read(word &+ UInt64(bitPattern: Int64(waiterOffset))),
+        // The context lives on the waiter's own stack, just above the stack pointer of its system call.
+        guard word >= state.stackPointer, word &- state.stackPointer < Self.maxContextDepth,
+            word > UInt64(Self.contextWindow.before), let tid: Int32 = Self.read(word &+ UInt64(bitPattern: Int64(waiterOffset))),
             tid == waiter, let queue: UInt64 = Self.read(word &+ UInt64(bitPattern: Int64(queueOffset))), queue != 0,
             let queueState: UInt64 = Self.read(queue &+ UInt64(stateOffset))
         else { return nil }
@@ -51,31 +55,25 @@ struct DispatchSyncLayout: Equatable {
         return Wait(label: label, owner: live ? owner : 0)
     }
 
-    /// Learns the layout (about a millisecond; two pool threads briefly). Nil when the experiment does not show
-    /// it within `timeoutNs`: the wait is then left unnamed by the watchdog (the report still names it from the
-    /// stack).
+    /// Learns the layout (about a millisecond; three threads of libdispatch's pool briefly, serial queues of its
+    /// own, so they are had even when the app keeps the global queues busy). Nil when the experiment does not show
+    /// it within `timeoutNs`. Blocks the calling thread meanwhile: ``Learning`` runs it off the watchdog thread.
     static func learn(timeoutNs: UInt64 = 300_000_000) -> DispatchSyncLayout? {
         let label = "stallprof.dispatch-sync-layout"
         let queue = DispatchQueue(label: label)
         let drainer = Atomic<Int32>(0), waiter = Atomic<Int32>(0)
-        let running = DispatchSemaphore(value: 0), release = DispatchSemaphore(value: 0), done = DispatchSemaphore(value: 0)
+        let running = DispatchSemaphore(value: 0), release = DispatchSemaphore(value: 0)
         queue.async {
             drainer.store(stallcap_gettid(), ordering: .releasing)
             running.signal()
             _ = release.wait(timeout: .now() + .seconds(5))  // never holds the pool thread for long
         }
-        defer {
-            release.signal()
-            _ = done.wait(timeout: .now() + .milliseconds(500))
-        }
-        guard running.wait(timeout: .now() + .nanoseconds(Int(timeoutNs))) == .success else {
-            DispatchQueue.global().async { done.signal() }
-            return nil
-        }
-        DispatchQueue.global().async {
+        defer { release.signal() }
+        guard running.wait(timeout: .now() + .nanoseconds(Int(timeoutNs))) == .success else { return nil }
+        // A serial queue of its own: it gets a thread even when the app keeps every global-queue thread busy.
+        DispatchQueue(label: label + ".waiter").async {
             waiter.store(stallcap_gettid(), ordering: .releasing)
             queue.sync {}
-            done.signal()
         }
         let deadline = stallcap_monotonic_ns() &+ timeoutNs
         while stallcap_monotonic_ns() < deadline {
@@ -149,5 +147,47 @@ struct DispatchSyncLayout: Equatable {
             skip = 0
         }
         return ""
+    }
+}
+
+extension DispatchSyncLayout {
+    /// The experiment, run off the watchdog thread: started when a stall begins (``start()``), read without waiting
+    /// (``layout``). A failed experiment is tried again a few times, at least ``retryNs`` apart.
+    final class Learning: Sendable {
+        private struct State {
+            var layout: DispatchSyncLayout? = nil
+            var running = false
+            var attempts = 0
+            var lastNs: UInt64 = 0
+        }
+
+        private let state = Mutex(State())
+        /// Most experiments per process.
+        static let maxAttempts = 3
+        /// Least time between two experiments, nanoseconds.
+        static let retryNs: UInt64 = 10_000_000_000
+
+        /// The layout, once learned.
+        var layout: DispatchSyncLayout? { state.withLock { $0.layout } }
+        /// True while an experiment runs.
+        var isRunning: Bool { state.withLock { $0.running } }
+
+        /// Starts an experiment on a queue of its own unless the layout is known, one runs, or the attempts are
+        /// spent or too recent. Returns at once.
+        func start() {
+            let now = stallcap_monotonic_ns()
+            let go = state.withLock { s -> Bool in
+                guard s.layout == nil, !s.running, s.attempts < Self.maxAttempts,
+                    s.attempts == 0 || now &- s.lastNs >= Self.retryNs
+                else { return false }
+                (s.running, s.attempts, s.lastNs) = (true, s.attempts + 1, now)
+                return true
+            }
+            guard go else { return }
+            DispatchQueue(label: "stallprof.dispatch-sync-layout.learn").async { [self] in
+                let learned = DispatchSyncLayout.learn()
+                state.withLock { ($0.layout, $0.running) = (learned, false) }
+            }
+        }
     }
 }

@@ -36,8 +36,10 @@ struct PauseDetector {
 
     init(threadID: Int32, sampleTimeoutNs: Int64, ownerSampleTimeoutNs: Int64) {
         self.threadID = threadID
-        // One step can wait for two handlers: the stalled thread's and, once per stall, a running lock owner's.
+        // One step can wait for two handlers: the stalled thread's and, once per stall, a running lock owner's; and
+        // take a thread snapshot (its signalled samples wait within its budget).
         toleranceNs = 50_000_000 + UInt64(max(0, sampleTimeoutNs)) + UInt64(max(0, ownerSampleTimeoutNs))
+            + BlockedOnProbe.budgetNs
     }
 
     /// The loop is about to sleep `ns`.

@@ -20,8 +20,8 @@ struct WaitClassifier {
         var detail = ""
     }
 
-    /// The dispatch_sync layout: nil until first needed, then learned once (`.some(nil)`: the experiment failed).
-    private var syncLayout: DispatchSyncLayout?? = nil
+    /// The dispatch_sync layout, learned off the watchdog thread (``DispatchSyncLayout/Learning``).
+    let learning = DispatchSyncLayout.Learning()
 
     /// Descriptor system calls (an `io` wait).
     static let ioCalls: Set<String> = [
@@ -31,7 +31,7 @@ struct WaitClassifier {
     ]
 
     /// Classifies the wait of `thread`, whose syscall state is `state`.
-    mutating func classify(_ state: SyscallState, thread: Int32) -> Wait {
+    func classify(_ state: SyscallState, thread: Int32) -> Wait {
         var wait = Wait(detail: SyscallDetail.describe(state))
         guard state.kind == .inCall else { return wait }
         let name = SyscallDetail.name(state.number)
@@ -61,11 +61,6 @@ struct WaitClassifier {
         return wait
     }
 
-    /// The dispatch_sync layout, learned at the first futex wait that is not a mutex's.
-    private mutating func layout() -> DispatchSyncLayout? {
-        if let known = syncLayout { return known }
-        let learned = DispatchSyncLayout.learn()
-        syncLayout = .some(learned)
-        return learned
-    }
+    /// The dispatch_sync layout, when learned.
+    private func layout() -> DispatchSyncLayout? { learning.layout }
 }

@@ -197,6 +197,7 @@ final class WatchdogLoop {
             kept?.presampling = false
             if let kept { appendSignalMask(of: kept) }
             sampler = kept ?? StallSampler(stallID: stallID, threadID: threadID, configuration: configuration)
+            blockedProbe.stallBegan(stallID: stallID)
             presampler = nil
             presamples.removeAll()
             // The stall is on disk as soon as it is detected, not only with its first sample (which may wait
@@ -213,9 +214,7 @@ final class WatchdogLoop {
                         writer.append(.blockedOn(blocked))
                     }
                     // Every thread in view: when the wait is found, then each second it lasts.
-                    if let threads = blockedProbe.snapshotIfDue(stallID: sampler.stallID) {
-                        writer.append(.threads(threads))
-                    }
+                    for threads in blockedProbe.snapshotIfDue(stallID: sampler.stallID) { writer.append(.threads(threads)) }
                 }
             }
         case .presample:

@@ -24,6 +24,38 @@ import Testing
         #expect(WaitFrames.refine(.futex, leafFirst: ["f"]) == "futex")
     }
 
+    @Test func aWaitGuessedFromMemoryGivesWayToTheStack() {
+        // A semaphore word that happened to look like a join or an rwlock to the watchdog.
+        #expect(WaitFrames.refine(.join, leafFirst: ["__new_sem_wait_slow64", "sem_wait"]) == "semaphore")
+        #expect(WaitFrames.refine(.rwlock, leafFirst: ["_IO_flockfile"]) == "rwlock")
+        #expect(WaitFrames.refine(.dispatchSync, leafFirst: ["_dispatch_semaphore_wait_slow"]) == "semaphore")
+        #expect(WaitFrames.refine(.join, leafFirst: ["__pthread_clockjoin_ex", "pthread_join"]) == "join")
+    }
+
+    @Test func theSelfWaitHintNeedsEveryThreadSeenAndNoCandidate() {
+        var blocked = BlockedOnSummary(
+            kind: "semaphore", syscall: "futex", syscallNumber: 202, argument: 0x10, detail: "", ownerTid: nil,
+            ownerName: "", ownerState: nil, ownerSyscall: nil, ownerStack: [], ownerFrame: nil, ownerStackSource: nil,
+            ownerStackTruncated: false)
+        let thread = ThreadSummary(tid: 1, name: "main", state: "S", syscall: "futex", detail: "", waitKind: "semaphore",
+                                   cpuMs: 0, stack: [], frame: nil, why: "waiting")
+        blocked.threads = [thread, thread]
+        blocked.threadsTotal = 2
+        blocked.othersRan = false
+        #expect(blocked.selfWaitHint?.kind == "self-wait")
+        blocked.threadsTotal = 300  // the snapshot's budget left threads out: nothing can be said
+        #expect(blocked.selfWaitHint == nil)
+        blocked.threadsTotal = 2
+        blocked.waitsFor = [WaitedThread(tid: 2, name: "io", state: "in read", certain: false, stack: [], frame: nil)]
+        #expect(blocked.selfWaitHint == nil)
+        blocked.waitsFor = []
+        blocked.othersRan = nil  // a single reading
+        #expect(blocked.selfWaitHint == nil)
+        blocked.othersRan = false
+        blocked.kind = "mutex"
+        #expect(blocked.selfWaitHint == nil)
+    }
+
     @Test func ownerChainsFindCyclesAndStopWhereTheChainEnds() throws {
         let wait = { (object: UInt64, owner: Int32) in OwnerChain.Wait(object: object, owner: owner) }
         // 1 waits for 2, 2 for 3, 3 for 1: a three-thread deadlock.

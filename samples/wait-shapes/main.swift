@@ -49,9 +49,11 @@ do { watchdog = try StallWatchdog.startFromEnvironment() } catch {
 }
 let shapes = Shapes(milliseconds: waitMs)
 if Shapes.endless.contains(shapeName) {
-    let lastsMicroseconds = useconds_t(waitMs + 600) * 1000
+    // A timed wait on a semaphore nobody signals, not a sleep: a thread in a timed sleep could be the one to end
+    // the wait, and would keep the report from calling the wait a self-wait.
+    let lasts = DispatchTime.now() + .milliseconds(waitMs + 600)
     Shapes.spawn("terminator") {
-        usleep(lastsMicroseconds)
+        _ = DispatchSemaphore(value: 0).wait(timeout: lasts)
         watchdog?.stop()
         exit(0)
     }

@@ -114,9 +114,10 @@ pid_t stallcap_futex_mutex_owner(const stallcap_syscall_state *state, pid_t wait
 /// how many there were. Returns the number written, or -1 when the directory cannot be read.
 int stallcap_list_threads(pid_t *tids, int capacity, int *total);
 
-/// The thread a `pthread_join` waits for, given the waiter's syscall state: a futex wait whose word holds the value
-/// waited for and that value is a live thread of this process other than `waiter` (glibc sleeps on the joined
-/// thread's tid field until the thread exits). Returns its tid, or 0.
+/// The thread a `pthread_join` waits for, given the waiter's syscall state: a futex wait on the `tid` field of a
+/// glibc thread descriptor (its offset learned from the caller's own descriptor; on x86_64 the descriptor must point
+/// to itself) whose value is the value waited for and a live thread of this process other than `waiter` and the
+/// caller (glibc sleeps on the joined thread's tid field until the thread exits). Returns its tid, or 0.
 pid_t stallcap_futex_join_target(const stallcap_syscall_state *state, pid_t waiter);
 
 /// The start-up check of the glibc pthread_rwlock_t layout relied on: write-locks an rwlock of our own and
@@ -124,8 +125,8 @@ pid_t stallcap_futex_join_target(const stallcap_syscall_state *state, pid_t wait
 int stallcap_rwlock_layout_ok(void);
 
 /// The writer holding the glibc rwlock a futex wait sleeps on (a reader's or writer's wait on `__wrphase_futex` or
-/// `__writers_futex`, for the values glibc waits for), when the layout check passed and the writer is a live
-/// thread other than `waiter`. Returns its tid, or 0. The word is not proven to be an rwlock's: the caller names
+/// `__writers_futex`, for the values glibc waits for), when the layout check passed, `__readers` says a writer
+/// holds it and `__cur_writer` is a live thread other than `waiter` and the caller. Returns its tid, or 0. The word is not proven to be an rwlock's: the caller names
 /// the wait an rwlock only when nothing more certain (a mutex, a dispatch_sync) matched.
 pid_t stallcap_futex_rwlock_writer(const stallcap_syscall_state *state, pid_t waiter);
 

@@ -16,7 +16,8 @@ extension BlockedOnSummary {
         syscallNumber = inCall ? Int(record.syscall) : nil
         argument = record.argument
         detail = record.detail
-        let owned = record.waitKind.ownerIsCertain && record.ownerTID > 0
+        // The owner stands only when the stack does not show another wait than the one the watchdog named.
+        let owned = record.waitKind.ownerIsCertain && record.ownerTID > 0 && kind == record.waitKind.description
         ownerTid = owned ? Int(record.ownerTID) : nil
         ownerName = owned ? record.ownerName : ""
         ownerState = owned && record.ownerState > 32 && record.ownerState < 127
@@ -30,7 +31,7 @@ extension BlockedOnSummary {
             : record.ownerFlags.contains(.signalled) ? "signal"
             : record.ownerFlags.contains(.fromStackMemory) ? "stack memory" : nil
         ownerStackTruncated = record.ownerFlags.contains(.truncated)
-        queueLabel = record.waitKind == .dispatchSync ? record.queueLabel : ""
+        queueLabel = record.waitKind == .dispatchSync && kind == "dispatch-sync" ? record.queueLabel : ""
         if let ownerTid {
             waitsFor = [WaitedThread(
                 tid: ownerTid, name: ownerName, state: ownerSyscall.map { "in \($0)" } ?? (ownerState == "R" ? "running" : "?"),

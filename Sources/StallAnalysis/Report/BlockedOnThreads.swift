@@ -16,12 +16,19 @@ extension BlockedOnSummary {
     ) {
         guard let first = stall.threads.first(where: { $0.phase == .snapshot }) else { return }
         let waiter = stall.begin.threadID
-        let last = stall.threads.last.flatMap { $0 == first ? nil : $0 }
-        let lastCPU = Dictionary(last?.threads.map { ($0.tid, $0.cpuNs) } ?? [], uniquingKeysWith: { a, _ in a })
-        threadsTotal = Int(first.totalThreads)
+        // CPU during the episode: from the earliest reading (taken at its detection, or the first snapshot) to the
+        // last (at its end, or the last snapshot); a thread born after the earliest counts from the first snapshot.
+        let earliest = stall.threads.first ?? first
+        let last = stall.threads.last.flatMap { $0 == earliest ? nil : $0 }
+        let byTid = { (record: ThreadsRecord?) in
+            Dictionary(record?.threads.map { ($0.tid, $0.cpuNs) } ?? [], uniquingKeysWith: { a, _ in a })
+        }
+        let startCPU = byTid(earliest), lastCPU = byTid(last)
+        threadsTotal = max(Int(first.totalThreads), first.threads.count)
         var summaries: [ThreadSummary] = first.threads.map { thread in
             let names = symbolizer.rootFirstNames(leafFirst: thread.frames)
-            let cpu = last == nil ? nil : lastCPU[thread.tid].map { Double($0 &- min($0, thread.cpuNs)) / 1e6 }
+            let base = startCPU[thread.tid] ?? thread.cpuNs
+            let cpu = last == nil ? nil : lastCPU[thread.tid].map { Double($0 &- min($0, base)) / 1e6 }
             return ThreadSummary(
                 tid: Int(thread.tid), name: thread.name, state: thread.stateLetter,
                 syscall: thread.syscall >= 0 ? SyscallNames.name(Int(thread.syscall), architecture: architecture) : nil,
@@ -97,9 +104,12 @@ extension BlockedOnSummary {
     private mutating func findDeadlock(
         _ snapshot: ThreadsRecord, waiter: Int32, record: BlockedOnRecord, summaries: [ThreadSummary]
     ) {
-        guard record.waitKind.ownerIsCertain, record.ownerTID > 0 else { return }
+        guard record.waitKind.ownerIsCertain, record.ownerTID > 0, kind == record.waitKind.description else { return }
         var waits: [Int32: OwnerChain.Wait] = [:]
-        for thread in snapshot.threads where thread.waitKind.ownerIsCertain && thread.ownerTID > 0 {
+        let refined = Dictionary(summaries.map { ($0.tid, $0.waitKind) }, uniquingKeysWith: { a, _ in a })
+        for thread in snapshot.threads where thread.waitKind.ownerIsCertain && thread.ownerTID > 0
+            && refined[Int(thread.tid)] == thread.waitKind.description
+        {
             waits[thread.tid] = OwnerChain.Wait(object: thread.object, owner: thread.ownerTID)
         }
         let start = OwnerChain.Wait(object: record.argument, owner: record.ownerTID)
@@ -130,9 +140,12 @@ extension BlockedOnSummary {
         link.name.isEmpty ? "thread \(link.tid)" : "\(link.name) [\(link.tid)]"
     }
 
-    /// The self-wait hint: a semaphore, group or condition wait while no other thread ran during the episode.
+    /// The self-wait hint: a semaphore, group or condition wait while no other thread ran during the episode, none
+    /// sits in I/O or a timed sleep (a candidate), and the snapshot saw every thread.
     var selfWaitHint: ReportHint? {
-        guard ["semaphore", "group", "condition"].contains(kind), othersRan == false else { return nil }
+        guard ["semaphore", "group", "condition"].contains(kind), othersRan == false, waitsFor.isEmpty,
+            threads.count >= threadsTotal
+        else { return nil }
         return ReportHint(kind: "self-wait", text: "nothing else is running: if what the main thread waits for needs "
             + "the main queue or the main actor, this is a self-deadlock")
     }

@@ -198,7 +198,7 @@ extension StallReport {
                 + wait + cpu + (thread.frame.map { ", in \($0)" } ?? "")
             lines.append("      " + ReportFormat.fit(line, width: Self.textWidth - 6))
         }
-        let rest = b.threadsTotal - shown.count
+        let rest = max(0, b.threadsTotal - shown.count)
         if rest > 0 { lines.append("      and \(rest) more thread\(rest == 1 ? "" : "s") (--json lists each)") }
         return lines
     }

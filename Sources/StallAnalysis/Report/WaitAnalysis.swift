@@ -79,10 +79,13 @@ enum WaitFrames {
     }
 
     /// The kind a report names: the watchdog's when it knew the owner or the call (`mutex`, `io`...), else the
-    /// frames' (a futex without a known owner is a semaphore, a group, a condition... by its stack).
+    /// frames' (a futex without a known owner is a semaphore, a group, a condition... by its stack). A join, an
+    /// rwlock or a dispatch_sync the watchdog found from the memory around a futex word alone gives way to a
+    /// different wait primitive on the stack (then the owner it named is not the thread waited for).
     static func refine(_ recorded: BlockedOnRecord.WaitKind, leafFirst names: [String]) -> String {
         switch recorded {
         case .futex, .unknown, .syscall: return kind(leafFirst: names) ?? recorded.description
+        case .join, .rwlock, .dispatchSync: return kind(leafFirst: names) ?? recorded.description
         default: return recorded.description
         }
     }
