@@ -58,12 +58,14 @@ static long pthread_tid_offset(void) {
     long known = atomic_load(&g_tid_offset);
     if (known >= 0) return known;
     uint64_t self = (uint64_t)(uintptr_t)pthread_self();
-    int ints[1024];
+    int ints[64];
     long found = 0;
-    if (stallcap_read_memory(self, ints, sizeof ints) == 0) {
-        for (long i = 2; i < 1024; i += 2) {
+    // In 256-byte steps: the descriptor may end close to the end of its mapping.
+    for (long base = 0; found == 0 && base < 4096; base += (long)sizeof ints) {
+        if (stallcap_read_memory(self + (uint64_t)base, ints, sizeof ints) != 0) break;
+        for (long i = base == 0 ? 2 : 0; i < 64; i += 2) {
             if (ints[i] == stallcap_gettid()) {
-                found = i * (long)sizeof(int);
+                found = base + i * (long)sizeof(int);
                 break;
             }
         }

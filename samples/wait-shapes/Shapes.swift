@@ -37,9 +37,10 @@ final class Shapes: @unchecked Sendable {
         }
     }
 
-    /// Starts a thread named `name` (its `comm`, as /proc and debuggers show it) running `body`.
+    /// Starts a thread named `name` (its `comm`, as /proc and debuggers show it) running `body`; detached unless
+    /// `joinable` (then the caller joins it).
     @discardableResult
-    static func spawn(_ name: String, _ body: @escaping () -> Void) -> pthread_t {
+    static func spawn(_ name: String, joinable: Bool = false, _ body: @escaping () -> Void) -> pthread_t {
         final class Start: @unchecked Sendable {
             let body: () -> Void
             let name: String
@@ -58,6 +59,7 @@ final class Shapes: @unchecked Sendable {
             return nil
         }, start)
         precondition(status == 0, "pthread_create: \(status)")
+        if !joinable { pthread_detach(thread) }
         return thread
     }
 
@@ -162,7 +164,7 @@ final class Shapes: @unchecked Sendable {
     }
 
     @inline(never) func joinWorker() {
-        let thread = Self.spawn("joined-worker") { [self] in nap() }
+        let thread = Self.spawn("joined-worker", joinable: true) { [self] in nap() }
         pthread_join(thread, nil)
     }
 
