@@ -14,10 +14,21 @@ extension BlockedOnProbe {
     /// Least time between two snapshots of one episode, nanoseconds.
     static let snapshotIntervalNs: UInt64 = 1_000_000_000
 
-    /// A stall was detected: reads every thread's CPU time (kept, written only if the stall turns out blocked), and
-    /// starts learning the dispatch_sync layout if it is not known (off this thread).
+    /// A stall was detected: starts learning the dispatch_sync layout if it is not known (off this thread), and
+    /// reads every thread's CPU time (kept, written only if the stall turns out blocked) now, or once the
+    /// experiment ended (its threads' CPU is not the app's).
     func stallBegan(stallID: UInt32) {
         classifier.learning.start()
+        baseline = nil
+        pendingBaseline = stallID
+        takeBaselineIfDue()
+    }
+
+    /// Takes the pending CPU reading of ``stallBegan(stallID:)`` unless the experiment still runs. Called at each
+    /// sample of the episode.
+    func takeBaselineIfDue() {
+        guard let stallID = pendingBaseline, !classifier.learning.isRunning else { return }
+        pendingBaseline = nil
         baseline = snapshot(stallID: stallID, phase: .cpu)
     }
 
@@ -28,6 +39,7 @@ extension BlockedOnProbe {
         guard probedStallID == stallID else { return [] }
         let now = stallcap_monotonic_ns()
         if snapshotStall == stallID && now &- lastSnapshotNs < Self.snapshotIntervalNs { return [] }
+        if pendingBaseline == stallID { return [] }  // the experiment still runs: its CPU would count as the app's
         let first = snapshotStall != stallID ? baseline.flatMap { $0.stallID == stallID ? $0 : nil } : nil
         snapshotStall = stallID
         lastSnapshotNs = now

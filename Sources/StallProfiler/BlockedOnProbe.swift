@@ -22,6 +22,8 @@ final class BlockedOnProbe {
     var lastSnapshotNs: UInt64 = 0
     /// Every thread's CPU time when the episode in progress was detected (written before its first snapshot).
     var baseline: ThreadsRecord? = nil
+    /// The episode whose CPU reading waits for the dispatch_sync experiment to end.
+    var pendingBaseline: UInt32? = nil
 
     /// A probe that samples owners with `configuration`'s timeout and at most its `maxFrames` frames.
     init(configuration: StallWatchdog.Configuration) {

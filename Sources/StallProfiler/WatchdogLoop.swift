@@ -32,9 +32,9 @@ final class WatchdogLoop {
     /// Saturation detection (nil when off) and the sampler of the saturated episode in progress.
     var saturation: SaturationDetector?
     var saturatedSampler: StallSampler? = nil
-    private var imageGeneration: UInt64 = 0
+    var imageGeneration: UInt64 = 0
     /// Paths of the images written so far.
-    private var knownImagePaths = Set<String>()
+    var knownImagePaths = Set<String>()
     private var writeFailedAtNs: UInt64? = nil
     private var reportedWriteFailure = false
     private var reportedResume = false
@@ -204,19 +204,7 @@ final class WatchdogLoop {
             // for a slow signal delivery): a process killed now still shows it.
             flush()
         case .sample:
-            guard let sampler else { return }
-            if let record = takeSample(sampler, watchAnswers: true) {
-                writer.append(.sample(record))
-                shared.samples.add(1, ordering: .relaxed)
-                // No CPU progress since the previous sample: the thread waits. Find on what, once per stall.
-                if record.flags.contains(.repeated) {
-                    if let blocked = blockedProbe.probeOnce(stallID: sampler.stallID, threadID: sampler.threadID) {
-                        writer.append(.blockedOn(blocked))
-                    }
-                    // Every thread in view: when the wait is found, then each second it lasts.
-                    for threads in blockedProbe.snapshotIfDue(stallID: sampler.stallID) { writer.append(.threads(threads)) }
-                }
-            }
+            sampleStall()
         case .presample:
             presample()
         case .discardPresamples:
@@ -232,15 +220,6 @@ final class WatchdogLoop {
             appendImagesIfChanged(force: false)
         case .noRunLoop:
             break  // Nothing services the watched queue yet: there is no thread to sample and no stall to report.
-        }
-    }
-
-    /// Libraries loaded since the last look (perhaps what the main thread is doing now), found without the
-    /// loader's lock, so that they can be resolved even if the process dies during the episode.
-    func appendUnknownImages() {
-        for image in MappedImages.unknown(excluding: knownImagePaths) {
-            knownImagePaths.insert(image.path)
-            writer.append(.image(image))
         }
     }
 
@@ -272,24 +251,6 @@ final class WatchdogLoop {
     /// counted against the thread) and the episode is declared.
     func appendSignalMask(of sampler: StallSampler) {
         if let record = sampler.takeSignalMask(signal: configuration.signal) { writer.append(.signalMask(record)) }
-    }
-
-    /// Writes the image map at start, and again after a stall when libraries were loaded since.
-    func appendImagesIfChanged(force: Bool) {
-        guard force || stallcap_image_generation() != imageGeneration else { return }
-        let (images, generation) = ImageMap.current()
-        // Libraries came or went since the last look: the handler's cached unwind rules may describe old code.
-        if imageGeneration != 0 && generation != imageGeneration { stallcap_unwind_forget_images() }
-        imageGeneration = generation
-        for image in images {
-            knownImagePaths.insert(image.path)
-            // /proc/self/maps names files by their real path (/usr/lib/..., not /lib/...).
-            if let real = realpath(image.path, nil) {
-                knownImagePaths.insert(String(cString: real))
-                free(real)
-            }
-            writer.append(.image(image))
-        }
     }
 
     /// Writes what is pending. After a failure (disk full, file size limit) the app keeps running: the writer

@@ -48,7 +48,8 @@ import Testing
         #expect(stall.state == .blocked)
         let stacks = TestSupport.stacks(of: capture)
         #expect(!stacks.isEmpty)
-        #expect(stacks.allSatisfy { stack in stack.contains { $0.contains("BlockedWork.lockContended") } })
+        let without = stacks.filter { stack in !stack.contains { $0.contains("BlockedWork.lockContended") } }
+        #expect(without.isEmpty, "\(without.prefix(2))")
     }
 
     /// A busy stall twice the threshold long (500 ms at 250 ms), after the app idled for 1.2 s: the watchdog sleeps

@@ -107,6 +107,9 @@ final class Shapes: @unchecked Sendable {
         held.wait()
         pthread_mutex_lock(mutex)
         pthread_mutex_unlock(mutex)
+        usleep(50_000)  // the worker has unlocked and returned
+        pthread_mutex_destroy(mutex)
+        mutex.deallocate()
     }
 
     @inline(never) func syncOntoBusyQueue() {
@@ -161,6 +164,12 @@ final class Shapes: @unchecked Sendable {
         pthread_mutex_lock(mutex)
         while !done.pointee { pthread_cond_wait(condition, mutex) }
         pthread_mutex_unlock(mutex)
+        usleep(50_000)  // the signaller has unlocked and returned
+        pthread_cond_destroy(condition)
+        pthread_mutex_destroy(mutex)
+        condition.deallocate()
+        mutex.deallocate()
+        done.deallocate()
     }
 
     @inline(never) func joinWorker() {
@@ -181,6 +190,9 @@ final class Shapes: @unchecked Sendable {
         held.wait()
         pthread_rwlock_rdlock(lock)
         pthread_rwlock_unlock(lock)
+        usleep(50_000)  // the writer has unlocked and returned
+        pthread_rwlock_destroy(lock)
+        lock.deallocate()
     }
 
     @inline(never) func readPipe() {

@@ -2,14 +2,17 @@ import StallFormat
 
 extension BlockedOnSummary {
     /// Resolves a blocked-on record: syscall names for the captured machine, the owner's stack named root first,
-    /// the wait named from the blocked thread's stack when the watchdog could not (`stall`'s last stack), and the
+    /// the wait named from the blocked thread's stack when the watchdog could not (its stack when the record was
+    /// taken), and the
     /// episode's thread snapshots (see ``addThreads(of:record:symbolizer:rule:architecture:)``).
     init(
         _ record: BlockedOnRecord, stall: Stall, symbolizer: Symbolizer, rule: AppCodeRule,
         architecture: SyscallNames.Architecture
     ) {
         let inCall = record.syscall >= 0
-        let stack = stall.samples.last { !$0.frames.isEmpty }?.frames ?? []
+        // The stack of the wait the record describes: the last one taken by its time (else the first after).
+        let stacks = stall.samples.filter { !$0.frames.isEmpty }
+        let stack = (stacks.last { $0.timestampNs <= record.timestampNs } ?? stacks.first)?.frames ?? []
         let names = symbolizer.rootFirstNames(leafFirst: stack).reversed()
         kind = WaitFrames.refine(record.waitKind, leafFirst: Array(names))
         syscall = inCall ? SyscallNames.name(Int(record.syscall), architecture: architecture) : nil
