@@ -49,6 +49,13 @@ enum ForwarderFixture {
         }
     }
 
+    @Test func sanitizerRuntimeFramesAreNotAppCode() {
+        #expect(AppCodeRule.isSanitizerRuntime("_Z23MemcmpInterceptorCommonPvPFiPKvS1_mES1_S1_m"))
+        #expect(AppCodeRule.isSanitizerRuntime("_ZN6__asan9Allocator8AllocateEmmPN11__sanitizer18BufferedStackTraceENS_9AllocTypeEb"))
+        #expect(AppCodeRule.isSanitizerRuntime("___interceptor_malloc"))
+        #expect(!AppCodeRule.isSanitizerRuntime("_Z9layoutPassv"))
+    }
+
     @Test func moduleOfMangledSymbols() {
         #expect(AppCodeRule.module(ofMangled: "$s5MyApp4ViewC4passyyF") == "MyApp")
         #expect(AppCodeRule.module(ofMangled: "_$s6ChatUI6WindowC10layoutPassyyFyycfU_TA") == "ChatUI")

@@ -21,8 +21,11 @@ extension AppCodeRule {
     static func isSanitizerRuntime(_ name: String) -> Bool {
         let runtimes = ["__asan", "__tsan", "__lsan", "__ubsan", "__msan", "__sanitizer", "__interceptor_"]
         if runtimes.contains(where: { name.hasPrefix($0) || name.hasPrefix("_" + $0) }) { return true }
-        // C++ names of the runtimes' internals stay mangled (`_ZN6__asan...`, `_ZL17asan_thread_startPv`).
-        return name.hasPrefix("_Z") && (runtimes.contains { name.contains($0) } || name.contains("asan_thread_start"))
+        // C++ names of the runtimes' internals stay mangled (`_ZN6__asan...`, `_ZL17asan_thread_startPv`), and the
+        // common interceptors' helpers have no namespace (`_Z23MemcmpInterceptorCommonPvPFiPKvS1_mES1_S1_m`).
+        return name.hasPrefix("_Z")
+            && (runtimes.contains { name.contains($0) } || name.contains("asan_thread_start")
+                || name.contains("InterceptorCommon"))
     }
 
     /// The Swift toolchain's own modules (the standard library, Foundation, Dispatch, the test libraries...): never
