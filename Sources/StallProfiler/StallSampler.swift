@@ -112,6 +112,9 @@ final class StallSampler {
     private func sampleFromMemory(now: UInt64, reading: Reading?) -> SampleRecord? {
         var call = SyscallState(stallcap_syscall_state())
         guard let read = MemoryStack.readIfInSystemCall(threadID, into: &buffer, state: &call) else { return nil }
+        // The stack is the thread's as of the read's end (its state was checked again then), which may come after
+        // the main queue answered: stamped then, such a sample is seen to follow the answer and is dropped.
+        let readNs = stallcap_monotonic_ns()
         lastMemoryCall = (call.number, call.stackPointer, call.programCounter)
         lastRealSampleNs = now
         consecutiveMisses = 0
@@ -121,7 +124,7 @@ final class StallSampler {
         lastSampleCPU = reading?.cpuNs
         if let wait = reading?.waitNs { took(waitNs: wait) }
         return SampleRecord(
-            stallID: stallID, timestampNs: now, threadCPUNs: reading?.cpuNs ?? 0, runQueueNs: reading?.waitNs ?? 0,
+            stallID: stallID, timestampNs: readNs, threadCPUNs: reading?.cpuNs ?? 0, runQueueNs: reading?.waitNs ?? 0,
             flags: SampleFlags.fromStackMemory.union(read.truncated ? .truncated : [])
                 .union(read.scanned ? .scannedFrames : []),
             frames: buffer[0..<read.count].map { UInt64($0) })
