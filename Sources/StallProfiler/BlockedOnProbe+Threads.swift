@@ -3,14 +3,18 @@ import StallFormat
 
 /// Every thread in view during a blocked episode: snapshots of the process's threads, on the watchdog thread.
 ///
-/// A snapshot lists each thread (at most ``maxThreads``, within ``budgetNs``) with its name, state letter, CPU time
-/// (schedstat), what it waits for (``WaitClassifier``) and its stack: read from stack memory when it sleeps in a
-/// system call, taken with the capture signal only when it runs. The watchdog's own thread is left out.
+/// A snapshot lists each thread (at most ``maxThreads``, within ``budgetNs`` of the watchdog's CPU and of signalled
+/// samples' waits, and ``wallBudgetNs``) with its name, state letter, CPU time (schedstat), what it waits for
+/// (``WaitClassifier``) and its stack: read from stack memory when it sleeps in a system call, taken with the
+/// capture signal only when it runs. The watchdog's own thread is left out.
 extension BlockedOnProbe {
     /// Most threads a snapshot looks at; a process with more says how many there were.
     static let maxThreads = 512
-    /// Time a snapshot may take before it stops looking at more threads, nanoseconds.
+    /// CPU time of the watchdog thread a snapshot may use before it stops looking at more threads, nanoseconds.
     static let budgetNs: UInt64 = 50_000_000
+    /// Wall time a snapshot may take, nanoseconds: its CPU budget stretched by a loaded machine (the watchdog waits
+    /// for a CPU meanwhile, which the pause detector reads from schedstat).
+    static let wallBudgetNs: UInt64 = 4 * budgetNs
     /// Least time between two snapshots of one episode, nanoseconds.
     static let snapshotIntervalNs: UInt64 = 1_000_000_000
 
@@ -63,20 +67,32 @@ extension BlockedOnProbe {
             stallcap_list_threads($0.baseAddress, Int32($0.count), &total)
         }
         let me = stallcap_gettid()
+        let startCPU = stallcap_thread_cpu_ns(me)
         var threads: [ThreadState] = []
+        var vanished: Int32 = 0
+        var signalWaitNs: UInt64 = 0
         if phase == .snapshot { stallcap_maps_hold() }  // one reading of /proc/self/maps for every stack
         defer { stallcap_maps_release() }
         for tid in tids.prefix(Int(max(0, listed))) where tid != me {
-            guard threads.count < Self.maxThreads, stallcap_monotonic_ns() &- start < Self.budgetNs else { break }
-            var run: UInt64 = 0, wait: UInt64 = 0
-            guard stallcap_thread_schedstat(tid, &run, &wait) == 0 else { continue }  // it exited
-            var thread = ThreadState(tid: tid, cpuNs: run)
             let spent = stallcap_monotonic_ns() &- start
-            if phase == .snapshot { describe(&thread, budgetLeftNs: Self.budgetNs &- min(spent, Self.budgetNs)) }
+            let used = UInt64(max(0, stallcap_thread_cpu_ns(me) - startCPU))
+            guard threads.count < Self.maxThreads, used < Self.budgetNs, spent < Self.wallBudgetNs else { break }
+            var run: UInt64 = 0, wait: UInt64 = 0
+            guard stallcap_thread_schedstat(tid, &run, &wait) == 0 else {  // it exited: not a thread of the process
+                vanished += 1
+                continue
+            }
+            var thread = ThreadState(tid: tid, cpuNs: run)
+            if phase == .snapshot {
+                // Signalled samples wait for their threads' handlers: at most ``budgetNs`` in all.
+                let before = stallcap_monotonic_ns()
+                describe(&thread, budgetLeftNs: Self.budgetNs &- min(signalWaitNs, Self.budgetNs))
+                if thread.flags.contains(.signalled) { signalWaitNs &+= stallcap_monotonic_ns() &- before }
+            }
             threads.append(thread)
         }
         return ThreadsRecord(
-            stallID: stallID, timestampNs: start, phase: phase, totalThreads: UInt32(max(0, total - 1)),
+            stallID: stallID, timestampNs: start, phase: phase, totalThreads: UInt32(max(0, total - 1 - vanished)),
             threads: threads)
     }
 
