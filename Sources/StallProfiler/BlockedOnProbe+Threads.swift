@@ -75,7 +75,7 @@ extension BlockedOnProbe {
         defer { stallcap_maps_release() }
         for tid in tids.prefix(Int(max(0, listed))) where tid != me {
             let spent = stallcap_monotonic_ns() &- start
-            let used = UInt64(max(0, stallcap_thread_cpu_ns(me) - startCPU))
+            let used = startCPU < 0 ? 0 : UInt64(max(0, stallcap_thread_cpu_ns(me) - startCPU))  // no clock: wall only
             guard threads.count < Self.maxThreads, used < Self.budgetNs, spent < Self.wallBudgetNs else { break }
             var run: UInt64 = 0, wait: UInt64 = 0
             guard stallcap_thread_schedstat(tid, &run, &wait) == 0 else {  // it exited: not a thread of the process
@@ -84,10 +84,11 @@ extension BlockedOnProbe {
             }
             var thread = ThreadState(tid: tid, cpuNs: run)
             if phase == .snapshot {
-                // Signalled samples wait for their threads' handlers: at most ``budgetNs`` in all.
+                // Signal requests wait for their threads' handlers (answered or not): at most ``budgetNs`` in all,
+                // and never past the wall budget.
                 let before = stallcap_monotonic_ns()
-                describe(&thread, budgetLeftNs: Self.budgetNs &- min(signalWaitNs, Self.budgetNs))
-                if thread.flags.contains(.signalled) { signalWaitNs &+= stallcap_monotonic_ns() &- before }
+                let left = min(Self.budgetNs &- min(signalWaitNs, Self.budgetNs), Self.wallBudgetNs &- spent)
+                if describe(&thread, budgetLeftNs: left) { signalWaitNs &+= stallcap_monotonic_ns() &- before }
             }
             threads.append(thread)
         }
@@ -96,8 +97,8 @@ extension BlockedOnProbe {
             threads: threads)
     }
 
-    /// Fills in a thread's name, state, wait and stack.
-    private func describe(_ thread: inout ThreadState, budgetLeftNs: UInt64) {
+    /// Fills in a thread's name, state, wait and stack. Returns true when a signal request was made for the stack.
+    private func describe(_ thread: inout ThreadState, budgetLeftNs: UInt64) -> Bool {
         thread.name = Self.threadName(thread.tid)
         thread.state = UInt8(bitPattern: stallcap_thread_state(thread.tid))
         let state = SyscallState(thread: thread.tid)
@@ -115,5 +116,6 @@ extension BlockedOnProbe {
         let stack = takeStack(thread.tid, state: thread.state, timeoutNs: min(timeoutNs, Int64(clamping: budgetLeftNs)))
         thread.frames = stack.frames
         thread.flags = stack.flags
+        return stack.requested
     }
 }

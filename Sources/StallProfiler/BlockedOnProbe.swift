@@ -107,6 +107,8 @@ final class BlockedOnProbe {
         var syscall: Int32 = -1
         /// That call, described; nil when not in one.
         var call: String? = nil
+        /// A signal request was made (the caller waited for the thread's handler, answered or not).
+        var requested = false
     }
 
     /// Takes `tid`'s stack once: signalled when running (state letter `state` R), from stack memory when it sleeps
@@ -119,6 +121,7 @@ final class BlockedOnProbe {
         var stack = ThreadStack()
         switch state.kind {
         case _ where runnable:
+            stack.requested = true
             var info = stallcap_sample_info()
             let status = buffer.withUnsafeMutableBufferPointer {
                 stallcap_sample(tid, timeoutNs, $0.baseAddress, UInt32($0.count), &info)

@@ -151,8 +151,10 @@ struct DispatchSyncLayout: Equatable {
 }
 
 extension DispatchSyncLayout {
-    /// The experiment, run off the watchdog thread: started when a stall begins (``start()``), read without waiting
-    /// (``layout``). A failed experiment is tried again a few times, at least ``retryNs`` apart.
+    /// The experiment, run off the watchdog thread: started when a stall begins (``start()``) on a thread of its own
+    /// (libdispatch may block the thread that enqueues work while it creates pool threads), read without waiting
+    /// (``layout``). An experiment that has not ended after ``staleNs`` counts as failed. A failed experiment is
+    /// tried again a few times, at least ``retryNs`` apart.
     final class Learning: Sendable {
         private struct State {
             var layout: DispatchSyncLayout? = nil
@@ -166,27 +168,43 @@ extension DispatchSyncLayout {
         static let maxAttempts = 3
         /// Least time between two experiments, nanoseconds.
         static let retryNs: UInt64 = 10_000_000_000
+        /// After this long an experiment is taken for failed (its threads never ran), nanoseconds.
+        static let staleNs: UInt64 = 1_000_000_000
 
         /// The layout, once learned.
         var layout: DispatchSyncLayout? { state.withLock { $0.layout } }
-        /// True while an experiment runs.
-        var isRunning: Bool { state.withLock { $0.running } }
+        /// True while an experiment runs (and is not stale).
+        var isRunning: Bool {
+            let now = stallcap_monotonic_ns()
+            return state.withLock { $0.running && now &- $0.lastNs < Self.staleNs }
+        }
 
-        /// Starts an experiment on a queue of its own unless the layout is known, one runs, or the attempts are
+        /// Starts an experiment on a thread of its own unless the layout is known, one runs, or the attempts are
         /// spent or too recent. Returns at once.
         func start() {
             let now = stallcap_monotonic_ns()
             let go = state.withLock { s -> Bool in
-                guard s.layout == nil, !s.running, s.attempts < Self.maxAttempts,
+                let running = s.running && now &- s.lastNs < Self.staleNs
+                guard s.layout == nil, !running, s.attempts < Self.maxAttempts,
                     s.attempts == 0 || now &- s.lastNs >= Self.retryNs
                 else { return false }
                 (s.running, s.attempts, s.lastNs) = (true, s.attempts + 1, now)
                 return true
             }
             guard go else { return }
-            DispatchQueue(label: "stallprof.dispatch-sync-layout.learn").async { [self] in
+            let context = Unmanaged.passRetained(self).toOpaque()
+            var thread = pthread_t()
+            let status = pthread_create(&thread, nil, { raw in
+                let learning = Unmanaged<Learning>.fromOpaque(raw!).takeRetainedValue()
                 let learned = DispatchSyncLayout.learn()
-                state.withLock { ($0.layout, $0.running) = (learned, false) }
+                learning.state.withLock { ($0.layout, $0.running) = (learned, false) }
+                return nil
+            }, context)
+            if status == 0 {
+                pthread_detach(thread)
+            } else {
+                Unmanaged<Learning>.fromOpaque(context).release()
+                state.withLock { $0.running = false }
             }
         }
     }

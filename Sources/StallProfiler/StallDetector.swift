@@ -52,6 +52,13 @@ struct StallDetector {
     /// How long the outstanding ping waits before presampling: ``presampleDelayNs``, or a whole ping period
     /// after ``pingIsRoutine()``.
     private var currentPresampleDelayNs: UInt64 = 0
+    /// The ping the main queue has not answered yet (waiting or stalled), nil when none is outstanding.
+    var outstandingPingID: UInt64? {
+        switch phase {
+        case .idle: return nil
+        case .waiting(let pingID, _, _), .stalled(let pingID, _): return pingID
+        }
+    }
     /// The thread that serviced the latest answered ping: the one to sample. Nil until the first answer.
     private(set) var mainQueueThread: Int32? = nil
 

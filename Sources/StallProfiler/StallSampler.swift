@@ -113,8 +113,10 @@ final class StallSampler {
         var call = SyscallState(stallcap_syscall_state())
         guard let read = MemoryStack.readIfInSystemCall(threadID, into: &buffer, state: &call) else { return nil }
         // The stack is the thread's as of the read's end (its state was checked again then), which may come after
-        // the main queue answered: stamped then, such a sample is seen to follow the answer and is dropped.
-        let readNs = stallcap_monotonic_ns()
+        // the main queue answered: stamped then (with its clocks read then), such a sample is seen to follow the
+        // answer and is dropped.
+        let reading = self.read() ?? reading
+        let readNs = reading?.timeNs ?? stallcap_monotonic_ns()
         lastMemoryCall = (call.number, call.stackPointer, call.programCounter)
         lastRealSampleNs = now
         consecutiveMisses = 0

@@ -230,10 +230,11 @@ final class WatchdogLoop {
         let answeredBefore = shared.answeredPing.load(ordering: .acquiring)
         var result = sampler.sample()
         if let record = result, watchAnswers {
-            // The main queue may have answered while the sample was taken: a sample from after the stall's
-            // end does not belong to it.
-            let answeredAfter = shared.answeredPing.load(ordering: .acquiring) != answeredBefore
-            if answeredAfter && shared.answeredAt.load(ordering: .relaxed) < record.timestampNs {
+            // The main queue may have answered while the sample was taken, or since this step looked: a sample
+            // from after the stall's end does not belong to it.
+            let answered = shared.answeredPing.load(ordering: .acquiring)
+            let ended = answered != answeredBefore || detector.outstandingPingID.map { answered >= $0 } == true
+            if ended && shared.answeredAt.load(ordering: .relaxed) < record.timestampNs {
                 sampler.retractLastSample()
                 result = nil
             }
