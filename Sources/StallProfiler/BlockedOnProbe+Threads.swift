@@ -23,15 +23,25 @@ extension BlockedOnProbe {
     /// experiment ended (its threads' CPU is not the app's).
     func stallBegan(stallID: UInt32) {
         classifier.learning.start()
+        stallBeganNs = stallcap_monotonic_ns()
         baseline = nil
         pendingBaseline = stallID
         takeBaselineIfDue()
     }
 
-    /// Takes the pending CPU reading of ``stallBegan(stallID:)`` unless the experiment still runs. Called at each
-    /// sample of the episode.
+    /// Most time after a stall's detection that its probe and CPU reading wait for the dispatch_sync experiment,
+    /// nanoseconds: a short stall keeps its record and snapshot even when the experiment is slow.
+    static let learningWaitNs: UInt64 = 100_000_000
+
+    /// True while the experiment runs, for at most ``learningWaitNs`` after the stall's detection.
+    var learningHoldsBack: Bool {
+        classifier.learning.isRunning && stallcap_monotonic_ns() &- stallBeganNs < Self.learningWaitNs
+    }
+
+    /// Takes the pending CPU reading of ``stallBegan(stallID:)`` unless the experiment holds it back. Called at
+    /// each sample of the episode.
     func takeBaselineIfDue() {
-        guard let stallID = pendingBaseline, !classifier.learning.isRunning else { return }
+        guard let stallID = pendingBaseline, !learningHoldsBack else { return }
         pendingBaseline = nil
         baseline = snapshot(stallID: stallID, phase: .cpu)
     }

@@ -22,8 +22,9 @@ final class BlockedOnProbe {
     var lastSnapshotNs: UInt64 = 0
     /// Every thread's CPU time when the episode in progress was detected (written before its first snapshot).
     var baseline: ThreadsRecord? = nil
-    /// The episode whose CPU reading waits for the dispatch_sync experiment to end.
+    /// The episode whose CPU reading waits for the dispatch_sync experiment to end, and when it was detected.
     var pendingBaseline: UInt32? = nil
+    var stallBeganNs: UInt64 = 0
 
     /// A probe that samples owners with `configuration`'s timeout and at most its `maxFrames` frames.
     init(configuration: StallWatchdog.Configuration) {
@@ -41,8 +42,8 @@ final class BlockedOnProbe {
         let record = probe(stallID: stallID, threadID: threadID)
         guard record.syscall >= 0 else { return nil }
         // A futex wait nobody owns may be a dispatch_sync whose layout is being learned: looked at again at the
-        // next idle sample, until the experiment ends.
-        if record.waitKind == .futex && classifier.learning.isRunning { return nil }
+        // next idle sample, until the experiment ends (at most `learningWaitNs` after the stall's detection).
+        if record.waitKind == .futex && learningHoldsBack { return nil }
         probedStall = stallID
         return record
     }
