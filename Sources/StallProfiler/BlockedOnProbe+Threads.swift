@@ -123,7 +123,8 @@ extension BlockedOnProbe {
         } else {
             thread.detail = state.kind == .unknown ? "" : "running"
         }
-        let stack = takeStack(thread.tid, state: thread.state, timeoutNs: min(timeoutNs, Int64(clamping: budgetLeftNs)))
+        let stack = takeStack(
+            thread.tid, state: thread.state, known: state, timeoutNs: min(timeoutNs, Int64(clamping: budgetLeftNs)))
         thread.frames = stack.frames
         thread.flags = stack.flags
         return stack.requested

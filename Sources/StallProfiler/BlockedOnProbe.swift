@@ -95,7 +95,7 @@ final class BlockedOnProbe {
         record.ownerFrames = stack.frames
         record.ownerFlags = stack.flags
         record.ownerSyscall = stack.syscall
-        return stack.call
+        return stack.call.map(SyscallDetail.describe)
     }
 
     /// A thread's stack, taken once.
@@ -106,8 +106,8 @@ final class BlockedOnProbe {
         var flags: BlockedOnRecord.OwnerFlags = []
         /// The system call the thread was in, -1 when none.
         var syscall: Int32 = -1
-        /// That call, described; nil when not in one.
-        var call: String? = nil
+        /// The state the stack was read in, when the thread was in a system call; nil otherwise.
+        var call: SyscallState? = nil
         /// A signal request was made (the caller waited for the thread's handler, answered or not).
         var requested = false
     }
@@ -115,9 +115,12 @@ final class BlockedOnProbe {
     /// Takes `tid`'s stack once: signalled when running (state letter `state` R), from stack memory when it sleeps
     /// in a system call (never a signal then: no EINTR, no sleep cut short). A thread that entered a system call
     /// between the check and the signal (`STALLCAP_IN_SYSCALL`: nothing was sent) is looked at once more.
-    func takeStack(_ tid: Int32, state letter: UInt8, timeoutNs: Int64? = nil, again: Bool = true) -> ThreadStack {
+    /// `known`: the thread's syscall state when the caller has just read it (it is read otherwise).
+    func takeStack(
+        _ tid: Int32, state letter: UInt8, known: SyscallState? = nil, timeoutNs: Int64? = nil, again: Bool = true
+    ) -> ThreadStack {
         let timeoutNs = timeoutNs ?? self.timeoutNs
-        let state = SyscallState(thread: tid)
+        let state = known ?? SyscallState(thread: tid)
         let runnable = state.kind == .running || (state.kind == .user && letter == UInt8(ascii: "R"))
         var stack = ThreadStack()
         switch state.kind {
@@ -143,7 +146,7 @@ final class BlockedOnProbe {
             stack.flags.insert(.fromStackMemory)
             if read.truncated { stack.flags.insert(.truncated) }
             stack.frames = buffer[0..<read.count].map { UInt64($0) }
-            stack.call = state.kind == .inCall ? SyscallDetail.describe(state) : nil
+            stack.call = state.kind == .inCall ? state : nil
         case .running, .unknown:
             break  // not runnable by its state letter: no signal, no stack
         }
