@@ -163,7 +163,7 @@ extension DispatchSyncLayout {
             var lastNs: UInt64 = 0
         }
 
-        private let state = Mutex(State())
+        private let state = Locked(State())
         /// Most experiments per process.
         static let maxAttempts = 3
         /// Least time between two experiments, nanoseconds.

@@ -1,5 +1,4 @@
 import StallFormat
-import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -36,7 +35,7 @@ public enum StallFlags {
         }
     }
 
-    private static let registry = Mutex<FlagRegistry?>(nil)
+    private static let registry = Locked<FlagRegistry?>(nil)
 }
 
 /// The parsed flag configuration and the report of consulted names.

@@ -49,7 +49,7 @@ public final class StallWatchdog: Sendable {
     /// The configuration in use, its ``Configuration/outputPath`` expanded (the capture file's path).
     public let configuration: Configuration
     private let shared: WatchdogShared
-    private let thread: Mutex<pthread_t?>
+    private let thread: Locked<pthread_t?>
     /// The process that started it: in a forked child the watchdog thread does not exist.
     private let processID = getpid()
 
@@ -67,7 +67,7 @@ public final class StallWatchdog: Sendable {
     private init(configuration: Configuration, shared: WatchdogShared, thread: pthread_t) {
         self.configuration = configuration
         self.shared = shared
-        self.thread = Mutex(thread)
+        self.thread = Locked(thread)
     }
 
     /// Starts watching. Creates the capture file (after expanding `%p`, `%t` and `%%` in its path, see
