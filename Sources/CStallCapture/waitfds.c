@@ -4,11 +4,17 @@
 #include "stallcapture_blocked.h"
 #include "files.h"
 
+#include <linux/netlink.h>
+#include <linux/rtnetlink.h>
+#include <linux/sock_diag.h>
+#include <linux/unix_diag.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
+#include <unistd.h>
 
 // libdispatch's descriptor that wakes a run loop for the main queue (an eventfd on Linux). Weak: a process
 // without libdispatch has none.
@@ -83,4 +89,39 @@ int stallcap_wait_includes_fd(const stallcap_syscall_state *state, int fd) {
     if (nr == SYS_pselect6) return read_set_includes(state, fd);
     if (nr == SYS_epoll_pwait) return descriptor_leads_to((int)state->args[0], fd);
     return 0;
+}
+
+// One sock_diag request for the Unix socket `inode` with its peer (the kernel answers during sendto, so the reply is
+// read without waiting). A netlink socket of our own, closed before returning.
+uint32_t stallcap_unix_socket_peer(uint32_t inode) {
+    int sock = socket(AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC, NETLINK_SOCK_DIAG);
+    if (sock < 0) return 0;
+    struct {
+        struct nlmsghdr header;
+        struct unix_diag_req request;
+    } message = {
+        .header = {.nlmsg_len = sizeof message, .nlmsg_type = SOCK_DIAG_BY_FAMILY, .nlmsg_flags = NLM_F_REQUEST},
+        .request = {.sdiag_family = AF_UNIX, .udiag_states = ~0u, .udiag_ino = inode, .udiag_show = UDIAG_SHOW_PEER,
+                    .udiag_cookie = {~0u, ~0u}},
+    };
+    struct sockaddr_nl kernel = {.nl_family = AF_NETLINK};
+    uint32_t peer = 0;
+    long reply[256];  // aligned for the headers read from it
+    if (sendto(sock, &message, sizeof message, 0, (struct sockaddr *)&kernel, sizeof kernel) == (ssize_t)sizeof message) {
+        ssize_t length = recv(sock, reply, sizeof reply, MSG_DONTWAIT);
+        struct nlmsghdr *header = (struct nlmsghdr *)reply;
+        if (length > 0 && NLMSG_OK(header, (size_t)length) && header->nlmsg_type == SOCK_DIAG_BY_FAMILY &&
+            header->nlmsg_len >= NLMSG_LENGTH(sizeof(struct unix_diag_msg))) {
+            struct unix_diag_msg *answer = NLMSG_DATA(header);
+            int left = (int)header->nlmsg_len - (int)NLMSG_LENGTH(sizeof *answer);
+            for (struct rtattr *attribute = (struct rtattr *)(answer + 1); answer->udiag_ino == inode && RTA_OK(attribute, left);
+                 attribute = RTA_NEXT(attribute, left)) {
+                if (attribute->rta_type == UNIX_DIAG_PEER && RTA_PAYLOAD(attribute) >= sizeof peer) {
+                    memcpy(&peer, RTA_DATA(attribute), sizeof peer);
+                }
+            }
+        }
+    }
+    close(sock);
+    return peer;
 }

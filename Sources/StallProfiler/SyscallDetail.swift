@@ -83,9 +83,14 @@ enum SyscallDetail {
         return String(decoding: buffer[0..<Int(length)].map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 
-    /// `fd 5 (pipe:[1234])`.
+    /// `fd 5 (pipe:[1234])`; a Unix socket with its other end, `fd 7 (socket:[99], peer socket:[100])` (the
+    /// kernel's sock_diag says which: the analyzer finds the thread on that end).
     static func describeFD(_ fd: Int32) -> String {
-        fdTarget(fd).map { "fd \(fd) (\($0))" } ?? "fd \(fd)"
+        guard let target = fdTarget(fd) else { return "fd \(fd)" }
+        guard target.hasPrefix("socket:["), let inode = UInt32(target.dropFirst(8).dropLast()),
+            case let peer = stallcap_unix_socket_peer(inode), peer != 0
+        else { return "fd \(fd) (\(target))" }
+        return "fd \(fd) (\(target), peer socket:[\(peer)])"
     }
 
     /// A readable line for a thread in system call `state` (for example `read fd 5 (pipe:[1234])` or

@@ -87,9 +87,15 @@ import Testing
         // A thread on the waiter's own pipe comes first.
         var writer = thread(8, "io", "write", cpu: 0)
         writer.detail = "write fd 9 (pipe:[77])"
-        #expect(BlockedOnSummary.candidates(threads + [writer], ran: ran, object: "pipe:[77]").first?.tid == 8)
-        #expect(BlockedOnSummary.kernelObject("read fd 5 (pipe:[77])") == "pipe:[77]")
-        #expect(BlockedOnSummary.kernelObject("read fd 5 (socket:[9])") == "socket:[9]")
-        #expect(BlockedOnSummary.kernelObject("clock_nanosleep 1.000 s") == nil)
+        #expect(BlockedOnSummary.candidates(threads + [writer], ran: ran, channel: ["pipe:[77]"]).first?.tid == 8)
+        // So does one on the other end of its socketpair.
+        var peer = thread(9, "io", "read", cpu: 0)
+        peer.detail = "read fd 4 (socket:[10], peer socket:[9])"
+        let waiter = BlockedOnSummary.kernelObjects("read fd 3 (socket:[9], peer socket:[10])")
+        #expect(waiter == ["socket:[9]", "socket:[10]"])
+        #expect(BlockedOnSummary.candidates(threads + [peer], ran: ran, channel: waiter).first?.tid == 9)
+        #expect(BlockedOnSummary.kernelObjects("read fd 5 (pipe:[77])") == ["pipe:[77]"])
+        #expect(BlockedOnSummary.kernelObjects("poll 2 fds: 5 (pipe:[1]), 7 (socket:[2])") == ["pipe:[1]", "socket:[2]"])
+        #expect(BlockedOnSummary.kernelObjects("clock_nanosleep 1.000 s").isEmpty)
     }
 }

@@ -118,6 +118,29 @@ struct WaitShapesReportTests {
         #expect(stack(waited).contains("nap"), "\(stack(waited))")
     }
 
+    @Test func aConditionsWaiterRetakingItsMutexNamesTheMutexOwner() throws {
+        let episode = try episode("cond-retake")
+        let blocked = try blockedOn(episode)
+        #expect(blocked["kind"] as? String == "condition", "\(blocked)")
+        #expect(blocked["ownerName"] as? String == "signaller", "\(blocked)")
+        let owner = try #require(waitsFor(blocked).first, "\(blocked)")
+        #expect(owner["certain"] as? Bool == true && owner["name"] as? String == "signaller")
+        #expect(stack(owner).contains("retakeConditionMutex"), "\(stack(owner))")
+        #expect((blocked["sentence"] as? String ?? "").contains("re-taking its mutex"), "\(blocked)")
+    }
+
+    @Test func aSocketReadNamesThePeerEndAndTheThreadOnItFirst() throws {
+        let episode = try episode("socket")
+        let blocked = try blockedOn(episode)
+        #expect(blocked["kind"] as? String == "io", "\(blocked)")
+        #expect((blocked["detail"] as? String ?? "").contains(", peer socket:["), "\(blocked)")
+        // socket-peer reads the other end; log-drain, also in read (on a pipe), is not on this channel.
+        let first = try #require(waitsFor(blocked).first, "\(blocked)")
+        #expect(first["name"] as? String == "socket-peer" && first["certain"] as? Bool == false, "\(waitsFor(blocked))")
+        #expect(first["state"] as? String == "in read")
+        #expect(threads(episode).contains { $0["name"] as? String == "log-drain" && $0["why"] as? String != "same object" })
+    }
+
     @Test(arguments: [("cond", "condition"), ("pipe", "io"), ("sleep", "sleep")])
     func otherWaitsAreNamed(shape: String, kind: String) throws {
         let episode = try episode(shape)

@@ -10,7 +10,7 @@ import Foundation
 final class Shapes: @unchecked Sendable {
     /// Every shape's name, as the command line takes it.
     static let all = [
-        "mutex", "sync", "semaphore", "group", "cond", "join", "rwlock", "pipe", "sleep", "deadlock", "self-wait",
+        "mutex", "sync", "semaphore", "group", "cond", "cond-retake", "join", "rwlock", "pipe", "socket", "sleep", "deadlock", "self-wait",
     ]
     /// The shapes that never end by themselves.
     static let endless: Set<String> = ["deadlock", "self-wait"]
@@ -28,9 +28,11 @@ final class Shapes: @unchecked Sendable {
         case "semaphore": waitForReply()
         case "group": waitForGroup()
         case "cond": waitForCondition()
+        case "cond-retake": retakeConditionMutex()
         case "join": joinWorker()
         case "rwlock": readLockedTable()
         case "pipe": readPipe()
+        case "socket": readBothEnds()
         case "sleep": sleepOnMain()
         case "deadlock": lockInOrderAB()
         default: waitForMainActor()
@@ -68,6 +70,28 @@ final class Shapes: @unchecked Sendable {
         let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
         pthread_mutex_init(mutex, nil)
         return mutex
+    }
+
+    /// A heap mutex, condition variable and flag (false) for a condition wait.
+    static func newCondition() -> (
+        UnsafeMutablePointer<pthread_mutex_t>, UnsafeMutablePointer<pthread_cond_t>, UnsafeMutablePointer<Bool>
+    ) {
+        let condition = UnsafeMutablePointer<pthread_cond_t>.allocate(capacity: 1)
+        pthread_cond_init(condition, nil)
+        let done = UnsafeMutablePointer<Bool>.allocate(capacity: 1)
+        done.initialize(to: false)
+        return (newMutex(), condition, done)
+    }
+
+    static func free(
+        _ mutex: UnsafeMutablePointer<pthread_mutex_t>, _ condition: UnsafeMutablePointer<pthread_cond_t>,
+        _ done: UnsafeMutablePointer<Bool>
+    ) {
+        pthread_cond_destroy(condition)
+        pthread_mutex_destroy(mutex)
+        condition.deallocate()
+        mutex.deallocate()
+        done.deallocate()
     }
 
     /// Waits `microseconds` in one nanosleep on the calling thread, and says on standard error when the sleep was
@@ -149,11 +173,7 @@ final class Shapes: @unchecked Sendable {
     }
 
     @inline(never) func waitForCondition() {
-        let mutex = Self.newMutex()
-        let condition = UnsafeMutablePointer<pthread_cond_t>.allocate(capacity: 1)
-        pthread_cond_init(condition, nil)
-        let done = UnsafeMutablePointer<Bool>.allocate(capacity: 1)
-        done.pointee = false
+        let (mutex, condition, done) = Self.newCondition()
         Self.spawn("signaller") { [self] in
             nap()
             pthread_mutex_lock(mutex)
@@ -165,11 +185,25 @@ final class Shapes: @unchecked Sendable {
         while !done.pointee { pthread_cond_wait(condition, mutex) }
         pthread_mutex_unlock(mutex)
         usleep(50_000)  // the signaller has unlocked and returned
-        pthread_cond_destroy(condition)
-        pthread_mutex_destroy(mutex)
-        condition.deallocate()
-        mutex.deallocate()
-        done.deallocate()
+        Self.free(mutex, condition, done)
+    }
+
+    /// Woken from `pthread_cond_wait` by `signaller`, which then keeps the mutex for --ms: the main thread waits
+    /// inside `pthread_cond_wait` for the mutex it re-takes, owned by `signaller`.
+    @inline(never) func retakeConditionMutex() {
+        let (mutex, condition, done) = Self.newCondition()
+        pthread_mutex_lock(mutex)
+        Self.spawn("signaller") { [self] in
+            pthread_mutex_lock(mutex)  // only once the main thread waits (it releases the mutex then)
+            done.pointee = true
+            pthread_cond_signal(condition)
+            nap()
+            pthread_mutex_unlock(mutex)
+        }
+        while !done.pointee { pthread_cond_wait(condition, mutex) }
+        pthread_mutex_unlock(mutex)
+        usleep(50_000)  // the signaller has unlocked and returned
+        Self.free(mutex, condition, done)
     }
 
     @inline(never) func joinWorker() {
@@ -208,6 +242,29 @@ final class Shapes: @unchecked Sendable {
         Self.checked(read(fds[0], &byte, 1), "read")
         close(fds[0])
         close(fds[1])
+    }
+
+    /// Both ends of a socketpair read: the main thread waits for a reply on one end while `socket-peer` waits for a
+    /// request on the other (a protocol mix-up); `log-drain` reads an unrelated pipe. After --ms `socket-feeder`
+    /// writes to both ends and to the pipe.
+    @inline(never) func readBothEnds() {
+        var pair: [Int32] = [0, 0], logs: [Int32] = [0, 0]
+        precondition(socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &pair) == 0 && pipe(&logs) == 0)
+        let (mine, theirs, drained, logged) = (pair[0], pair[1], logs[0], logs[1])
+        let read1 = { (fd: Int32) in
+            var byte: UInt8 = 0
+            Self.checked(read(fd, &byte, 1), "read")
+        }
+        Self.spawn("log-drain") { read1(drained) }
+        Self.spawn("socket-peer") { read1(theirs) }
+        Self.spawn("socket-feeder") { [self] in
+            nap()
+            var byte: UInt8 = 1
+            for fd in [theirs, mine, logged] { _ = write(fd, &byte, 1) }  // main's reply, the peer's request, a log
+        }
+        read1(mine)
+        usleep(50_000)  // the helpers have read
+        for fd in pair + logs { close(fd) }
     }
 
     @inline(never) func sleepOnMain() { nap() }

@@ -11,9 +11,13 @@
 //               socketpair, which `io-writer` feeds after --ms
 //   group       DispatchGroup.wait() for a block on a global queue that sleeps
 //   cond        pthread_cond_wait, signalled by `signaller` after --ms
+//   cond-retake pthread_cond_wait, signalled at once by `signaller`, which keeps the mutex for --ms: the main
+//               thread waits for the mutex it re-takes
 //   join        pthread_join of `joined-worker`, asleep
 //   rwlock      pthread_rwlock_rdlock while `db-writer` holds the write lock, asleep
 //   pipe        read() on a pipe that `pipe-writer` writes after --ms
+//   socket      read() on one end of a socketpair while `socket-peer` reads the other end (both wait for the
+//               other) and `log-drain` reads an unrelated pipe; `socket-feeder` writes to all after --ms
 //   sleep       nanosleep of --ms
 //   deadlock    lock-order deadlock: main holds `lock A` and wants `lock B`; `db-worker` holds B and wants A. Never
 //               ends: after --ms a terminator thread stops the watchdog and exits 0

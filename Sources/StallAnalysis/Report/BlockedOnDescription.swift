@@ -20,7 +20,7 @@ extension BlockedOnSummary {
         argument = record.argument
         detail = record.detail
         // The owner stands only when the stack does not show another wait than the one the watchdog named.
-        let owned = record.waitKind.ownerIsCertain && record.ownerTID > 0 && kind == record.waitKind.description
+        let owned = record.ownerTID > 0 && WaitFrames.keepsOwner(record.waitKind, refined: kind)
         ownerTid = owned ? Int(record.ownerTID) : nil
         ownerName = owned ? record.ownerName : ""
         ownerState = owned && record.ownerState > 32 && record.ownerState < 127
@@ -71,6 +71,8 @@ extension BlockedOnSummary {
                 ?? "waiting in DispatchQueue.sync for \(queue)" + (queueLabel.isEmpty
                     ? " (the watchdog could not read which, nor the thread running its block)"
                     : "; no thread was running a block on it")
+        case "condition" where ownerTid != nil:
+            return ownerClause("woken from a condition variable and re-taking its mutex\(address), held by", naming)!
         case "semaphore", "group", "condition":
             let what = ["semaphore": "a semaphore (DispatchSemaphore, sem_wait)", "group": "a DispatchGroup",
                         "condition": "a condition variable"][kind]!

@@ -43,7 +43,7 @@ extension BlockedOnSummary {
         othersRan = last == nil && !others.contains(where: ran) ? nil : others.contains(where: ran)
         findDeadlock(first, waiter: waiter, record: record, summaries: summaries)
         if waitsFor.isEmpty, ["semaphore", "group", "condition", "futex", "io"].contains(kind) {
-            waitsFor = Self.candidates(others, ran: ran, object: Self.kernelObject(detail)).prefix(Self.maxCandidates).map {
+            waitsFor = Self.candidates(others, ran: ran, channel: Self.kernelObjects(detail)).prefix(Self.maxCandidates).map {
                 WaitedThread(tid: $0.tid, name: $0.name, state: $0.syscall.map { "in \($0)" } ?? "running",
                              certain: false, stack: $0.stack, frame: $0.frame)
             }
@@ -60,7 +60,7 @@ extension BlockedOnSummary {
                 candidates.contains(summaries[index].tid) ? "candidate" :
                 ran(summaries[index]) ? "ran" :
                 (thread.object != 0 && thread.object == record.argument && thread.waitKind == record.waitKind)
-                    || (Self.kernelObject(detail).map { Self.kernelObject(thread.detail) == $0 } ?? false)
+                    || !Self.kernelObjects(detail).isDisjoint(with: Self.kernelObjects(thread.detail))
                     ? "same object" : ""
         }
         let order = ["waiting", "deadlock", "owner", "candidate", "ran", "same object", ""]
@@ -74,11 +74,11 @@ extension BlockedOnSummary {
     /// episode (most CPU first), then threads sleeping in I/O on a descriptor, then threads sleeping in a timed
     /// sleep. Threads parked in poll or epoll (idle event loops) and threads waiting on futexes are left out.
     static func candidates(
-        _ threads: [ThreadSummary], ran: (ThreadSummary) -> Bool, object: String? = nil
+        _ threads: [ThreadSummary], ran: (ThreadSummary) -> Bool, channel: Set<String> = []
     ) -> [ThreadSummary] {
         let idleWaits: Set<String> = ["poll", "ppoll", "select", "pselect6", "epoll_wait", "epoll_pwait", "epoll_pwait2"]
         func rank(_ thread: ThreadSummary) -> Int? {
-            if let object, kernelObject(thread.detail) == object { return -1 }
+            if !channel.isEmpty, !channel.isDisjoint(with: kernelObjects(thread.detail)) { return -1 }
             if ran(thread) { return 0 }
             if thread.waitKind == "io", !idleWaits.contains(thread.syscall ?? "") { return 1 }
             if thread.waitKind == "sleep" { return 2 }
@@ -88,15 +88,18 @@ extension BlockedOnSummary {
             .sorted { ($0.1, -($0.0.cpuMs ?? 0)) < ($1.1, -($1.0.cpuMs ?? 0)) }.map(\.0)
     }
 
-    /// The pipe or socket a call's detail names (`pipe:[1234]`, `socket:[99]`), or nil: two threads on the same
-    /// one are the two sides of one channel (or wait on the same side).
-    static func kernelObject(_ detail: String) -> String? {
+    /// The pipes and sockets a call's detail names (`pipe:[1234]`, `socket:[99]`, a socket's peer): two threads
+    /// whose sets meet are on one channel (its two ends, or the same side).
+    static func kernelObjects(_ detail: String) -> Set<String> {
+        var objects: Set<String> = []
         for kind in ["pipe:[", "socket:["] {
-            guard let start = detail.firstRange(of: kind), let end = detail[start.upperBound...].firstIndex(of: "]")
-            else { continue }
-            return String(detail[start.lowerBound...end])
+            var rest = detail[...]
+            while let start = rest.firstRange(of: kind), let end = rest[start.upperBound...].firstIndex(of: "]") {
+                objects.insert(String(rest[start.lowerBound...end]))
+                rest = rest[rest.index(after: end)...]
+            }
         }
-        return nil
+        return objects
     }
 
     /// Follows the owner chain from the waiting thread through the first snapshot; a chain that returns to a
@@ -104,11 +107,11 @@ extension BlockedOnSummary {
     private mutating func findDeadlock(
         _ snapshot: ThreadsRecord, waiter: Int32, record: BlockedOnRecord, summaries: [ThreadSummary]
     ) {
-        guard record.waitKind.ownerIsCertain, record.ownerTID > 0, kind == record.waitKind.description else { return }
+        guard record.ownerTID > 0, WaitFrames.keepsOwner(record.waitKind, refined: kind) else { return }
         var waits: [Int32: OwnerChain.Wait] = [:]
         let refined = Dictionary(summaries.map { ($0.tid, $0.waitKind) }, uniquingKeysWith: { a, _ in a })
-        for thread in snapshot.threads where thread.waitKind.ownerIsCertain && thread.ownerTID > 0
-            && refined[Int(thread.tid)] == thread.waitKind.description
+        for thread in snapshot.threads where thread.ownerTID > 0
+            && WaitFrames.keepsOwner(thread.waitKind, refined: refined[Int(thread.tid)] ?? "")
         {
             waits[thread.tid] = OwnerChain.Wait(object: thread.object, owner: thread.ownerTID)
         }

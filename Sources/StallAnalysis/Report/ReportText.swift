@@ -175,7 +175,7 @@ extension StallReport {
         }
         let candidates = b.waitsFor.filter { !$0.certain }
         if !candidates.isEmpty {
-            lines.append("    candidates (not certain: threads that ran, or sleep in I/O or a timed sleep):")
+            lines.append("    candidates (not certain), best first:")
             lines += candidates.map {
                 "      " + ReportFormat.fit("\($0.name.isEmpty ? "thread" : $0.name) [\($0.tid)] \($0.state), in \($0.frame ?? "?")",
                                          width: Self.textWidth - 6)

@@ -81,13 +81,21 @@ enum WaitFrames {
     /// The kind a report names: the watchdog's when it knew the owner or the call (`mutex`, `io`...), else the
     /// frames' (a futex without a known owner is a semaphore, a group, a condition... by its stack). A join, an
     /// rwlock or a dispatch_sync the watchdog found from the memory around a futex word alone gives way to a
-    /// different wait primitive on the stack (then the owner it named is not the thread waited for).
+    /// different wait primitive on the stack (then the owner it named is not the thread waited for). A mutex wait
+    /// inside `pthread_cond_wait` is a condition's waiter, woken and re-taking its mutex: `condition`, owner kept.
     static func refine(_ recorded: BlockedOnRecord.WaitKind, leafFirst names: [String]) -> String {
         switch recorded {
         case .futex, .unknown, .syscall: return kind(leafFirst: names) ?? recorded.description
         case .join, .rwlock, .dispatchSync: return kind(leafFirst: names) ?? recorded.description
+        case .mutex: return kind(leafFirst: names) == "condition" ? "condition" : recorded.description
         default: return recorded.description
         }
+    }
+
+    /// True when the owner the watchdog named for a `recorded` wait is the thread waited for, the wait being
+    /// `refined` by the stack: the same wait, or a condition's waiter re-taking its mutex.
+    static func keepsOwner(_ recorded: BlockedOnRecord.WaitKind, refined: String) -> Bool {
+        recorded.ownerIsCertain && (refined == recorded.description || (recorded == .mutex && refined == "condition"))
     }
 }
 
