@@ -127,6 +127,18 @@ public struct SampleFlags: OptionSet, Sendable, Hashable {
     /// could not go on: there a frame may be missing, or rarely stale (written since issue 18; older writers never
     /// set it, and their stacks from memory were all found so).
     public static let scannedFrames = SampleFlags(rawValue: 1 << 5)
+    /// With ``fromStackMemory``: the unwind-information walk stopped before the outermost frame at a function
+    /// without unwind information and without a word above its stack pointer that returns from a call into it.
+    /// The frames above, if any, were found by scanning (``scannedFrames``); else the rest of the stack is dropped.
+    /// The three `walkStopped` flags are the walk's counted reasons (written since issue 18's review; older writers
+    /// never set them).
+    public static let walkStoppedNoUnwindInfo = SampleFlags(rawValue: 1 << 6)
+    /// With ``fromStackMemory``: the walk stopped at a frame whose rules need the frame pointer before any deeper
+    /// frame saved it, and neither the function's prologue nor a frame record gave it.
+    public static let walkStoppedFramePointer = SampleFlags(rawValue: 1 << 7)
+    /// With ``fromStackMemory``: the walk stopped at unusable unwind rules, an unreadable stack word, a caller's
+    /// frame not above its callee's, or a return address not after a call.
+    public static let walkStoppedUnusable = SampleFlags(rawValue: 1 << 8)
 }
 
 /// One stack sample of the stalled thread.

@@ -1,4 +1,5 @@
 import CStallCapture
+import StallFormat
 
 /// A thread's stack read from its stack memory, starting at the stack and instruction pointers that
 /// `/proc/self/task/<tid>/syscall` reports for a thread in a system call (or stopped in user code). The thread is
@@ -14,6 +15,9 @@ enum MemoryStack {
         var truncated: Bool
         /// Some frames were found by scanning stack words or following frame records, not by unwind information.
         var scanned: Bool
+        /// Why the unwind-information walk stopped before the outermost frame: the sample flags
+        /// (``SampleFlags/walkStoppedNoUnwindInfo``...); empty when it reached it.
+        var stop: SampleFlags = []
     }
 
     /// Reads the stack of the thread `state` describes into `buffer`, leaf first.
@@ -28,8 +32,13 @@ enum MemoryStack {
                 UInt32($0.count), &flags)
         }
         let scanned = UInt32(STALLCAP_MEMSTACK_SCANNED) | UInt32(STALLCAP_MEMSTACK_CHAIN)
+        var stop: SampleFlags = []
+        if flags & UInt32(STALLCAP_MEMSTACK_STOP_NO_INFO) != 0 { stop.insert(.walkStoppedNoUnwindInfo) }
+        if flags & UInt32(STALLCAP_MEMSTACK_STOP_FRAME_POINTER) != 0 { stop.insert(.walkStoppedFramePointer) }
+        if flags & UInt32(STALLCAP_MEMSTACK_STOP_BAD) != 0 { stop.insert(.walkStoppedUnusable) }
         return Result(
-            count: Int(count), truncated: flags & UInt32(STALLCAP_MEMSTACK_TRUNCATED) != 0, scanned: flags & scanned != 0)
+            count: Int(count), truncated: flags & UInt32(STALLCAP_MEMSTACK_TRUNCATED) != 0, scanned: flags & scanned != 0,
+            stop: stop)
     }
 
     /// Reads the stack of `tid` when it is in a system call and stays in the same one, at the same stack and

@@ -128,7 +128,7 @@ final class StallSampler {
         return SampleRecord(
             stallID: stallID, timestampNs: readNs, threadCPUNs: reading?.cpuNs ?? 0, runQueueNs: reading?.waitNs ?? 0,
             flags: SampleFlags.fromStackMemory.union(read.truncated ? .truncated : [])
-                .union(read.scanned ? .scannedFrames : []),
+                .union(read.scanned ? .scannedFrames : []).union(read.stop),
             frames: buffer[0..<read.count].map { UInt64($0) })
     }
 

@@ -22,6 +22,28 @@ import Testing
         #expect(WaitFrames.refine(.mutex, leafFirst: semaphoreStack) == "mutex")
         #expect(WaitFrames.refine(.io, leafFirst: semaphoreStack) == "io")
         #expect(WaitFrames.refine(.futex, leafFirst: ["f"]) == "futex")
+        // A mutex wait inside pthread_cond_wait is the condition's waiter re-taking its mutex: the owner stays.
+        let retake = ["__lll_lock_wait", "__pthread_mutex_cond_lock", "__pthread_cond_wait_common", "app.f()"]
+        #expect(WaitFrames.refine(.mutex, leafFirst: retake) == "condition")
+        #expect(WaitFrames.keepsOwner(.mutex, refined: "condition"))
+        #expect(!WaitFrames.keepsOwner(.join, refined: "condition") && !WaitFrames.keepsOwner(.futex, refined: "futex"))
+    }
+
+    @Test func stacksFromMemoryAreCountedByHowTheWalkEnded() throws {
+        let frames: [UInt64] = [1, 2]
+        let sample = { (flags: SampleFlags) in Sample(timestampNs: 0, threadCPUNs: 0, flags: flags, frames: frames) }
+        #expect(MemoryStackCounts([sample([]), sample(.repeated)]) == nil)  // signalled, or no stack: not counted
+        let counts = try #require(MemoryStackCounts([
+            sample(.fromStackMemory), sample([.fromStackMemory, .scannedFrames]),
+            sample([.fromStackMemory, .walkStoppedNoUnwindInfo, .scannedFrames]),
+            sample([.fromStackMemory, .walkStoppedFramePointer]), sample([.fromStackMemory, .walkStoppedUnusable]),
+            sample([]),
+        ]))
+        #expect(counts.samples == 5 && counts.scanned == 2 && counts.stopped == 3)
+        #expect((counts.noUnwindInfo, counts.framePointer, counts.unusable) == (1, 1, 1))
+        let line = try #require(counts.line)
+        #expect(line.contains("3 stopped before the outermost frame (1 no unwind information, 1 frame pointer not known"))
+        #expect(MemoryStackCounts([sample(.fromStackMemory)])?.line == nil)  // all walked to the end: nothing to say
     }
 
     @Test func aWaitGuessedFromMemoryGivesWayToTheStack() {

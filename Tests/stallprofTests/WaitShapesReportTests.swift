@@ -116,6 +116,10 @@ struct WaitShapesReportTests {
         let waited = try #require(waitsFor(blocked).first)
         #expect(waited["certain"] as? Bool == true && waited["name"] as? String == owner)
         #expect(stack(waited).contains("nap"), "\(stack(waited))")
+        // The waiting thread's stacks were read from memory and walked to the outermost frame, as gdb does.
+        let memory = try #require(episode["memoryStacks"] as? [String: Any], "\(episode)")
+        #expect(memory["samples"] as? Int ?? 0 >= 1)
+        #expect((memory["stopped"] as? [String: Int])?.values.allSatisfy { $0 == 0 } == true, "\(memory)")
     }
 
     @Test func aConditionsWaiterRetakingItsMutexNamesTheMutexOwner() throws {

@@ -79,6 +79,18 @@ extension StallReport {
             ("noAppCodeShare", .double(Self.share(profile.noAppCodeShare))),
             ("hints", Self.json(hints: profile.hints)), ("group", .int(e.group)),
             ("markers", .array(e.markers.map { Self.json(marker: $0, withCapture: false) })),
+            ("memoryStacks", e.memoryStacks.map(Self.json(memoryStacks:)) ?? .null),
+        ])
+    }
+
+    /// `{samples, scanned, stopped: {noUnwindInfo, framePointer, unusable}}`.
+    private static func json(memoryStacks m: MemoryStackCounts) -> JSONValue {
+        .object([
+            ("samples", .int(m.samples)), ("scanned", .int(m.scanned)),
+            ("stopped", .object([
+                ("noUnwindInfo", .int(m.noUnwindInfo)), ("framePointer", .int(m.framePointer)),
+                ("unusable", .int(m.unusable)),
+            ])),
         ])
     }
 

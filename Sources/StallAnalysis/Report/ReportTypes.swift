@@ -152,6 +152,8 @@ public struct EpisodeSummary: Sendable {
     public var group: Int
     /// The app's markers within a second of the episode (``StallReport/markerMarginNs``), by start time.
     public var markers: [MarkerSummary] = []
+    /// How its stacks read from memory came out; nil when none was.
+    public var memoryStacks: MemoryStackCounts? = nil
 }
 
 /// Episodes with the same fingerprint: one kind, one state and the same heaviest-stack shape.

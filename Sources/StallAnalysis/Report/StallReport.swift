@@ -192,6 +192,7 @@ public struct StallReport: Sendable {
             samples: stall.samples.count, missedSamples: Int(stall.end?.missedCount ?? 0), tid: stall.begin.threadID,
             profile: profile, blockedOn: blockedOn, group: group)
         episode.pausedMs = Double(stall.pausedNs) / 1e6
+        episode.memoryStacks = MemoryStackCounts(stall.samples)
         episode.runQueueWaitMs = stall.missedRunQueueNs.map { Double($0) / 1e6 }
         return episode
     }
