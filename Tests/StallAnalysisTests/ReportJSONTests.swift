@@ -129,6 +129,12 @@ import Testing
         #expect(ReportFormat.fit("(extension in Swift):Swift.Collection.split(maxSplits: Swift.Int) -> [A]", width: 46)
             == "(extension in Swift):Swift.Collection.split(…)")
         #expect(ReportFormat.fit(String(repeating: "x", count: 90), width: 10).count == 10)
+        // A thread's line: only its function is shortened as a name; the thread's name and tid stay (a specialized
+        // function used to shorten the whole line to the function alone).
+        let frame = "specialized static StallSamples.BlockedWork.holdLock(seconds: Swift.Double) -> ()"
+        let line = ReportFormat.fit("lock-holder [30579] owner: S clock_nanosleep 1.000 s, in ", then: frame, width: 74)
+        #expect(line.hasPrefix("lock-holder [30579] owner: S clock_nanosleep 1.000 s, in specialized") && line.count <= 74, "\(line)")
+        #expect(ReportFormat.fit(String(repeating: "p", count: 90), then: "f()", width: 10).count == 10)
     }
 
     @Test func appCodeRule() {

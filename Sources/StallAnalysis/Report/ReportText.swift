@@ -164,7 +164,7 @@ extension StallReport {
         if let deadlock = b.deadlockSentence {
             lines += Self.wrap(deadlock, first: "    ", indent: "      ")
             for link in b.deadlock {
-                lines.append("      " + ReportFormat.fit("\(link.name) [\(link.tid)] in \(link.frame ?? "?")", width: Self.textWidth - 6))
+                lines.append("      " + ReportFormat.fit("\(link.name) [\(link.tid)] in ", then: link.frame ?? "?", width: Self.textWidth - 6))
             }
         }
         if !b.ownerStack.isEmpty {
@@ -178,8 +178,8 @@ extension StallReport {
         if !candidates.isEmpty {
             lines.append("    candidates (not certain), best first:")
             lines += candidates.map {
-                "      " + ReportFormat.fit("\($0.name.isEmpty ? "thread" : $0.name) [\($0.tid)] \($0.state), in \($0.frame ?? "?")",
-                                         width: Self.textWidth - 6)
+                "      " + ReportFormat.fit("\($0.name.isEmpty ? "thread" : $0.name) [\($0.tid)] \($0.state), in ",
+                                         then: $0.frame ?? "?", width: Self.textWidth - 6)
             }
         }
         return lines + threadLines(b)
@@ -196,8 +196,8 @@ extension StallReport {
             let futexWaits: Set<String> = ["mutex", "dispatch-sync", "join", "rwlock", "semaphore", "group", "condition", "futex"]
             let wait = futexWaits.contains(thread.waitKind) ? "\(thread.waitKind) wait" : thread.detail
             let line = "\(thread.name.isEmpty ? "thread" : thread.name) [\(thread.tid)] \(thread.why): \(thread.state) "
-                + wait + cpu + (thread.frame.map { ", in \($0)" } ?? "")
-            lines.append("      " + ReportFormat.fit(line, width: Self.textWidth - 6))
+                + wait + cpu + (thread.frame == nil ? "" : ", in ")
+            lines.append("      " + ReportFormat.fit(line, then: thread.frame ?? "", width: Self.textWidth - 6))
         }
         let rest = max(0, b.threadsTotal - shown.count)
         if rest > 0 { lines.append("      and \(rest) more thread\(rest == 1 ? "" : "s") (--json lists each)") }
