@@ -2,6 +2,7 @@
 // and /proc/self/fdinfo of the epoll sets it waits on. Watchdog thread only; never signals the waiting thread.
 #define _GNU_SOURCE
 #include "stallcapture_blocked.h"
+#include "stallcapture_support.h"
 #include "files.h"
 
 #include <linux/netlink.h>
@@ -96,6 +97,12 @@ int stallcap_wait_includes_fd(const stallcap_syscall_state *state, int fd) {
 uint32_t stallcap_unix_socket_peer(uint32_t inode) {
     int sock = socket(AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC, NETLINK_SOCK_DIAG);
     if (sock < 0) return 0;
+    // Used and closed only while the number still names this socket (an app may dup2 onto any number).
+    stallcap_fd_identity mine;
+    if (stallcap_fd_identity_of(sock, &mine) != 0) {
+        close(sock);
+        return 0;
+    }
     struct {
         struct nlmsghdr header;
         struct unix_diag_req request;
@@ -107,7 +114,9 @@ uint32_t stallcap_unix_socket_peer(uint32_t inode) {
     struct sockaddr_nl kernel = {.nl_family = AF_NETLINK};
     uint32_t peer = 0;
     long reply[256];  // aligned for the headers read from it
-    if (sendto(sock, &message, sizeof message, 0, (struct sockaddr *)&kernel, sizeof kernel) == (ssize_t)sizeof message) {
+    if (stallcap_fd_has_identity(sock, mine) &&
+        sendto(sock, &message, sizeof message, 0, (struct sockaddr *)&kernel, sizeof kernel) == (ssize_t)sizeof message &&
+        stallcap_fd_has_identity(sock, mine)) {
         ssize_t length = recv(sock, reply, sizeof reply, MSG_DONTWAIT);
         struct nlmsghdr *header = (struct nlmsghdr *)reply;
         if (length > 0 && NLMSG_OK(header, (size_t)length) && header->nlmsg_type == SOCK_DIAG_BY_FAMILY &&
@@ -122,6 +131,6 @@ uint32_t stallcap_unix_socket_peer(uint32_t inode) {
             }
         }
     }
-    close(sock);
+    if (stallcap_fd_has_identity(sock, mine)) close(sock);
     return peer;
 }
