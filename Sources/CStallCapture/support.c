@@ -11,6 +11,7 @@
 #include <pthread.h>
 #include <link.h>
 #include <stdlib.h>
+#include <sys/auxv.h>
 #include <string.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -181,3 +182,5 @@ uint64_t stallcap_image_generation(void) {
     dl_iterate_phdr(visit, &ctx);
     return ctx.adds;
 }
+
+uint64_t stallcap_vdso_address(void) { return (uint64_t)getauxval(AT_SYSINFO_EHDR); }

@@ -6,6 +6,8 @@ public struct Capture: Sendable {
     public var process: ProcessRecord?
     /// Every image the file lists, in file order (an image listed twice appears once).
     public var images: [ImageRecord]
+    /// Images copied from memory (the vDSO), in file order. Default: none (older writers copied none).
+    public var imageContents: [ImageContentsRecord] = []
     /// Stalls in the order they began.
     public var stalls: [Stall]
     /// True when the watchdog stopped and closed the file; false after a crash or kill.

@@ -156,6 +156,8 @@ public enum CaptureReader {
                 }
             case .threads(let threads):
                 if let index = stallIndex[threads.stallID] { capture.stalls[index].threads.append(threads) }
+            case .imageContents(let contents):
+                if !capture.imageContents.contains(contents) { capture.imageContents.append(contents) }
             case .close(let timestampNs):
                 capture.closedCleanly = true
                 capture.closedAtNs = timestampNs
@@ -230,6 +232,12 @@ public enum CaptureReader {
                 ownerFrames: frames, queueLabel: c.remaining > 0 ? try c.string() : ""))
         case .threads:
             return .threads(try ThreadsRecord.decode(&c))
+        case .imageContents:
+            let address = try c.u64(), path = try c.string(), bytes = try c.byteField()
+            guard bytes.count <= ImageContentsRecord.maxBytes else {
+                throw c.error("image contents of \(bytes.count) bytes (at most \(ImageContentsRecord.maxBytes))")
+            }
+            return .imageContents(ImageContentsRecord(address: address, path: path, bytes: bytes))
         case .close:
             return .close(timestampNs: try c.u64())
         case .marker:

@@ -21,7 +21,7 @@ public enum CaptureFormat {
     /// Record type codes.
     enum RecordType: UInt8 {
         case process = 1, image = 2, stallBegin = 3, sample = 4, stallEnd = 5, close = 6, blockedOn = 7, dropped = 8, marker = 9
-        case signalMask = 10, threads = 11
+        case signalMask = 10, threads = 11, imageContents = 12
     }
 
     /// The file header: magic, version, two reserved bytes, four reserved bytes.
@@ -161,6 +161,11 @@ extension CaptureRecord {
         case .threads(let t):
             type = .threads
             t.encode(into: &out)
+        case .imageContents(let image):
+            type = .imageContents
+            out.appendLE(image.address)
+            out.appendString(image.path)
+            out.appendBytes(image.bytes)
         case .close(let timestampNs):
             type = .close
             out.appendLE(timestampNs)

@@ -261,4 +261,6 @@ public enum CaptureRecord: Sendable, Equatable {
     case signalMask(SignalMaskRecord)
     /// Every thread of the process during a blocked episode (type 11; older readers skip it).
     case threads(ThreadsRecord)
+    /// The bytes of an image without a file, the vDSO (type 12; older readers skip it).
+    case imageContents(ImageContentsRecord)
 }

@@ -91,6 +91,7 @@ final class WatchdogLoop {
             reportOnce("capture-" + kind, "\(writer.path): \(reason)")
         }
         appendImagesIfChanged(force: true)
+        if let vdso = VDSOImage.current() { writer.append(.imageContents(vdso)) }
         flush()
         var lastSeenPing: UInt64 = 0
         var pauses = PauseDetector(

@@ -68,6 +68,12 @@ import Testing
         #expect(SwiftDemangler.readable("main") == "main")
     }
 
+    @Test func aPLTStubOfASwiftFunctionDemanglesWithItsSuffixKept() {
+        #expect(StackTransforms.demangled("$s4main3fooyyF@plt") == "main.foo() -> ()@plt")
+        #expect(StackTransforms.demangled("$s4main3fooyyF@plt_[j]") == "main.foo() -> ()@plt_[j]")
+        #expect(StackTransforms.demangled("memcpy@plt") == "memcpy@plt")
+    }
+
     @Test func simplifiesWithTheToolchainsLibrary() throws {
         try #require(SwiftDemangler.canSimplify, "libswiftDemangle.so ships with the toolchain that built this test")
         #expect(SwiftDemangler.simplified("$s12StallSamples8BusyWorkO7descend_5untilS2i_s6UInt64VtFZ")

@@ -1,4 +1,5 @@
 import Foundation
+import StallAnalysis
 import StallFormat
 import Testing
 
@@ -19,6 +20,27 @@ import Testing
         _ = try CLI.run(["--stall", "busy", "--stall-ms", "400", "--output", busy], environment: env, executable: Self.demo)
         _ = try CLI.run(["--stall", "blocked", "--stall-ms", "400", "--output", blocked], environment: env, executable: Self.demo)
         return (busy, blocked)
+    }
+
+    /// The vDSO is a file on no disk: the watchdog puts a copy in the capture (type 12) and its frames are named
+    /// from it, as perf names them, not `[vdso]`. Every address of the copy's text is looked up (samples land in
+    /// the vDSO about 1 % of the demo's busy time: too seldom to count on); a fold of the capture has no `[vdso]`.
+    @Test func vdsoFramesAreNamedFromTheCopyInTheCapture() throws {
+        let busy = CLI.temporary("fold-vdso.stalls")
+        defer { unlink(busy) }
+        let env = [EnvironmentName.threshold: "100", EnvironmentName.interval: "5"]
+        _ = try CLI.run(["--stall", "busy", "--stall-ms", "400", "--output", busy], environment: env, executable: Self.demo)
+        let capture = try CaptureReader.parse(Array(try Data(contentsOf: URL(fileURLWithPath: busy))), source: busy)
+        let copy = try #require(capture.imageContents.first, "no image contents record")
+        let vdso = try #require(capture.images.first { $0.start <= copy.address && copy.address < $0.end })
+        #expect(vdso.path.hasPrefix("linux-vdso"), "\(vdso.path)")
+        let symbolizer = Symbolizer(capture: capture)
+        let names = Set(stride(from: vdso.start, to: vdso.end, by: 4).map { symbolizer.name(for: $0, isReturnAddress: false) })
+        #expect(names.contains("__vdso_clock_gettime") || names.contains("__kernel_clock_gettime"), "\(names)")
+        // Without the copy (a capture from an older writer), perf's name.
+        #expect(Symbolizer(images: capture.images).name(for: copy.address + 0x800, isReturnAddress: false) == "[vdso]")
+        let folded = try stallprof(["fold", busy])
+        #expect(folded.status == 0 && !folded.out.contains("[vdso]"), "\(folded.out)")
     }
 
     @Test func foldPrintsSortedDemangledStacksAndFiltersByState() throws {

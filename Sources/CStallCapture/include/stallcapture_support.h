@@ -94,6 +94,9 @@ void stallcap_track_capture(int fd, uint64_t dev, uint64_t ino);
 /// and forgets it.
 void stallcap_close_tracked_capture(void);
 
+/// Where the kernel mapped this process's vDSO (`getauxval(AT_SYSINFO_EHDR)`), or 0 when it has none.
+uint64_t stallcap_vdso_address(void);
+
 #ifdef __cplusplus
 }
 #endif

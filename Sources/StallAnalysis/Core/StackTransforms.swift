@@ -75,8 +75,8 @@ public struct StackTransforms: Sendable {
         return frames.joined(separator: ";")
     }
 
-    /// One frame demangled, an annotation suffix kept after the readable name and a `module`` prefix (macOS
-    /// `sample`) before it; `;` in the result becomes `:`.
+    /// One frame demangled, an annotation suffix and a PLT stub's `@plt` kept after the readable name and a
+    /// `module`` prefix (macOS `sample`) before it; `;` in the result becomes `:`.
     static func demangled(_ frame: String) -> String {
         var name = Substring(frame)
         var prefix = ""
@@ -88,6 +88,10 @@ public struct StackTransforms: Sendable {
         if let annotation = annotations.first(where: { frame.hasSuffix($0) }) {
             name = name.dropLast(annotation.count)
             suffix = annotation
+        }
+        if name.hasSuffix("@plt") {  // a PLT stub, named after the function it jumps to
+            name = name.dropLast(4)
+            suffix = "@plt" + suffix
         }
         guard let readable = SwiftDemangler.demangle(String(name)) else { return frame }
         return prefix + String(readable.map { $0 == ";" ? ":" : $0 }) + suffix

@@ -10,7 +10,7 @@ public enum TimelineBuilder {
         capture.warnings.forEach { diagnostics.warn($0) }
         let origin = capture.originNs
         let relative = { (ns: UInt64) in ns &- min(ns, origin) }
-        let symbolizer = Symbolizer(images: capture.images, options: options.symbolizer)
+        let symbolizer = Symbolizer(capture: capture, options: options.symbolizer)
         let architecture = SyscallNames.architecture(ofExecutable: capture.process?.executable)
         let rule = AppCodeRule(images: capture.images, executable: capture.process?.executable)
         let interval = capture.process?.sampleIntervalNs

@@ -127,7 +127,7 @@ public struct StallCaptureImporter: StackImporter {
             diagnostics.warn("\(capture.source): \(what) \(stall.id) is unfinished (the file ends during it); "
                 + "its \(stall.samples.count) samples are kept")
         }
-        let symbolizer = Symbolizer(images: capture.images, options: options.symbolizer)
+        let symbolizer = Symbolizer(capture: capture, options: options.symbolizer)
         for stall in capture.stalls where options.accepts(stall) {
             for sample in stall.samples where !sample.frames.isEmpty && options.accepts(sample, of: stall) {
                 body(TruncatedStack.names(symbolizer.rootFirstNames(leafFirst: sample.frames), of: sample))

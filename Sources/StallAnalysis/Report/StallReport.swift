@@ -110,7 +110,7 @@ public struct StallReport: Sendable {
                 recordedNs: StallReport.recordedNs(capture))
             summary.markersLost = capture.droppedMarkersByThread.map { ($0.key, $0.value) }
                 .sorted { ($0.count, $1.tid) > ($1.count, $0.tid) }
-            let symbolizer = Symbolizer(images: capture.images, options: options.capture.symbolizer)
+            let symbolizer = Symbolizer(capture: capture, options: options.capture.symbolizer)
             let rule = AppCodeRule(
                 images: capture.images, executable: capture.process?.executable, appModules: options.appModules)
             summary.appModules = rule.appModules

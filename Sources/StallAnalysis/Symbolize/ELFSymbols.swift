@@ -15,6 +15,8 @@ final class ELFSymbols {
 
     private var base: UnsafeRawPointer?
     private var size = 0
+    /// True when `base` was allocated (an image from a capture's bytes), false when it maps a file.
+    private var allocated = false
     /// Function symbols sorted by address: start, end (exclusive), and the file offset of the name.
     private var starts: [UInt64] = []
     private var ends: [UInt64] = []
@@ -39,7 +41,23 @@ final class ELFSymbols {
         guard parse() else { return nil }
     }
 
-    deinit { if let base { munmap(UnsafeMutableRawPointer(mutating: base), size) } }
+    /// Parses an image copied from memory (``ImageContentsRecord``); `path` names it. Nil when the bytes are not
+    /// a 64-bit little-endian ELF file.
+    init?(bytes: [UInt8], path: String) {
+        self.path = path
+        guard bytes.count >= 64 else { return nil }
+        let copy = UnsafeMutableRawPointer.allocate(byteCount: bytes.count, alignment: 16)
+        bytes.withUnsafeBytes { copy.copyMemory(from: $0.baseAddress!, byteCount: bytes.count) }
+        allocated = true
+        base = UnsafeRawPointer(copy)
+        size = bytes.count
+        guard parse() else { return nil }
+    }
+
+    deinit {
+        guard let base else { return }
+        if allocated { UnsafeMutableRawPointer(mutating: base).deallocate() } else { munmap(UnsafeMutableRawPointer(mutating: base), size) }
+    }
 
     private func u16(_ offset: Int) -> UInt16 { base!.loadUnaligned(fromByteOffset: offset, as: UInt16.self) }
     private func u32(_ offset: Int) -> UInt32 { base!.loadUnaligned(fromByteOffset: offset, as: UInt32.self) }

@@ -24,15 +24,25 @@ public final class Symbolizer {
     /// Options in use.
     public let options: SymbolizerOptions
     private let images: [ImageRecord]
+    private let contents: [ImageContentsRecord]
     private var files: [String: ELFSymbols?] = [:]
     private var cache: [UInt64: String] = [:]
     /// Problems found (a missing file, a build-id that no longer matches), once per image.
     public private(set) var warnings: [String] = []
 
-    /// Creates a symbolizer for one capture's images.
-    public init(images: [ImageRecord], options: SymbolizerOptions = SymbolizerOptions()) {
+    /// Creates a symbolizer for one capture's images; `contents` are images copied from memory (the vDSO), read
+    /// in place of files.
+    public init(
+        images: [ImageRecord], contents: [ImageContentsRecord] = [], options: SymbolizerOptions = SymbolizerOptions()
+    ) {
         self.images = images.sorted { $0.start < $1.start }
+        self.contents = contents
         self.options = options
+    }
+
+    /// Creates a symbolizer for `capture`'s images and image contents.
+    public convenience init(capture: Capture, options: SymbolizerOptions = SymbolizerOptions()) {
+        self.init(images: capture.images, contents: capture.imageContents, options: options)
     }
 
     /// The image whose loaded range contains `address`.
@@ -108,9 +118,9 @@ public final class Symbolizer {
 
     private func resolve(_ address: UInt64) -> String {
         guard let image = image(containing: address) else { return "[unknown]" }
-        // The vDSO is not a file; perf names its frames the same way.
-        if image.path.hasPrefix("linux-vdso") || image.path == "[vdso]" { return "[vdso]" }
-        let basename = image.path.split(separator: "/").last.map(String.init) ?? image.path
+        // The vDSO is no file: its symbols come from the copy in the capture; without one, perf's name.
+        let vdso = image.path.hasPrefix("linux-vdso") || image.path == "[vdso]"
+        let basename = vdso ? "vdso" : image.path.split(separator: "/").last.map(String.init) ?? image.path
         guard let elf = symbols(for: image),
             let (symbol, offset, isPLT) = elf.symbol(containing: address &- image.loadBias)
         else { return "[\(basename)]" }
@@ -125,6 +135,16 @@ public final class Symbolizer {
 
     private func symbols(for image: ImageRecord) -> ELFSymbols? {
         if let loaded = files[image.path] { return loaded }
+        if let copy = contents.first(where: { image.start <= $0.address && $0.address < image.end }) {
+            var elf = ELFSymbols(bytes: copy.bytes, path: image.path)
+            if let file = elf, !image.buildID.isEmpty, file.buildID != image.buildID { elf = nil }  // not this image's
+            files[image.path] = elf
+            return elf
+        }
+        if image.path.hasPrefix("linux-vdso") || image.path == "[vdso]" {
+            files[image.path] = .some(nil)  // no file to read, and no warning: perf's `[vdso]`
+            return nil
+        }
         var elf = ELFSymbols(path: image.path)
         if elf == nil {
             warnings.append("\(image.path): cannot read the file; its frames stay unresolved")
