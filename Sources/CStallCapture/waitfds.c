@@ -15,6 +15,7 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
+#include <stdatomic.h>
 #include <unistd.h>
 
 // libdispatch's descriptor that wakes a run loop for the main queue (an eventfd on Linux). Weak: a process
@@ -93,8 +94,9 @@ int stallcap_wait_includes_fd(const stallcap_syscall_state *state, int fd) {
 }
 
 // One sock_diag request for the Unix socket `inode` with its peer (the kernel answers during sendto, so the reply is
-// read without waiting). A netlink socket of our own, closed before returning.
-uint32_t stallcap_unix_socket_peer(uint32_t inode) {
+// read without waiting). A netlink socket of our own, closed before returning. The descriptor checks narrow, not
+// close, the window in which an app's dup2 onto the same number could make it another file.
+static uint32_t query_peer(uint32_t inode) {
     int sock = socket(AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC, NETLINK_SOCK_DIAG);
     if (sock < 0) return 0;
     // Used and closed only while the number still names this socket (an app may dup2 onto any number).
@@ -133,4 +135,32 @@ uint32_t stallcap_unix_socket_peer(uint32_t inode) {
     }
     if (stallcap_fd_has_identity(sock, mine)) close(sock);
     return peer;
+}
+
+// 1: sock_diag answered the probe; -1: it did not (no unix_diag in the kernel, a security policy): never asked again.
+static _Atomic int unix_diag_state;
+
+// Asks for the peer of a socketpair of the watchdog's own: whether the kernel answers at all.
+static int probe_unix_diag(void) {
+    int pair[2];
+    if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair) != 0) return -1;
+    stallcap_fd_identity ends[2];
+    int known = stallcap_fd_identity_of(pair[0], &ends[0]) == 0 && stallcap_fd_identity_of(pair[1], &ends[1]) == 0;
+    int works = known && query_peer((uint32_t)ends[0].ino) == (uint32_t)ends[1].ino;
+    for (int i = 0; i < 2; i++) {
+        if (known && stallcap_fd_has_identity(pair[i], ends[i])) close(pair[i]);
+    }
+    return works ? 1 : -1;
+}
+
+uint32_t stallcap_unix_socket_peer(int fd, uint32_t inode) {
+    int domain = 0;
+    socklen_t length = sizeof domain;
+    if (getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &domain, &length) != 0 || domain != AF_UNIX) return 0;
+    int state = unix_diag_state;
+    if (state == 0) {
+        state = probe_unix_diag();
+        unix_diag_state = state;
+    }
+    return state > 0 ? query_peer(inode) : 0;
 }

@@ -7,7 +7,7 @@ import Glibc
 /// to the waiter, inside the uninstrumented standard library, so ThreadSanitizer never sees the hand-over and
 /// reports a race on the value it guards (seen in CI: the `dispatch_sync` experiment's state). A pthread mutex is
 /// one ThreadSanitizer intercepts; it costs the same uncontended.
-final class Locked<Value: ~Copyable>: @unchecked Sendable {
+final class Locked<Value: ~Copyable & Sendable>: @unchecked Sendable {
     private let mutex: UnsafeMutablePointer<pthread_mutex_t>
     private var value: Value
 

@@ -88,7 +88,7 @@ enum SyscallDetail {
     static func describeFD(_ fd: Int32) -> String {
         guard let target = fdTarget(fd) else { return "fd \(fd)" }
         guard target.hasPrefix("socket:["), let inode = UInt32(target.dropFirst(8).dropLast()),
-            case let peer = stallcap_unix_socket_peer(inode), peer != 0
+            case let peer = stallcap_unix_socket_peer(fd, inode), peer != 0
         else { return "fd \(fd) (\(target))" }
         return "fd \(fd) (\(target), peer socket:[\(peer)])"
     }

@@ -135,6 +135,10 @@ import Testing
         let line = ReportFormat.fit("lock-holder [30579] owner: S clock_nanosleep 1.000 s, in ", then: frame, width: 74)
         #expect(line.hasPrefix("lock-holder [30579] owner: S clock_nanosleep 1.000 s, in specialized") && line.count <= 74, "\(line)")
         #expect(ReportFormat.fit(String(repeating: "p", count: 90), then: "f()", width: 10).count == 10)
+        // A line that fits is whole, also without a function (a thread without a stack).
+        let frameless = String(repeating: "t", count: 74)
+        #expect(ReportFormat.fit(frameless, then: "", width: 74) == frameless)
+        #expect(ReportFormat.fit("a [1] ", then: "f()", width: 9) == "a [1] f()")
     }
 
     @Test func appCodeRule() {

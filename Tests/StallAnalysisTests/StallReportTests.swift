@@ -123,6 +123,30 @@ import Testing
         #expect(text.contains("\n40  ") && !text.contains("\n41  ") && text.contains("(61 more episodes; --json lists every one)"))
     }
 
+    @Test func stacksReadFromMemoryAreCountedInTheTextAndTheJSON() throws {
+        // Two alike blocked stalls, each with a stack read from memory whose walk stopped; summed for the group.
+        var body: [CaptureRecord] = []
+        for id in UInt32(1)...2 {
+            var episode = ReportFixtures.episode(id, at: UInt64(id) * 2_000, durationMs: 500, state: .blocked, cpuPerMille: 0,
+                                                 samples: [[ReportFixtures.pass, ReportFixtures.system]])
+            if case .sample(var sample) = episode[1] {
+                sample.flags = [.fromStackMemory, .walkStoppedNoUnwindInfo, .scannedFrames]
+                episode[1] = .sample(sample)
+            }
+            body += episode
+        }
+        let capture = try ReportFixtures.capture(ReportFixtures.records(body), name: "memory-stacks")
+        let report = StallReport(captures: [capture])
+        #expect(report.episodes.map(\.memoryStacks?.noUnwindInfo) == [1, 1])
+        let text = report.text()
+        #expect(text.contains("stacks read from memory: 2; 2 stopped before the outermost frame (2 no unwind"), "\(text)")
+        let root = try #require(try JSONSerialization.jsonObject(with: Data(report.json().utf8)) as? [String: Any])
+        let episode = try #require((root["episodes"] as? [[String: Any]])?.first)
+        let memory = try #require(episode["memoryStacks"] as? [String: Any])
+        #expect(memory["samples"] as? Int == 1 && memory["scanned"] as? Int == 1)
+        #expect(memory["stopped"] as? [String: Int] == ["noUnwindInfo": 1, "framePointer": 0, "unusable": 0])
+    }
+
     @Test func textFitsEightyColumnsAndNamesTheSections() throws {
         let text = try report().text()
         for line in text.split(separator: "\n") { #expect(line.count <= 80, "\(line)") }

@@ -83,6 +83,7 @@ final class Shapes: @unchecked Sendable {
         return (newMutex(), condition, done)
     }
 
+    /// Destroys and frees what ``newCondition()`` made.
     static func free(
         _ mutex: UnsafeMutablePointer<pthread_mutex_t>, _ condition: UnsafeMutablePointer<pthread_cond_t>,
         _ done: UnsafeMutablePointer<Bool>

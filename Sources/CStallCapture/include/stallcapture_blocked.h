@@ -56,10 +56,12 @@ int stallcap_fd_target(int fd, char *target, size_t size);
 
 /// True (1) when descriptor `fd` of this process is an epoll set (`anon_inode:[eventpoll]`).
 int stallcap_fd_is_epoll(int fd);
-/// The inode of the other end of Unix socket `inode` (a socketpair's, or a connection's), asked of the kernel with
-/// one sock_diag request on a netlink socket of the caller's own (opened and closed here; never waits); 0 when it
-/// has none or the kernel does not say. Watchdog thread only.
-uint32_t stallcap_unix_socket_peer(uint32_t inode);
+/// The inode of the other end of the socket `fd` (inode `inode`) when it is a Unix socket (a socketpair's end, or a
+/// connection's), asked of the kernel with one sock_diag request on a netlink socket of the caller's own (opened
+/// and closed here; the reply is read without waiting); 0 when it is no Unix socket, has no peer, or the kernel
+/// does not say. The first call probes sock_diag on a socketpair of its own; when that fails (no unix_diag in the
+/// kernel, a security policy refusing it) no request is made again. Watchdog thread only.
+uint32_t stallcap_unix_socket_peer(int fd, uint32_t inode);
 /// libdispatch's descriptor that wakes a run loop when work is posted to the main queue, or -1 (no libdispatch).
 /// Call it only once a run loop services the main queue (it creates the descriptor otherwise).
 int stallcap_main_queue_fd(void);

@@ -32,6 +32,18 @@ public struct MemoryStackCounts: Sendable, Equatable {
         if self.samples == 0 { return nil }
     }
 
+    /// The counts of several episodes together (a group's); nil when none has any.
+    init?(summing parts: [MemoryStackCounts]) {
+        guard !parts.isEmpty else { return nil }
+        for part in parts {
+            samples += part.samples
+            scanned += part.scanned
+            noUnwindInfo += part.noUnwindInfo
+            framePointer += part.framePointer
+            unusable += part.unusable
+        }
+    }
+
     /// The text report's line, only when some walk stopped or some frame was scanned: `stacks read from memory: 93;
     /// 5 stopped before the outermost frame (3 no unwind information, 2 frame pointer not known); 5 with scanned
     /// frames`.

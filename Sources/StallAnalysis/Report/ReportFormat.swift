@@ -80,16 +80,17 @@ enum ReportFormat {
         return String(repeating: "0", count: max(0, width - text.count)) + text
     }
 
-    /// `name` shortened to at most `width` characters: first a private name's discriminator and the return type
-    /// go, then a specialization's prefix becomes `specialized`, then the contents of parameter lists and generic
-    /// arguments become `…`, then the end is cut with `…`.
     /// `prefix` followed by `function` shortened to what is left of `width` (only the function is shortened as a
-    /// name; a prefix longer than the width is cut with `…`).
+    /// name; a prefix longer than the width is cut with `…`). A line that fits is returned whole.
     static func fit(_ prefix: String, then function: String, width: Int) -> String {
+        guard prefix.count + function.count > width else { return prefix + function }
         guard prefix.count < width - 1 else { return String(prefix.prefix(max(0, width - 1))) + "…" }
         return prefix + fit(function, width: width - prefix.count)
     }
 
+    /// `name` shortened to at most `width` characters: first a private name's discriminator and the return type
+    /// go, then a specialization's prefix becomes `specialized`, then the contents of parameter lists and generic
+    /// arguments become `…`, then the end is cut with `…`.
     static func fit(_ name: String, width: Int) -> String {
         guard name.count > width, width > 1 else { return name }
         if name.hasSuffix("@plt") && width > 5 { return fit(String(name.dropLast(4)), width: width - 4) + "@plt" }

@@ -114,7 +114,9 @@ extension StallReport {
                 + Self.samples(profile.analyzedSamples)
         }
         var lines = Self.wrap(heading, indent: "  ") + missed(members)
-        if members.count == 1, let line = first.memoryStacks?.line { lines += Self.wrap(line, first: "  ", indent: "    ") }
+        if let line = MemoryStackCounts(summing: members.compactMap(\.memoryStacks))?.line {
+            lines += Self.wrap(line, first: "  ", indent: "    ")
+        }
         let blocked = (members.lazy.compactMap(\.blockedOn).first.map(blockedLines) ?? []) + timelines(members)
         let hints = profile.hints.flatMap { Self.wrap("hint: " + $0.text, first: "  ", indent: "    ") }
         guard profile.analyzedSamples > 0 else { return lines + ["  no samples with a stack"] + hints + blocked }
