@@ -33,7 +33,9 @@ let package = Package(
         .target(name: "StallFormat"),
         .target(name: "StallProfiler", dependencies: ["CStallCapture", "StallFormat"]),
         // The flame graph's script is FlameGraph/FlameGraphScript.js, compiled in by the EmbedText plugin.
-        .target(name: "StallAnalysis", dependencies: ["StallFormat"], plugins: ["EmbedText"]),
+        // The Swift runtime's demangler by a link-time reference (found in static builds too).
+        .target(name: "CSwiftDemangle"),
+        .target(name: "StallAnalysis", dependencies: ["StallFormat", "CSwiftDemangle"], plugins: ["EmbedText"]),
         .executableTarget(name: "stallprof-embed-text", path: "tools/embed-text"),
         .plugin(name: "EmbedText", capability: .buildTool(), dependencies: ["stallprof-embed-text"]),
         // Child subreaper for bisect's process runner (not capture code).

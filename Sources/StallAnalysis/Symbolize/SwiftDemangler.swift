@@ -1,19 +1,12 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import CSwiftDemangle
 import StallFormat
 
-/// Demangles Swift symbols with the runtime's own `swift_demangle` (exported by libswiftCore.so).
+/// Demangles Swift symbols with the runtime's own `swift_demangle`, linked in (libswiftCore.so, or the static
+/// runtime of a `--static-swift-stdlib` build: the same names either way).
 public enum SwiftDemangler {
-    private typealias DemangleFunction = @convention(c) (
-        UnsafePointer<CChar>?, Int, UnsafeMutablePointer<CChar>?, UnsafeMutablePointer<Int>?, UInt32
-    ) -> UnsafeMutablePointer<CChar>?
-
-    private static let function: DemangleFunction? = {
-        guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "swift_demangle") else { return nil }
-        return unsafeBitCast(symbol, to: DemangleFunction.self)
-    }()
-
     /// True when `name` looks like a mangled Swift symbol (`$s`, `_$s`, `$S`, `_T0`, and their `@plt`-free forms).
     public static func isMangled(_ name: String) -> Bool {
         name.hasPrefix("$s") || name.hasPrefix("_$s") || name.hasPrefix("$S") || name.hasPrefix("_$S")
@@ -22,9 +15,9 @@ public enum SwiftDemangler {
 
     /// The demangled form of `name`, or nil when it is not a Swift symbol or cannot be demangled.
     public static func demangle(_ name: String) -> String? {
-        guard isMangled(name), let function else { return nil }
+        guard isMangled(name) else { return nil }
         return name.withCString { pointer -> String? in
-            guard let result = function(pointer, strlen(pointer), nil, nil, 0) else { return nil }
+            guard let result = stallprof_swift_demangle(pointer, strlen(pointer), nil, nil, 0) else { return nil }
             defer { free(result) }
             return String(cString: result)
         }
