@@ -5,12 +5,15 @@ import StallAnalysis
 import StallBisect
 
 /// stallprof: the analyzer. A tiny root command; each subcommand lives in its own file.
-/// Exit codes: 0 ok, 1 failure, 64 usage, 65 bad data (sysexits.h); bisect's own: 3, 4, 5; check's 125.
+/// Exit codes: 0 ok, 1 failure, 64 usage, 65 bad data, 66 an input that cannot be opened or read (sysexits.h);
+/// bisect's own: 3, 4, 5; check's 125.
 enum ExitCode {
     static let success: Int32 = 0
     static let failure: Int32 = 1
     static let usage: Int32 = 64
     static let dataError: Int32 = 65
+    /// An input that does not exist or cannot be read (EX_NOINPUT).
+    static let noInput: Int32 = 66
     /// bisect: with nothing disabled the command does not freeze.
     static let notReproducible: Int32 = 3
     /// bisect: with everything disabled the command still freezes.
@@ -75,7 +78,8 @@ func usageError(_ message: String, command: String?) -> Int32 {
         if case .usage = error { return usageError("\(error)", command: command.name) }
         Output.error("error: \(error)")
         switch error {
-        case .badData, .input: return ExitCode.dataError  // an input that is missing or unreadable is bad data too
+        case .badData: return ExitCode.dataError
+        case .input: return ExitCode.noInput
         case .usage: return ExitCode.usage
         case .output: return ExitCode.failure
         }

@@ -42,9 +42,9 @@ import Testing
         let (empty, svg, stderr) = try Self.run(["flamegraph", "-"], input: "")
         #expect(empty == 0 && svg.contains("ERROR: No valid input") && stderr.contains("<stdin>: empty input"))
         #expect(try Self.run(["flamegraph", "-"], input: "this is not a profile\n").0 == 65)
-        // A missing input is bad data, as for fold (exit 65), and the message names it.
+        // A missing input is no input (sysexits' EX_NOINPUT, 66), as for fold, and the message names it.
         let (missing, _, missingError) = try Self.run(["flamegraph", "/nonexistent/file"])
-        #expect(missing == 65 && missingError.contains("/nonexistent/file"))
+        #expect(missing == 66 && missingError.contains("/nonexistent/file"))
     }
 
     @Test func diffThenDifferentialGraph() throws {

@@ -104,7 +104,7 @@ import Testing
         let short = try stallprof(["report", "--simplify-names", "--state", "busy", busy])
         #expect(short.out.contains("BusyWork.burn(until:)") && !short.out.contains("Swift.UInt64"))
         #expect(try stallprof(["report", "--top", "0", busy]).status == 64)
-        #expect(try stallprof(["report", "/nonexistent.stalls"]).status == 65)
+        #expect(try stallprof(["report", "/nonexistent.stalls"]).status == 66)
     }
 
     @Test func truncatedCaptureFoldsWithAWarning() throws {
@@ -143,7 +143,7 @@ import Testing
         #expect(corruptResult.status == 65)
         #expect(corruptResult.err.contains("\(corrupt): byte 16"))
         let missing = try stallprof(["fold", "/nonexistent/file.stalls"])
-        #expect(missing.status == 65)
+        #expect(missing.status == 66)  // sysexits' EX_NOINPUT
         #expect(missing.err.contains("/nonexistent/file.stalls"))
 
         // No FILE: standard input when it is not a terminal (the test runner's is not); a terminal is a usage

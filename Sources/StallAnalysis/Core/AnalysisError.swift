@@ -1,6 +1,6 @@
 /// Errors of the analysis library. The CLI maps each kind to an exit code in one place.
 public enum AnalysisError: Error, CustomStringConvertible, Equatable {
-    /// An input could not be opened or read (exit 65 in the CLI, like bad data).
+    /// An input could not be opened or read (exit 66 in the CLI, sysexits' EX_NOINPUT).
     case input(path: String, reason: String)
     /// An input is not in the expected format or is corrupt: `path`, a position (line or byte) and a reason
     /// (exit 65).
