@@ -34,6 +34,9 @@ let subcommands: [Subcommand] = [
 
 let rootUsage = UsageText.root(subcommands)
 
+/// What `--version` and `-V` print.
+let version = "stallprof 0.1.0"
+
 /// A usage error: one line saying what is wrong, then where the help is (never the whole usage).
 func usageError(_ message: String, command: String?) -> Int32 {
     let help = command.map { "stallprof \($0) --help" } ?? "stallprof --help"
@@ -59,8 +62,8 @@ func usageError(_ message: String, command: String?) -> Int32 {
         print(command.usage)
         return ExitCode.success
     }
-    if name == "--version" {
-        print("stallprof 0.1.0")
+    if name == "--version" || name == "-V" {
+        print(version)
         return ExitCode.success
     }
     guard let command = subcommands.first(where: { $0.name == name }) else {
@@ -71,6 +74,9 @@ func usageError(_ message: String, command: String?) -> Int32 {
         return ExitCode.success
     } catch is HelpRequested {
         print(command.usage)
+        return ExitCode.success
+    } catch is VersionRequested {
+        print(version)
         return ExitCode.success
     } catch let error as UsageError {
         return usageError(error.message, command: command.name)

@@ -142,6 +142,11 @@ import Testing
         let corruptResult = try stallprof(["fold", "--format", "stallprof", corrupt])
         #expect(corruptResult.status == 65)
         #expect(corruptResult.err.contains("\(corrupt): byte 16"))
+        // The version, as perf and inferno users ask for it: -V, and after a subcommand too.
+        for arguments in [["--version"], ["-V"], ["fold", "--version"], ["report", "-V"]] {
+            let asked = try stallprof(arguments)
+            #expect(asked.status == 0 && asked.out.hasPrefix("stallprof "), "\(arguments): \(asked)")
+        }
         let missing = try stallprof(["fold", "/nonexistent/file.stalls"])
         #expect(missing.status == 66)  // sysexits' EX_NOINPUT
         #expect(missing.err.contains("/nonexistent/file.stalls"))

@@ -13,6 +13,9 @@ protocol Subcommand {
 /// A request for help: the usage is printed to standard output, exit code 0.
 struct HelpRequested: Error {}
 
+/// A request for the version (`--version`, `-V`, after any subcommand too): printed to standard output, exit 0.
+struct VersionRequested: Error {}
+
 /// What the parser hands a command: its options, filled in from the declarations, and the other arguments.
 struct Invocation<Root> {
     /// The options, starting from the command's defaults.
@@ -79,6 +82,7 @@ struct Command<Root>: Subcommand {
                 break
             }
             if argument == "-h" || argument == "--help" { throw HelpRequested() }
+            if argument == "-V" || argument == "--version" { throw VersionRequested() }
             guard argument.hasPrefix("-"), argument != "-" else {
                 invocation.positionals.append(argument)
                 continue

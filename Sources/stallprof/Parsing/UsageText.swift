@@ -31,7 +31,8 @@ enum UsageText {
         var lines = ["USAGE: stallprof <subcommand> [options]", "", "SUBCOMMANDS:"]
         for command in commands { lines += row(command.name, command.abstract, indent: 2, column: 14) }
         lines.append("")
-        lines += wrap("'stallprof help <subcommand>' (or 'stallprof <subcommand> --help') shows its options.", indent: 0)
+        lines += wrap("'stallprof help <subcommand>' (or 'stallprof <subcommand> --help') shows its options; "
+            + "'stallprof --version' (or -V, after any subcommand too) prints the version.", indent: 0)
         return lines.joined(separator: "\n")
     }
 
