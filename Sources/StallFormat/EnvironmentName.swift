@@ -18,4 +18,6 @@ public enum EnvironmentName {
     public static let runID = "STALLPROF_RUN_ID"
     /// `1` makes the golden-file tests rewrite their expected files instead of comparing (tests only).
     public static let bless = "STALLPROF_BLESS"
+    /// Directories of debug files for `stallprof`'s symbolizer, colon-separated, searched before `--debug-dir`'s.
+    public static let debugDirectories = "STALLPROF_DEBUG_DIRS"
 }

@@ -39,6 +39,11 @@ enum SharedOptions {
                 + "toolchain's libswiftDemangle.so is found") { $0.simplifyNames = true },
             .flag("--offsets", help: "append +0xOFFSET to resolved function names") { $0.showOffsets = true },
             .flag("--no-demangle", help: "keep Swift symbols mangled") { $0.demangle = false },
+            .value("--debug-dir", value: "DIR", help: "look for debug files in DIR by build-id (DIR/.build-id/ab/"
+                + "cdef.debug, DIR/NAME.debug, DIR/NAME) for images missing, rebuilt or stripped; repeatable; "
+                + "also STALLPROF_DEBUG_DIRS (colon-separated)", default: "/usr/lib/debug") {
+                $0.debugDirectories.append($1)
+            },
         ])
     }
 

@@ -3,6 +3,7 @@ import Glibc
 #endif
 import StallAnalysis
 import StallBisect
+import StallFormat
 
 /// stallprof: the analyzer. A tiny root command; each subcommand lives in its own file.
 /// Exit codes: 0 ok, 1 failure, 64 usage, 65 bad data, 66 an input that cannot be opened or read (sysexits.h);
@@ -44,6 +45,13 @@ func usageError(_ message: String, command: String?) -> Int32 {
     return ExitCode.usage
 }
 
+/// Options the environment gives, as arguments before the command line's: `STALLPROF_DEBUG_DIRS` (colon-separated)
+/// as `--debug-dir`s, for the commands that take it.
+func environmentArguments(for command: Subcommand) -> [String] {
+    guard command.accepts("--debug-dir"), let raw = getenv(EnvironmentName.debugDirectories) else { return [] }
+    return String(cString: raw).split(separator: ":").flatMap { ["--debug-dir", String($0)] }
+}
+
 /// The one place that turns errors into exit codes.
 @MainActor func runMain(_ arguments: [String]) -> Int32 {
     guard let name = arguments.first else {
@@ -70,7 +78,7 @@ func usageError(_ message: String, command: String?) -> Int32 {
         return usageError("unknown subcommand '\(name)'", command: nil)
     }
     do {
-        try command.run(Array(arguments.dropFirst()))
+        try command.run(environmentArguments(for: command) + Array(arguments.dropFirst()))
         return ExitCode.success
     } catch is HelpRequested {
         print(command.usage)

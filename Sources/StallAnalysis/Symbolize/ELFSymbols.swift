@@ -121,9 +121,11 @@ final class ELFSymbols {
         return true
     }
 
-    /// True when section `s` lies within a file of `size` bytes (no overflow on any value).
+    /// True when section `s` has bytes in the file (not SHT_NOBITS: a debug file made by `objcopy
+    /// --only-keep-debug` keeps the headers of the sections it drops) and they lie within a file of `size` bytes
+    /// (no overflow on any value).
     private static func fits(_ s: Section, in size: Int) -> Bool {
-        s.offset >= 0 && s.size >= 0 && s.offset <= size && s.size <= size - s.offset
+        s.type != 8 && s.offset >= 0 && s.size >= 0 && s.offset <= size && s.size <= size - s.offset
     }
 
     /// `a + b`, or UInt64.max when that overflows (addresses from a corrupt file).

@@ -7,9 +7,15 @@ public struct SymbolizerOptions: Sendable {
     /// Demangle Swift names to their simplified form (`static BusyWork.descend(_:until:)`: no module names, no
     /// argument types), when the toolchain's libswiftDemangle.so is found; full names otherwise. Default: false.
     public var simplifyNames = false
-    /// Also look for separate debug files under this directory, by build-id (`.build-id/xx/rest.debug`), when
-    /// an image has no full symbol table. Default: `/usr/lib/debug`.
-    public var debugDirectory = "/usr/lib/debug"
+    /// Directories searched, in order, for an image whose file is missing, was rebuilt (its build-id differs
+    /// from the capture's) or has no full symbol table: each as `DIR/.build-id/ab/cdef....debug`,
+    /// `DIR/<name>.debug` and `DIR/<name>` (the layouts of gdb, Debian's `-dbgsym` packages and `objcopy
+    /// --only-keep-debug`), then ``systemDebugDirectory``. A file found there is used only when its build-id is
+    /// the capture's. Default: none (the CLI's `STALLPROF_DEBUG_DIRS`, then its `--debug-dir`s).
+    public var debugDirectories: [String] = []
+    /// The system's debug directory, searched after ``debugDirectories``; nil: not searched. Default:
+    /// `/usr/lib/debug` (where Debian's `-dbgsym` packages install).
+    public var systemDebugDirectory: String? = "/usr/lib/debug"
     /// Append `+0xOFFSET` to each resolved name. Default: false (flame graphs merge by function).
     public var showOffsets = false
 
@@ -146,17 +152,43 @@ public final class Symbolizer {
             return nil
         }
         var elf = ELFSymbols(path: image.path)
+        var problem: String? = nil
         if elf == nil {
-            warnings.append("\(image.path): cannot read the file; its frames stay unresolved")
+            problem = "cannot read the file"
         } else if let file = elf, !image.buildID.isEmpty, !file.buildID.isEmpty, file.buildID != image.buildID {
-            warnings.append("\(image.path): build-id differs from the capture's (the file was rebuilt); its frames stay unresolved")
+            problem = "build-id differs from the capture's (the file was rebuilt)"
             elf = nil
-        } else if let file = elf, !file.hasFullSymbolTable, image.buildID.count > 1 {
-            let hex = image.buildIDHex
-            let debugPath = "\(options.debugDirectory)/.build-id/\(hex.prefix(2))/\(hex.dropFirst(2)).debug"
-            if let debug = ELFSymbols(path: debugPath), debug.hasFullSymbolTable { elf = debug }
+        }
+        if elf?.hasFullSymbolTable != true, let debug = debugFile(for: image) {
+            elf = debug
+        } else if let problem {
+            let directories = options.debugDirectories + [options.systemDebugDirectory].compactMap { $0 }
+            let searched = directories.isEmpty ? "" : " in " + directories.joined(separator: ", ")
+            warnings.append("\(image.path): \(problem), and no debug file with its build-id was found\(searched); "
+                + "its frames stay unresolved")
         }
         files[image.path] = elf
         return elf
+    }
+
+    /// A file of the debug directories with `image`'s build-id (``SymbolizerOptions/debugDirectories``), first
+    /// found; nil when the image has no build-id or none matches. A file found by name whose build-id differs is
+    /// never used: a warning names it.
+    private func debugFile(for image: ImageRecord) -> ELFSymbols? {
+        guard image.buildID.count > 1 else { return nil }
+        let hex = image.buildIDHex
+        let name = image.path.split(separator: "/").last.map(String.init) ?? image.path
+        for directory in options.debugDirectories + [options.systemDebugDirectory].compactMap({ $0 }) {
+            let byID = "\(directory)/.build-id/\(hex.prefix(2))/\(hex.dropFirst(2)).debug"
+            for path in [byID, "\(directory)/\(name).debug", "\(directory)/\(name)"] where path != image.path {
+                guard let file = ELFSymbols(path: path) else { continue }
+                guard file.buildID == image.buildID else {
+                    warnings.append("\(path): build-id differs from that of \(image.path) in the capture; not used")
+                    continue
+                }
+                return file
+            }
+        }
+        return nil
     }
 }

@@ -8,6 +8,8 @@ protocol Subcommand {
     var usage: String { get }
     /// Parses `arguments` (what follows the subcommand's name) and runs it. `--help` throws ``HelpRequested``.
     func run(_ arguments: [String]) throws
+    /// True when the command takes the option spelled `name`.
+    func accepts(_ name: String) -> Bool
 }
 
 /// A request for help: the usage is printed to standard output, exit code 0.
@@ -51,6 +53,8 @@ struct Command<Root>: Subcommand {
     func run(_ arguments: [String]) throws {
         try body(parse(arguments))
     }
+
+    func accepts(_ name: String) -> Bool { table[name] != nil }
 
     /// Every option of every group, by spelling. Two options spelled alike are a programming error.
     private var table: [String: Option<Root>] {
