@@ -69,25 +69,15 @@ public struct BisectReport: Codable, Sendable {
     /// JUnit XML: one test case per verified claim; a verdict other than `found` is one failing case.
     public func junit() -> String {
         var cases = claims.map { claim in
-            "    <testcase classname=\"stallprof.bisect\" name=\"\(xml(claim.statement))\">"
-                + (claim.passed ? "" : "<failure message=\"not verified\"/>")
-                + "<system-out>\(xml(claim.evidence))</system-out></testcase>"
+            JUnitXML.Case(
+                className: "stallprof.bisect", name: claim.statement,
+                failure: claim.passed ? nil : (message: "not verified", text: ""), output: claim.evidence)
         }
         if verdict != .found {
-            cases.append(
-                "    <testcase classname=\"stallprof.bisect\" name=\"bisect verdict\">"
-                    + "<failure message=\"\(xml(verdict.rawValue))\">\(xml(message ?? ""))</failure></testcase>")
+            cases.append(JUnitXML.Case(
+                className: "stallprof.bisect", name: "bisect verdict", failure: (message: verdict.rawValue, text: message ?? "")))
         }
-        let failures = claims.filter { !$0.passed }.count + (verdict == .found ? 0 : 1)
-        return """
-            <?xml version="1.0" encoding="UTF-8"?>
-            <testsuites>
-              <testsuite name="stallprof bisect" tests="\(cases.count)" failures="\(failures)">
-            \(cases.joined(separator: "\n"))
-              </testsuite>
-            </testsuites>
-
-            """
+        return JUnitXML.document(suite: "stallprof bisect", cases: cases)
     }
 
     /// A Markdown summary for GitHub Actions' step summary.
@@ -111,8 +101,4 @@ public struct BisectReport: Codable, Sendable {
         }
         return lines.joined(separator: "\n") + "\n\n"
     }
-
-    /// `text` for XML text and attributes: the codebase's one escaper, so control characters and U+FFFE/U+FFFF
-    /// in a flag name, a claim or a message still give well-formed XML.
-    private func xml(_ text: String) -> String { XMLEscaping.escaped(text) }
 }

@@ -91,9 +91,7 @@ enum BisectCommand {
         let report = BisectReport(outcome, command: command, consulted: runner.consultedFlags)
         if let path = given.json { try Output.write(try report.json(), to: path) }
         if let path = given.junit { try Output.write(report.junit(), to: path) }
-        if let path = getenv("GITHUB_STEP_SUMMARY").map({ String(cString: $0) }), !path.isEmpty {
-            try appendSummary(report.markdownSummary(), to: path)
-        }
+        try Output.appendStepSummary(report.markdownSummary())
         if let unconsulted = report.unconsultedFlags, !unconsulted.isEmpty {
             Output.error("warning: the app never consulted: \(unconsulted.joined(separator: ", ")) (check the names)")
         }
@@ -112,13 +110,5 @@ enum BisectCommand {
             lines.append("minimal fix: " + set(report.minimalFix))
         }
         return lines.joined(separator: "\n")
-    }
-
-    private static func appendSummary(_ text: String, to path: String) throws {
-        let fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o644)
-        guard fd >= 0, Output.writeAll(fd, Array(text.utf8)[...]) else {
-            throw BisectError.output(path: path, reason: String(cString: strerror(errno)))
-        }
-        close(fd)
     }
 }

@@ -6,6 +6,16 @@ import StallAnalysis
 /// Writing results and messages.
 enum Output {
     /// Writes `text` to standard error.
+    /// Appends `markdown` to GitHub Actions' step summary, the file `$GITHUB_STEP_SUMMARY` names; nothing when it
+    /// is not set.
+    static func appendStepSummary(_ markdown: String) throws {
+        guard let raw = getenv("GITHUB_STEP_SUMMARY"), case let path = String(cString: raw), !path.isEmpty else { return }
+        let fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o644)
+        guard fd >= 0 else { throw failure(path) }
+        defer { close(fd) }
+        guard writeAll(fd, Array(markdown.utf8)[...]) else { throw failure(path) }
+    }
+
     static func error(_ text: String) {
         var line = text
         if !line.hasSuffix("\n") { line += "\n" }

@@ -10,6 +10,10 @@ enum ReportCommand {
         var input = FoldOptions()
         var json = false
         var output: String? = nil
+        /// `--fail-on`: the gate's conditions, in order.
+        var failOn: [GateCondition] = []
+        /// `--junit`: where the gate's JUnit XML goes.
+        var junit: String? = nil
     }
 
     static var command: Command<Run> {
@@ -40,11 +44,23 @@ enum ReportCommand {
                         + "named after it") { $0.report.appModules.append($1) },
                     SharedOptions.output.lifted(\.output),
                 ]),
+                OptionGroup(title: "CI GATE (captures)", options: [
+                    .value("--fail-on", value: "EXPR", help: "exit 1 when EXPR holds, listing the episodes that make it "
+                        + "hold: stall>500ms, saturated>1s, busy>..., blocked>200ms, episode>... (any), "
+                        + "hang-rate>5s/h, episodes>0; repeatable (any one fails)", default: "no gate") {
+                        $0.failOn.append(try GateCondition(parsing: $1))
+                    },
+                    .text("--junit", value: "FILE", help: "with --fail-on: JUnit XML, one test case per condition "
+                        + "(also a table in $GITHUB_STEP_SUMMARY when set)") { $0.junit = $1 },
+                ]),
             ] + SharedOptions.reading(\.input),
             arguments: fileArguments, defaults: Run(), body: run)
     }
 
     static func run(_ invocation: Invocation<Run>) throws {
+        if invocation.options.junit != nil && invocation.options.failOn.isEmpty {
+            throw UsageError(message: "--junit writes the result of --fail-on: give one")
+        }
         let inputs = try inputsOrStandardInput(invocation.positionals)
         var options = invocation.options.report
         options.capture = invocation.options.input.capture
@@ -61,12 +77,17 @@ enum ReportCommand {
         }
         diagnostics.warnings.forEach { Output.error("warning: \($0)") }
         let text: String
+        var gate: ReportGate?
         switch input {
         case .captures(let captures):
             let report = StallReport(captures: captures, options: options)
             report.warnings.forEach { Output.error("warning: \($0)") }
             text = invocation.options.json ? report.json() : report.text()
+            if !invocation.options.failOn.isEmpty { gate = ReportGate(invocation.options.failOn, report: report) }
         case .profile(let stacks, let inputs):
+            guard invocation.options.failOn.isEmpty else {
+                throw UsageError(message: "--fail-on checks stallprof captures, not other profiles")
+            }
             let report = ProfileReport(stacks, inputs: inputs, options: options)
             if report.totalOverflows {
                 Output.error("warning: the profile's total exceeds 2^64-1: the total and its shares are rounded")
@@ -74,5 +95,9 @@ enum ReportCommand {
             text = invocation.options.json ? report.json() : report.text()
         }
         try output.finish(Array(text.utf8))
+        guard let gate else { return }
+        if let path = invocation.options.junit { try Output.write(gate.junit(), to: path) }
+        try Output.appendStepSummary(gate.markdownSummary())
+        if gate.failed { throw GateFailed(text: gate.text) }
     }
 }

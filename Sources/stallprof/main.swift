@@ -52,6 +52,12 @@ func environmentArguments(for command: Subcommand) -> [String] {
     return String(cString: raw).split(separator: ":").flatMap { ["--debug-dir", String($0)] }
 }
 
+/// `report --fail-on`: a condition held. The report was written; `text` lists each condition and its episodes.
+struct GateFailed: Error {
+    /// `failed: stall>500ms: stall 1 (busy, 0.987 s at 21:00:00.123 UTC)`, one line per condition that holds.
+    let text: String
+}
+
 /// The one place that turns errors into exit codes.
 @MainActor func runMain(_ arguments: [String]) -> Int32 {
     guard let name = arguments.first else {
@@ -117,6 +123,9 @@ func environmentArguments(for command: Subcommand) -> [String] {
     } catch let error as CheckVerdictError {
         Output.error(error.description)
         return error.verdict == .frozen ? ExitCode.failure : ExitCode.skip
+    } catch let error as GateFailed {
+        Output.error(error.text)
+        return ExitCode.failure
     } catch let error as RunInterrupted {
         Output.error("error: \(error)")
         return ExitCode.interrupted

@@ -23,4 +23,27 @@ import Testing
         #expect(try CLI.run(["report", "--kind", "frozen", path], input: "").0 == 64)
         #expect(try CLI.run(["report", "/nonexistent/x.stalls"], input: "").0 != 0)
     }
+
+    /// The CI gate: `--fail-on` exits 1 naming the episodes, writes JUnit and GitHub's step summary; 0 when nothing
+    /// holds; a malformed condition, `--junit` alone or a gate on another profile is a usage error.
+    @Test func theGateFailsTheJobOnStalls() throws {
+        let path = try ReportFixtures.write(ReportFixtures.mixedRecords(), name: "gate")
+        let junit = CLI.temporary("gate.xml"), summary = CLI.temporary("summary.md")
+        defer { for file in [path, junit, summary] { unlink(file) } }
+        let failed = try CLI.run(["report", "--fail-on", "stall>100ms", "--fail-on", "episodes>100", "--junit", junit, path],
+                                 environment: ["GITHUB_STEP_SUMMARY": summary])
+        #expect(failed.status == 1)
+        #expect(failed.out.contains("episodes:"), "the report is still written")
+        #expect(failed.err.contains("failed: stall>100ms: stall 1 (") && !failed.err.contains("episodes>100"), "\(failed.err)")
+        let xml = try String(contentsOfFile: junit, encoding: .utf8)
+        #expect(xml.contains("tests=\"2\" failures=\"1\"") && xml.contains("name=\"not episodes&gt;100\"></testcase>"))
+        #expect(try String(contentsOfFile: summary, encoding: .utf8).contains("| `stall>100ms` | **failed** |"))
+
+        let passed = try CLI.run(["report", "--fail-on", "stall>1h", "--fail-on", "hang-rate>3600s/h", path])
+        #expect(passed.status == 64, "an hour is no unit the gate takes")
+        let quiet = try CLI.run(["report", "--fail-on", "episode>100s", path])
+        #expect(quiet.status == 0 && !quiet.err.contains("failed"), "\(quiet.err)")
+        #expect(try CLI.run(["report", "--junit", junit, path]).status == 64)
+        #expect(try CLI.run(["report", "--fail-on", "episodes>0", "-"], input: Array("a;b 1\n".utf8)).status == 64)
+    }
 }

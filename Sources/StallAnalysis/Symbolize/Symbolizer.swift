@@ -164,8 +164,8 @@ public final class Symbolizer {
         } else if let problem {
             let directories = options.debugDirectories + [options.systemDebugDirectory].compactMap { $0 }
             let searched = directories.isEmpty ? "" : " in " + directories.joined(separator: ", ")
-            warnings.append("\(image.path): \(problem), and no debug file with its build-id was found\(searched); "
-                + "its frames stay unresolved")
+            let debug = image.buildID.count > 1 ? ", and no debug file with its build-id was found\(searched)" : ""
+            warnings.append("\(image.path): \(problem)\(debug); its frames stay unresolved")
         }
         files[image.path] = elf
         return elf
