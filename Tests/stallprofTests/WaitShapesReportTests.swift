@@ -8,7 +8,10 @@ import Testing
 @Suite(.serialized)
 struct WaitShapesReportTests {
     /// Runs `wait-shapes SHAPE` under the watchdog and returns the report's first blocked episode.
-    func episode(_ shape: String, ms: Int = 900) throws -> [String: Any] {
+    func episode(_ shape: String, ms: Int = 900) throws -> [String: Any] { try reports(shape, ms: ms).episode }
+
+    /// Runs `wait-shapes SHAPE` under the watchdog: the JSON report's first blocked episode and the text report.
+    func reports(_ shape: String, ms: Int = 900) throws -> (episode: [String: Any], text: String) {
         let path = CLI.temporary("wait-\(shape).stalls")
         defer { unlink(path) }
         let process = Process()
@@ -28,7 +31,8 @@ struct WaitShapesReportTests {
         try #require(status == 0, "\(stderr)")
         let root = try CLI.json(json)
         let episodes = try #require(root["episodes"] as? [[String: Any]])
-        return try #require(episodes.first { $0["state"] as? String == "blocked" }, "no blocked episode: \(episodes)")
+        let text = try CLI.run(["report", path], input: "").1
+        return (try #require(episodes.first { $0["state"] as? String == "blocked" }, "no blocked episode: \(episodes)"), text)
     }
 
     func blockedOn(_ episode: [String: Any]) throws -> [String: Any] {
@@ -89,7 +93,8 @@ struct WaitShapesReportTests {
     }
 
     @Test func aMainActorSelfWaitGetsTheHint() throws {
-        let episode = try episode("self-wait")
+        let (episode, text) = try reports("self-wait")
+        #expect(text.contains("hint: nothing else is running"), "\(text)")
         let blocked = try blockedOn(episode)
         #expect(blocked["kind"] as? String == "semaphore", "\(blocked)")
         let hints = (episode["hints"] as? [[String: Any]] ?? []).compactMap { $0["kind"] as? String }

@@ -44,7 +44,7 @@ public struct StallReport: Sendable {
         }.map { try! $0.get() }  // the analysis throws nothing
         typealias Accumulator = (
             key: String, builder: ProfileBuilder, episodes: [Int], kind: EpisodeKind, state: StallState?,
-            signalMask: SignalMaskRecord?, signalled: Int
+            signalMask: SignalMaskRecord?, signalled: Int, selfWait: ReportHint?
         )
         var builders: [Accumulator] = []
         var groupIndex: [String: Int] = [:]
@@ -56,7 +56,7 @@ public struct StallReport: Sendable {
                 if group == builders.count {
                     groupIndex[episode.key] = group
                     builders.append((episode.key, ProfileBuilder(), [], episode.summary.kind, episode.summary.state,
-                                     episode.signalMask, 0))
+                                     episode.signalMask, 0, episode.selfWait))
                 }
                 builders[group].signalled += episode.signalled
                 builders[group].builder.addAppModules(capture.summary.appModules)
@@ -80,6 +80,7 @@ public struct StallReport: Sendable {
             {
                 profile.hints.insert(hint, at: 0)
             }
+            if let hint = entry.selfWait { profile.hints.append(hint) }  // every episode of the group has it (its key)
             return EpisodeGroup(fingerprint: entry.key, episodes: entry.episodes, profile: profile)
         }
         for index in episodes.indices { episodes[index].group = renumber[episodes[index].group] }
@@ -97,6 +98,8 @@ public struct StallReport: Sendable {
             var signalMask: SignalMaskRecord?
             /// Collected samples the signal took (not read from the thread's memory).
             var signalled: Int
+            /// The self-wait hint of a blocked episode (its key says so too); nil otherwise.
+            var selfWait: ReportHint?
         }
 
         var summary: CaptureSummary
@@ -146,7 +149,11 @@ public struct StallReport: Sendable {
                 }
                 // A thread that blocks the capture signal is never signalled: its episodes say so, apart.
                 var profile = builder.profile(kind: stall.kind, state: stall.state)
-                if let hint = blockedOn?.selfWaitHint { profile.hints.append(hint) }
+                let selfWait = blockedOn?.selfWaitHint
+                if let selfWait {
+                    profile.hints.append(selfWait)
+                    key += "; self-wait"
+                }
                 let signalHint = ReportHint.signalBlocked(stall.signalMask, stacks: collected.count, signalled: signalled)
                 if let signalHint, let mask = stall.signalMask {
                     profile.hints.insert(signalHint, at: 0)
@@ -156,7 +163,8 @@ public struct StallReport: Sendable {
                     stall, capture: capture, index: index, profile: profile, blockedOn: blockedOn, group: 0)
                 episode.markers = StallReport.markers(captureMarkers, around: episode)
                 episodes.append(Episode(summary: episode, key: key, samples: collected,
-                                        signalMask: signalHint == nil ? nil : stall.signalMask, signalled: signalled))
+                                        signalMask: signalHint == nil ? nil : stall.signalMask, signalled: signalled,
+                                        selfWait: selfWait))
             }
             warnings = symbolizer.warnings.map { "\(capture.source): \($0)" }
         }
