@@ -54,8 +54,10 @@ public enum CaptureReader {
     /// record is cut short.
     public static func records(_ bytes: [UInt8], source: String) throws -> (records: [CaptureRecord], warning: String?) {
         guard bytes.count >= CaptureFormat.headerSize, looksLikeCapture(bytes) else {
-            let reason = bytes.isEmpty ? "empty file, not a stallprof capture" : "not a stallprof capture (no STALLPRF header)"
-            throw CaptureFormatError(source: source, offset: 0, reason: reason)
+            let reason = bytes.isEmpty ? "empty file, not a stallprof capture"
+                : looksLikeCapture(bytes) ? "the capture's \(CaptureFormat.headerSize)-byte header is cut short (\(bytes.count) bytes)"
+                : "not a stallprof capture (no STALLPRF header)"
+            throw CaptureFormatError(source: source, offset: looksLikeCapture(bytes) ? bytes.count : 0, reason: reason)
         }
         var cursor = ByteCursor(bytes: bytes, offset: 8, source: source)
         let version = try cursor.u16()
@@ -233,9 +235,13 @@ public enum CaptureReader {
         case .threads:
             return .threads(try ThreadsRecord.decode(&c))
         case .imageContents:
-            let address = try c.u64(), path = try c.string(), bytes = try c.byteField()
+            let address = try c.u64(), path = try c.string()
+            let field = c.offset  // the error names where the bytes field starts
+            let bytes = try c.byteField()
             guard bytes.count <= ImageContentsRecord.maxBytes else {
-                throw c.error("image contents of \(bytes.count) bytes (at most \(ImageContentsRecord.maxBytes))")
+                throw CaptureFormatError(
+                    source: c.source, offset: field,
+                    reason: "image contents of \(bytes.count) bytes (at most \(ImageContentsRecord.maxBytes))")
             }
             return .imageContents(ImageContentsRecord(address: address, path: path, bytes: bytes))
         case .close:

@@ -35,6 +35,18 @@ import Testing
     }
 
     /// A version 1 file (as the first release wrote it: no kind byte in stallBegin) reads as stalls.
+    @Test func aHeaderCutShortSaysSo() {
+        for length in [8, 10, 15] {
+            let bytes = Array(CaptureFormat.header.prefix(length))
+            do {
+                _ = try CaptureReader.records(bytes, source: "cut.stalls")
+                Issue.record("a \(length)-byte header was accepted")
+            } catch {
+                #expect("\(error)".contains("cut.stalls: byte \(length): the capture's 16-byte header is cut short"), "\(error)")
+            }
+        }
+    }
+
     @Test func versionOneFilesStillRead() throws {
         var bytes = CaptureFormat.header
         bytes[8] = 1
