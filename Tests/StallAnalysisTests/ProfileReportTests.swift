@@ -18,6 +18,23 @@ import Testing
         return ProfileReport(stacks, inputs: inputs)
     }
 
+    /// A sample without a call chain (`perf record -g` of code it could not unwind), even first in the file: perf
+    /// script all the same; `fold` keeps stackcollapse-perf.pl's bare process, `report` names it `[no stack]`,
+    /// never reading the process as a function.
+    @Test func aSampleWithoutACallChainIsNoStackNotAFunction() throws {
+        let text = "swift-frontend 1234 1.000: 100 cycles:\n\nprog 123 1.000: 100 cycles:\n\t    55e0 main+0x10 (/tmp/a)\n\n"
+        #expect(try FoldFixture.foldBytes(Array(text.utf8)) == "prog;main 100\nswift-frontend 100\n")
+        #expect(PerfScriptImporter.recognizes(Array("a 1 1.0: 1 cycles:\n\nb 2 2.0: 1 cycles:\n\n".utf8)[...]))
+        #expect(!PerfScriptImporter.recognizes(Array("a 1 1.0: 1 cycles:\n\nhello\n".utf8)[...]))
+        let path = try CLIFreeTemporary.write(text)
+        defer { unlink(path) }
+        var diagnostics = Diagnostics()
+        let input = try ReportInput.read([InputSource(path: path)], options: FoldOptions(), diagnostics: &diagnostics)
+        guard case .profile(let stacks, let inputs) = input else { throw ProfileReportTestFailure.notAProfile }
+        let report = ProfileReport(stacks, inputs: inputs)
+        #expect(report.profile.topSelf.map(\.function).sorted() == ["[no stack]", "main"])
+    }
+
     @Test func perfScriptWeightedByPeriod() throws {
         let report = try Self.perfReport()
         #expect(report.unit == .time(nanosecondsPerCount: 1))
@@ -111,4 +128,13 @@ import Testing
 
 enum ProfileReportTestFailure: Error {
     case notAProfile, notCaptures
+}
+
+/// A temporary file for a test's text input.
+enum CLIFreeTemporary {
+    static func write(_ text: String) throws -> String {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("profile-\(UUID().uuidString).txt").path
+        try Data(text.utf8).write(to: URL(fileURLWithPath: path))
+        return path
+    }
 }

@@ -31,6 +31,10 @@ public struct PerfScriptImporter: StackImporter {
         public var perlCompatible = false
         /// `--strict`: an unrecognized line is an error. Default: false, they are counted and reported.
         public var strict = false
+        /// A sample without a call chain gets the frame `[no stack]` under its process, so a summary never reads
+        /// the process as a function (`report` sets it). Default: false, the process alone, as
+        /// stackcollapse-perf.pl folds it.
+        public var markEmptyStacks = false
 
         /// Creates the default options.
         public init() {}
@@ -43,16 +47,25 @@ public struct PerfScriptImporter: StackImporter {
     /// line carries its frame).
     public static func recognizes(_ head: ArraySlice<UInt8>) -> Bool {
         var lines = head.split(separator: 10, omittingEmptySubsequences: false).makeIterator()
+        var events = 0  // event lines without a call chain (`perf record -g` of code it could not unwind) so far
         while let raw = lines.next() {
             let line = Array(raw.last == 13 ? raw.dropLast() : raw)
             if line.first == UInt8(ascii: "#") || line.allSatisfy(PerfLineSyntax.isSpace) { continue }
-            return line.withUnsafeBufferPointer { line in
-                if PerfLineSyntax.singleLineEvent(line) != nil { return true }
-                guard PerfLineSyntax.eventFields(line) != nil, let next = lines.next() else { return false }
-                return Array(next).withUnsafeBufferPointer { PerfLineSyntax.frameFields($0) != nil }
+            enum Verdict { case perf, notPerf, emptyChain }
+            let verdict = line.withUnsafeBufferPointer { line -> Verdict in
+                if PerfLineSyntax.singleLineEvent(line) != nil { return .perf }
+                guard PerfLineSyntax.eventFields(line) != nil, let next = lines.next() else { return .notPerf }
+                let nextLine = Array(next.last == 13 ? next.dropLast() : next)
+                if nextLine.withUnsafeBufferPointer({ PerfLineSyntax.frameFields($0) != nil }) { return .perf }
+                return nextLine.allSatisfy(PerfLineSyntax.isSpace) ? .emptyChain : .notPerf
+            }
+            switch verdict {
+            case .perf: return true
+            case .notPerf: return false
+            case .emptyChain: events += 1  // the next event decides (two such events in a row are perf too)
             }
         }
-        return false
+        return events > 1
     }
 
     /// The options in use.
@@ -248,6 +261,7 @@ struct PerfFoldState {
         key.removeAll(keepingCapacity: true)
         key.reserveCapacity((pname?.count ?? 0) + frames.count)
         if let pname { key.append(contentsOf: pname) }
+        if frames.isEmpty && options.markEmptyStacks { key.append(contentsOf: Self.noStack) }
         frames.withUnsafeBufferPointer { frames in
             var end = frames.count
             for start in lineStarts.reversed() {
@@ -260,6 +274,9 @@ struct PerfFoldState {
         lineStarts.removeAll(keepingCapacity: true)
         pname = nil
     }
+
+    /// The frame ``PerfScriptImporter/Options/markEmptyStacks`` adds.
+    static let noStack = Array(";[no stack]".utf8)
 
     /// The end of the input: the last stack even without a blank line after it (inferno), then the report.
     mutating func finish(into stacks: inout FoldedStacks, diagnostics: inout Diagnostics) {

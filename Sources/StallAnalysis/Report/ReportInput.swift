@@ -22,6 +22,8 @@ public enum ReportInput {
     public static func read(_ inputs: [InputSource], options: FoldOptions, diagnostics: inout Diagnostics) throws
         -> ReportInput
     {
+        var options = options
+        options.perf.markEmptyStacks = true  // a summary names a sample without a call chain, never its process
         var captures: [Capture] = []
         var stacks = FoldedStacks()
         var profiles: [ProfileInput] = []
