@@ -10,6 +10,8 @@ Environment: CONFORMANCE_DIR (default: ../shared/conformance from the repository
 .build/debug/stallprof). Inferno's default minimum width is 0.01%, so every case passes --minwidth 0.01%.
 """
 import os
+import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -51,6 +53,12 @@ CASES = [
     ("with-space-reversed.svg", ["with-space.txt"], ["--hash", "--reverse"],
      "inferno truncates fractional counts; stallprof keeps them, as flamegraph.pl does"),
     ("flame.svg", ["flames.txt"], ["--flamechart", "--hash", "--title", "Flame Chart"], None),
+    # --factor: also every tooltip (scaled counts, shares of the scaled total); MANIFEST names the sorted input,
+    # but the expected SVG's total (286) is the unsorted file's.
+    ("factor-2.5.svg", ["perf-vertx-stacks-01-collapsed-all-unsorted.txt"], ["--factor", "2.5", "--hash"], None),
+    # --cp with a palette file (a copy: it is written back); colours are not compared, the file must be read.
+    ("consistent-palette.svg", ["perf-vertx-stacks-01-collapsed-all-unsorted.txt"],
+     ["--hash", "--palette-file", "{palette:palette-map__palette.map}"], None),
     ("default.svg", ["perf-cycles-instructions-01-collapsed-all-diff.txt"], [], None),
     ("title_simple.svg", ["perf-cycles-instructions-01-collapsed-all-diff.txt"], ["--title", "Test Graph"], None),
     ("title_with_symbols.svg", ["perf-cycles-instructions-01-collapsed-all-diff.txt"], ["--title", SYMBOLS], None),
@@ -77,7 +85,9 @@ CASES = [
                        ("fantasy", "fantasy"), ("monospace", "monospace"), ("sans-serif", "sans-serif"),
                        ("serif", "serif")]
 ]
-# Cases left out: options stallprof does not have (--colordiffusion, --factor, --nameattr, --cp palette files,
+# Cases whose tooltips are compared too (sorted), not only the frames.
+TOOLTIPS = {"factor-2.5.svg"}
+# Cases left out: options stallprof does not have (--colordiffusion, --nameattr,
 # --base, --truncate-text-right, --search-color, --stroke-color, --uicolor) and the empty input (checked by the
 # unit tests: an error SVG and exit 65).
 
@@ -89,10 +99,20 @@ DIFF_CASES = [
 ]
 
 
-def compare(expected_path, actual_path):
+def tooltips(path):
+    """Every frame's tooltip text, sorted."""
+    return sorted(re.findall(r"<title>([^<]*)</title>", open(path, encoding="utf-8").read()))
+
+
+def compare(expected_path, actual_path, with_tooltips=False):
     """Differences between two SVGs, as short strings (empty when structurally equal)."""
     expected, actual = flamegraph_svg.read(expected_path), flamegraph_svg.read(actual_path)
     problems = []
+    if with_tooltips:
+        want, got = Counter(tooltips(expected_path)), Counter(tooltips(actual_path))
+        if want != got:
+            problems.append("tooltips: first missing %s; first extra %s" % (
+                next(iter(want - got), None), next(iter(got - want), None)))
     for key in ("title", "subtitle"):
         if (expected[key] or None) != (actual[key] or None):
             problems.append("%s: expected %r, got %r" % (key, expected[key], actual[key]))
@@ -113,11 +133,18 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         for index, (expected, inputs, options, divergence) in enumerate(CASES):
             out = os.path.join(tmp, "case%d.svg" % index)
-            command = [STALLPROF, "flamegraph", "--minwidth", "0.01%"] + options + [os.path.join(FG, "input", i)
-                                                                                   for i in inputs] + ["-o", out]
+            given = []
+            for option in options:  # {palette:NAME}: a copy of the input palette file NAME, which --cp rewrites
+                if option.startswith("{palette:"):
+                    copy = os.path.join(tmp, "palette%d.map" % index)
+                    shutil.copyfile(os.path.join(FG, "input", option[9:-1]), copy)
+                    option = copy
+                given.append(option)
+            command = [STALLPROF, "flamegraph", "--minwidth", "0.01%"] + given + [os.path.join(FG, "input", i)
+                                                                                 for i in inputs] + ["-o", out]
             run = subprocess.run(command, capture_output=True, text=True)
             problems = ["exit %d: %s" % (run.returncode, run.stderr.strip())] if run.returncode != 0 else \
-                compare(os.path.join(FG, "expected", expected), out)
+                compare(os.path.join(FG, "expected", expected), out, expected in TOOLTIPS)
             label = "flamegraph %s <- %s %s" % (expected, ",".join(inputs), " ".join(options))
             passed, failed, diverged = report(label, problems, divergence, passed, failed, diverged)
         for index, (expected, before, options, divergence) in enumerate(DIFF_CASES):

@@ -8,6 +8,8 @@ enum FlameGraphCommand {
         var graph = FlameGraphOptions()
         /// `--title`, when given (otherwise implied by --inverted and --flamechart).
         var title: String? = nil
+        /// `--cp` / `--palette-file`: the palette file read before drawing and written after; nil: none.
+        var paletteFile: String? = nil
     }
 
     static var command: Command<Run> {
@@ -73,6 +75,23 @@ enum FlameGraphCommand {
                     $0.graph.fontType = $1
                 },
                 .flag("--negate", help: "differential: colour before minus after") { $0.graph.negate = true },
+                .value("--total", value: "N", help: "the count the whole width stands for when larger than the "
+                       + "profile's (one scale for several graphs)", default: "the profile's total") { run, raw in
+                    guard let total = Double(raw), total.isFinite, total > 0 else {
+                        throw UsageError(message: "--total takes a positive count, not '\(raw)'")
+                    }
+                    run.graph.total = total
+                },
+                .value("--factor", value: "F", help: "scale the counts tooltips print by F (shares do not change)",
+                       default: "1") { run, raw in
+                    guard let factor = Double(raw), factor.isFinite, factor > 0 else {
+                        throw UsageError(message: "--factor takes a positive number, not '\(raw)'")
+                    }
+                    run.graph.factor = factor
+                },
+                .flag("--cp", help: "consistent palette: colours by name from palette.map, saved back (or "
+                    + "--palette-file)") { $0.paletteFile = $0.paletteFile ?? "palette.map" },
+                .text("--palette-file", value: "FILE", help: "--cp with this palette file") { $0.paletteFile = $1 },
                 SharedOptions.output.lifted(\.profile.output),
             ])] + SharedOptions.reading(\.profile.input),
             arguments: [("FILE", "input; - (or no FILE, when standard input is not a terminal) reads standard input")], defaults: Run(), body: run)
@@ -89,9 +108,11 @@ enum FlameGraphCommand {
             timeOrder: options.flameChart)
         diagnostics.warnings.forEach { Output.error("warning: \($0)") }
         var renderDiagnostics = Diagnostics()
+        if let path = invocation.options.paletteFile { options.paletteMap = try PaletteFile.read(path) }
         let svg = try SVGFlameGraph(options: options, markers: markers).renderBytes(
             profile, input: inputs.joined(separator: ", "), diagnostics: &renderDiagnostics)
         try output.finish(svg)
+        if let path = invocation.options.paletteFile { try PaletteFile.write(options.paletteEntries(profile), to: path) }
         // The renderer's warnings (a total beyond 2^64-1); an empty graph's is handled below.
         if profile.total > 0 { renderDiagnostics.warnings.forEach { Output.error("warning: \($0)") } }
         // Empty inputs and captures only (a run without a stall, or a selection that keeps none): warned about,

@@ -81,6 +81,10 @@ enum SharedOptions {
             },
             .flag("--addrs", help: "unknown symbols as [module <address>]") { $0.includeAddresses = true },
             .flag("--inline", help: "annotate frames perf prints as (inlined) with _[i]") { $0.markInlined = true },
+            .text("--skip-after", value: "FUNCTION", help: "drop the callers of the leaf-most frame named FUNCTION "
+                + "(inferno's; repeatable): stacks that perf unwound differently above it merge") {
+                $0.skipAfter.insert($1)
+            },
             .text("--event-filter", value: "EVENT", help: "keep only this event",
                   default: "the first event type in the input") { $0.eventFilter = $1 },
             .choice("--count", value: "COUNT", help: "weight samples by their period, or count each once",

@@ -34,6 +34,30 @@ import Testing
         #expect(svg.contains("stop-color=\"#102030\""))
     }
 
+    /// `--cp` keeps a function's colour across graphs through the palette file, written after each graph; a colour
+    /// edited in the file is drawn; `--factor` and `--total` as flamegraph.pl's.
+    @Test func aPaletteFileKeepsColoursAcrossGraphs() throws {
+        let palette = CLI.temporary("palette.map")
+        defer { unlink(palette) }
+        let (first, svg, _) = try Self.run(["flamegraph", "--palette-file", palette, "-"], input: "main;work 3\nmain 1\n")
+        #expect(first == 0)
+        let saved = try String(contentsOfFile: palette, encoding: .utf8)
+        let work = try #require(SVGFrames(svg)?.frame("work")?.fill)
+        #expect(saved == "main->\(try #require(SVGFrames(svg)?.frame("main")?.fill))\nwork->\(work)\n")
+        try (saved.replacingOccurrences(of: "work->\(work)", with: "work->rgb(1,2,3)") + "junk\n")
+            .write(toFile: palette, atomically: true, encoding: .utf8)
+        let (second, again, warning) = try Self.run(["flamegraph", "--palette-file", palette, "--factor", "10",
+                                                     "--total", "8", "-"], input: "main;work 3\nother 1\n")
+        #expect(second == 0 && warning.contains("1 line not NAME->rgb(R,G,B), ignored"), "\(warning)")
+        let frames = try #require(SVGFrames(again))
+        #expect(frames.frame("work")?.fill == "rgb(1,2,3)")
+        #expect(frames.frame("work")?.title == "work (30 samples, 37.50%)" && frames.total == 8)
+        #expect(try String(contentsOfFile: palette, encoding: .utf8).contains("other->rgb("))
+        for bad in [["--factor", "0"], ["--factor", "x"], ["--total", "-1"]] {
+            #expect(try Self.run(["flamegraph"] + bad + ["-"], input: "a 1\n").0 == 64, "\(bad)")
+        }
+    }
+
     @Test func exitCodes() throws {
         #expect(try Self.run(["flamegraph", "--colors", "plaid", "-"]).0 == 64)
         #expect(try Self.run(["flamegraph", "--minwidth", "wide", "-"]).0 == 64)

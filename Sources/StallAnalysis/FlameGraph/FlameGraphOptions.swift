@@ -47,6 +47,18 @@ public struct FlameGraphOptions: Sendable, Equatable {
     public var negate = false
     /// Fill of frames matching a search. Default: `"rgb(230,0,230)"`.
     public var searchColor = "rgb(230,0,230)"
+    /// flamegraph.pl's `--total`: the count the whole width stands for, when larger than the profile's (so that
+    /// graphs of several profiles share one scale); a smaller one is ignored, with a warning unless it is under 2 %
+    /// of the profile's (flamegraph.pl's rule). Default: nil, the profile's total.
+    public var total: Double? = nil
+    /// Scales the counts tooltips print (flamegraph.pl's `--factor`: a profile sampled at 1 in 1000 read in
+    /// events), rounded to whole counts as flamegraph.pl prints them; shares and widths do not change.
+    /// Default: 1.
+    public var factor = 1.0
+    /// flamegraph.pl's `--cp`: frame colours by name from this map (`name` to `rgb(r,g,b)`, the lines of a
+    /// palette file), so a function keeps its colour across graphs; names it lacks get their usual colour
+    /// (``paletteEntries(_:)`` lists them to save). Differential and `-`/`--` frames keep theirs. Default: empty.
+    public var paletteMap: [String: String] = [:]
 
     /// Creates the default options.
     public init() {}
@@ -145,5 +157,23 @@ public enum FlameGraphBackground: Sendable, Equatable {
         case .grey: return ("#f8f8f8", "#e8e8e8")
         case .flat(let colour): return (colour, colour)
         }
+    }
+}
+
+extension FlameGraphOptions {
+    /// True when `text` is a colour ``paletteMap`` takes: `rgb(r,g,b)`, each channel 0 to 255.
+    public static func isPaletteColor(_ text: Substring) -> Bool { RGB(css: text) != nil }
+
+    /// The palette-file entries (`name` to `rgb(r,g,b)`) of every frame name of `profile`: ``paletteMap``'s, else
+    /// the colour this graph gives the name, so that saving them keeps the colours in later graphs (`--cp`).
+    public func paletteEntries(_ profile: StackProfile) -> [String: String] {
+        var entries = paletteMap
+        let colors = FrameColors(palette: palette, weightedHash: hash)
+        for stack in profile.stacks {
+            for frame in stack.stack.split(separator: ";") where entries[String(frame)] == nil && frame != "-" && frame != "--" {
+                entries[String(frame)] = colors.color(for: frame).css
+            }
+        }
+        return entries
     }
 }

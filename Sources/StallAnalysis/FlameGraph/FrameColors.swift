@@ -10,6 +10,19 @@ struct RGB: Equatable {
 
     /// `rgb(r,g,b)`, as SVG fills are written.
     var css: String { "rgb(\(r),\(g),\(b))" }
+
+    /// Parses `rgb(r,g,b)` (a palette file's value), each channel 0 to 255; nil otherwise.
+    init?(css text: Substring) {
+        guard text.hasPrefix("rgb("), text.hasSuffix(")") else { return nil }
+        let channels = text.dropFirst(4).dropLast().split(separator: ",", omittingEmptySubsequences: false)
+            .map { Int($0.filter { $0 != " " }) }
+        guard channels.count == 3, let r = channels[0], let g = channels[1], let b = channels[2],
+            [r, g, b].allSatisfy({ (0...255).contains($0) })
+        else { return nil }
+        (self.r, self.g, self.b) = (r, g, b)
+    }
+
+    init(r: Int, g: Int, b: Int) { (self.r, self.g, self.b) = (r, g, b) }
 }
 
 /// How frames are coloured: deterministic by name (two hashes), by semantic palette, or by differential delta.

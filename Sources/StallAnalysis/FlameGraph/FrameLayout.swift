@@ -36,8 +36,10 @@ struct LaidOutFrame: Equatable {
 struct FrameLayout {
     /// Every frame wide enough to draw, the root first.
     private(set) var frames: [LaidOutFrame] = []
-    /// Sum of all counts (the root's width).
+    /// Sum of all counts (the root's width), or ``FlameGraphOptions/total`` when that is larger: the scale.
     let total: Double
+    /// Sum of all counts.
+    let counted: Double
     /// Deepest depth kept.
     private(set) var maxDepth = 0
     /// Frames narrower than this many counts are left out.
@@ -50,7 +52,8 @@ struct FrameLayout {
     init(_ profile: StackProfile, options: FlameGraphOptions, framesWidth: Double) {
         // An empty stack (py-spy's ` 2`) counts in the total and draws nothing, as in flamegraph.pl.
         let stacks = profile.stacks
-        total = stacks.reduce(0) { $0 + $1.count }
+        counted = stacks.reduce(0) { $0 + $1.count }
+        total = max(counted, options.total ?? 0)
         minimum = options.minWidth.counts(total: total, framesWidth: framesWidth)
         var spans: [Range<Int>] = []
         spans.reserveCapacity(stacks.count)
@@ -81,6 +84,11 @@ struct FrameLayout {
         }
         maxDepth = frames.reduce(0) { max($0, $1.depth) }
         sortByDepth()
+        // A larger --total: the root spans it (flamegraph.pl's), every other frame keeps its counts.
+        if total > counted, let root = frames.firstIndex(where: { $0.depth == 0 }) {
+            frames[root].end = frames[root].start + total
+            frames[root].exactWidth = total < 1.8e19 && total == total.rounded() ? UInt64(total) : nil
+        }
     }
 
     /// Orders the frames by depth, then start: a stable counting sort by depth, as frames of one depth close, and

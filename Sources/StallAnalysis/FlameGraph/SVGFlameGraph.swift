@@ -54,6 +54,10 @@ public struct SVGFlameGraph: StackRenderer {
                 reason: "the graph would draw \(layout.frames.count) frames, more than \(maxFrames); "
                     + "raise --minwidth or select less (--state, --stall, --range)")
         }
+        if let given = options.total, given < layout.counted, given / layout.counted > 0.02 {
+            diagnostics.warn("--total \(FoldedStacks.format(given)) is less than the profile's total "
+                + "\(FoldedStacks.format(layout.counted)), so ignored")
+        }
         // As report says it: integral counts whose exact sum wrapped, or with fractions, a total of 2^64 or more.
         let exactTotal = profile.stacks.allSatisfy { $0.exact != nil }
         if exactTotal ? layout.frames.first(where: { $0.depth == 0 })?.exactWidth == nil && layout.total >= 9.2e18

@@ -19,6 +19,10 @@ extension SVGFlameGraph {
                 let plain: RGB?
                 if let delta = frame.delta, !dashes {
                     plain = FrameColors.differential(delta: options.negate ? -delta : delta, total: total)
+                } else if !options.paletteMap.isEmpty, !dashes, frame.depth > 0,
+                    let given = options.paletteMap[String(decoding: raw, as: UTF8.self)].flatMap({ RGB(css: Substring($0)) })
+                {
+                    plain = given
                 } else {
                     plain = colors.color(forBytes: raw)
                 }
@@ -86,7 +90,9 @@ extension SVGFlameGraph {
         out.append(" (" as StaticString)
         counts.write(frame.width, exact: frame.exactWidth, to: &out)
         out.append(", " as StaticString)
-        out.append(fixed: frame.width / total * 100, 2)
+        // Scaled by --factor, the share is of the scaled count as printed (flamegraph.pl's and inferno's).
+        let factor = options.factor
+        out.append(fixed: factor == 1 ? frame.width / total * 100 : (frame.width * factor).rounded() / (total * factor) * 100, 2)
         out.append("%" as StaticString)
         if var delta = frame.delta {
             if options.negate { delta = -delta }
@@ -111,6 +117,8 @@ struct CountText {
     private let suffix: [UInt8]
     /// The time unit, when counts print as durations.
     private let time: CountUnit?
+    /// ``FlameGraphOptions/factor``.
+    private let factor: Double
 
     /// The text for `options` and a profile counted in `unit`: the options' `countName` first, else the unit's.
     init(_ options: FlameGraphOptions, _ unit: CountUnit?) {
@@ -118,12 +126,14 @@ struct CountText {
         if let given = options.countName { name = given } else if let unit { name = unit.countName } else { name = "samples" }
         time = name == nil ? unit : nil
         suffix = Array((" " + xmlEscaped(name ?? "")).utf8)
+        factor = options.factor
     }
 
     /// Appends `count` (exactly `exact` when given) as this text prints it.
     func write(_ count: Double, exact: UInt64? = nil, to out: inout SVGBytes) {
-        if let time, let duration = time.duration(count) { return out.append(duration) }
-        if let exact { out.append(groupedWhole: exact) } else { out.append(grouped: count) }
+        let scaled = factor == 1 ? count : (count * factor).rounded()  // flamegraph.pl: sprintf "%.0f"
+        if let time, let duration = time.duration(scaled) { return out.append(duration) }
+        if let exact, factor == 1 { out.append(groupedWhole: exact) } else { out.append(grouped: scaled) }
         out.append(bytes: suffix)
     }
 }

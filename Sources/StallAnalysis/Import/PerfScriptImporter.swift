@@ -31,6 +31,9 @@ public struct PerfScriptImporter: StackImporter {
         public var perlCompatible = false
         /// `--strict`: an unrecognized line is an error. Default: false, they are counted and reported.
         public var strict = false
+        /// `--skip-after FUNCTION` (inferno's, repeatable): the frames of a stack above (toward the root of) the
+        /// leaf-most frame named one of these are dropped; that frame stays, under the process. Default: none.
+        public var skipAfter: Set<String> = []
         /// A sample without a call chain gets the frame `[no stack]` under its process, so a summary never reads
         /// the process as a function (`report` sets it). Default: false, the process alone, as
         /// stackcollapse-perf.pl folds it.
@@ -111,6 +114,10 @@ struct PerfFoldState {
     /// The current stack: the frames of each line (`;f1;f2`), leaf line first, and where each line starts.
     var frames: [UInt8] = []
     var lineStarts: [Int] = []
+    /// The current event reached a ``PerfScriptImporter/Options/skipAfter`` frame: its callers are dropped.
+    var skippingCallers = false
+    /// ``PerfScriptImporter/Options/skipAfter`` as `;name` bytes, as frames are stored.
+    lazy var skipAfterKeys: Set<[UInt8]> = Set(options.skipAfter.map { Array((";" + $0).utf8) })
     /// The folded stack being assembled.
     var key: [UInt8] = []
     var unrecognized: UnrecognizedLines
@@ -159,10 +166,14 @@ struct PerfFoldState {
                 periodRange = period
             }
             startEvent(line, comm: fields.comm, first: fields.first, second: fields.second, period: periodRange)
+        } else if pname != nil, skippingCallers, PerfLineSyntax.frameFields(line) != nil {
+            return  // a caller of a --skip-after frame
         } else if pname != nil, cacheOn, cachedFrame(line) {
+            noteSkipAfter()
             return
         } else if let fields = PerfLineSyntax.frameFields(line) {
             if pname != nil {
+                defer { noteSkipAfter() }
                 let start = frames.count
                 addFrame(line, fields)
                 if cacheOn {
@@ -200,6 +211,7 @@ struct PerfFoldState {
     private mutating func startEvent(_ line: Bytes, comm: Range<Int>, first: Range<Int>, second: Range<Int>?,
                                      period: Range<Int>?) {
         skipping = false
+        skippingCallers = false
         var name = Array(line[comm])
         // `if (not $tid)`: no second number, or "0", means the first one is the tid.
         let hasPID = second.map { !(line[$0].count == 1 && line[$0.lowerBound] == UInt8(ascii: "0")) } ?? false
@@ -248,6 +260,12 @@ struct PerfFoldState {
         cacheHits += 1
         lineStarts.append(start)
         return true
+    }
+
+    /// After a frame line of the current event: its callers are dropped when it is a `--skip-after` frame.
+    private mutating func noteSkipAfter() {
+        guard !options.skipAfter.isEmpty, let start = lineStarts.last else { return }
+        if skipAfterKeys.contains(Array(frames[start...])) { skippingCallers = true }
     }
 
     /// A frame line of the current event.
