@@ -22,5 +22,10 @@ if ! grep -q "BusyWork.descend" <<<"$folded"; then
     head -c 400 <<<"$folded" >&2
     exit 1
 fi
+for file in share/man/man1/stallprof.1 share/bash-completion/completions/stallprof share/zsh/site-functions/_stallprof \
+    share/fish/vendor_completions.d/stallprof.fish; do
+    [ -s "$work/prefix/$file" ] || { echo "check-install: $file was not installed" >&2; exit 1; }
+done
+bash -n "$work/prefix/share/bash-completion/completions/stallprof"
 env -i PATH=/usr/bin:/bin "$installed" --version
 echo "check-install: $installed runs without the toolchain and demangles"

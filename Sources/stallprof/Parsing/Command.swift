@@ -10,6 +10,26 @@ protocol Subcommand {
     func run(_ arguments: [String]) throws
     /// True when the command takes the option spelled `name`.
     func accepts(_ name: String) -> Bool
+    /// Its options by group, for completions and the man page.
+    var optionGroups: [(title: String, options: [OptionSpec])] { get }
+    /// What follows its name in the usage line.
+    var synopsis: String { get }
+    /// Its description paragraphs.
+    var discussion: String { get }
+}
+
+/// An option as completions and the man page see it (the declaration without its action).
+struct OptionSpec {
+    /// Spellings, short one first.
+    var names: [String]
+    /// The value's name; nil for a flag.
+    var valueName: String?
+    /// Its help, with its default.
+    var help: String
+    /// The values it takes, when a fixed list.
+    var choices: [String]?
+    /// True when its value is a file (completions offer files).
+    var takesFile: Bool { ["FILE", "OUT", "OUT.svg", "DIR", "BEFORE", "AFTER"].contains(valueName ?? "") }
 }
 
 /// A request for help: the usage is printed to standard output, exit code 0.
@@ -55,6 +75,14 @@ struct Command<Root>: Subcommand {
     }
 
     func accepts(_ name: String) -> Bool { table[name] != nil }
+
+    var optionGroups: [(title: String, options: [OptionSpec])] {
+        groups.filter { !$0.options.isEmpty }.map { group in
+            (group.title, group.options.map {
+                OptionSpec(names: $0.names, valueName: $0.valueName, help: UsageText.help($0), choices: $0.choices)
+            })
+        }
+    }
 
     /// Every option of every group, by spelling. Two options spelled alike are a programming error.
     private var table: [String: Option<Root>] {

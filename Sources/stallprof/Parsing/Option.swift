@@ -15,6 +15,8 @@ struct Option<Root> {
     var help: String
     /// The default as the usage shows it, `(default: ...)`; nil shows none.
     var defaultText: String?
+    /// The values it takes, when they are a fixed list (shell completions offer them); nil otherwise.
+    var choices: [String]? = nil
     /// Sets `root` from the option's value (empty for a flag); throws ``UsageError`` for a bad value. Called once per
     /// occurrence, in order: a value given twice keeps the last, unless the option collects them.
     var apply: (inout Root, String) throws -> Void
@@ -25,9 +27,11 @@ struct Option<Root> {
     /// This option acting on the part of a larger root that `path` names: how a shared group joins a command.
     func lifted<Outer>(_ path: WritableKeyPath<Outer, Root>) -> Option<Outer> {
         let apply = self.apply
-        return Option<Outer>(names: names, valueName: valueName, help: help, defaultText: defaultText) { outer, raw in
+        var outer = Option<Outer>(names: names, valueName: valueName, help: help, defaultText: defaultText) { outer, raw in
             try apply(&outer[keyPath: path], raw)
         }
+        outer.choices = choices
+        return outer
     }
 }
 
@@ -60,13 +64,15 @@ extension Option {
     ) -> Option where T.RawValue == String {
         let allowed = T.allCases.map(\.rawValue).joined(separator: "|")
         let name = names.last ?? ""
-        return Option(names: names, valueName: value, help: "\(help): \(allowed)", defaultText: shown?.rawValue) {
+        var option = Option(names: names, valueName: value, help: "\(help): \(allowed)", defaultText: shown?.rawValue) {
             root, raw in
             guard let parsed = T(rawValue: raw) else {
                 throw UsageError(message: "\(name) must be one of \(allowed), not '\(raw)'")
             }
             set(&root, parsed)
         }
+        option.choices = T.allCases.map(\.rawValue)
+        return option
     }
 
     /// A whole number of at least `minimum`.
