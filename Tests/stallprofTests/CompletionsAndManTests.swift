@@ -59,6 +59,11 @@ import Testing
             try script.write(toFile: file, atomically: true, encoding: .utf8)
             let result = try CLI.run(check + [file], executable: path)
             #expect(result.status == 0, "\(shell): \(result.err)")
+            if shell == "fish" {  // fish completes for real from a script
+                let offered = try CLI.run(["-c", "source \(file); complete -C 'stallprof report --state '"], executable: path)
+                #expect(offered.out.split(separator: "\n").map { $0.prefix { $0 != "\t" } } == ["all", "blocked", "busy"],
+                        "\(offered.out)")
+            }
         }
     }
 
