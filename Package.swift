@@ -35,7 +35,9 @@ let package = Package(
         // The flame graph's script is FlameGraph/FlameGraphScript.js, compiled in by the EmbedText plugin.
         // The Swift runtime's demangler by a link-time reference (found in static builds too).
         .target(name: "CSwiftDemangle"),
-        .target(name: "StallAnalysis", dependencies: ["StallFormat", "CSwiftDemangle"], plugins: ["EmbedText"]),
+        // zlib (the system library, Debian's zlib1g-dev): gzip input read transparently, pprof compressed.
+        .systemLibrary(name: "CZlib", path: "Sources/CZlib", providers: [.apt(["zlib1g-dev"])]),
+        .target(name: "StallAnalysis", dependencies: ["StallFormat", "CSwiftDemangle", "CZlib"], plugins: ["EmbedText"]),
         .executableTarget(name: "stallprof-embed-text", path: "tools/embed-text"),
         .plugin(name: "EmbedText", capability: .buildTool(), dependencies: ["stallprof-embed-text"]),
         // Child subreaper for bisect's process runner (not capture code).

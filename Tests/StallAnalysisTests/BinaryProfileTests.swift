@@ -62,23 +62,22 @@ import Testing
         for compressed in [try Self.gzip(protobuf), Gzip.wrap(protobuf)] {
             let path = try Self.temporary(compressed, ".pb.gz")
             defer { try? FileManager.default.removeItem(atPath: path) }
-            for error in Self.errors(path) {
-                #expect(error?.reason.hasPrefix("this is a pprof profile (gzip-compressed protobuf)") == true)
+            for error in Self.errors(path) {  // read decompressed, then named
+                #expect(error?.reason.hasPrefix("this is a pprof profile (protobuf;") == true, "\(String(describing: error))")
             }
         }
         // Not compressed: named all the same (it used to be "binary data (a NUL byte at byte N)").
         let raw = try Self.temporary(protobuf, ".pb")
         defer { try? FileManager.default.removeItem(atPath: raw) }
         for error in Self.errors(raw) {
-            #expect(error?.reason.hasPrefix("this is a pprof profile (protobuf, not compressed)") == true, "\(String(describing: error))")
+            #expect(error?.reason.hasPrefix("this is a pprof profile (protobuf;") == true, "\(String(describing: error))")
         }
+        // Other gzip input is read decompressed, by every command.
         let text = try Self.gzip(Array("main;a 1\n".utf8))
         let path = try Self.temporary(text, ".gz")
         defer { try? FileManager.default.removeItem(atPath: path) }
-        for error in Self.errors(path) {
-            #expect(error?.position == "byte 0")
-            #expect(error?.reason == "this is gzip-compressed: decompress it first (gunzip \(path), or zcat \(path) | stallprof fold)")
-        }
+        for error in Self.errors(path) { #expect(error == nil, "\(String(describing: error))") }
+        #expect(try Folder.fold([InputSource(path: path)], options: FoldOptions()).0.rendered() == "main;a 1\n")
     }
 
     @Test func reportReadsAProfileThroughTheOneDetector() throws {
@@ -96,21 +95,27 @@ import Testing
         #expect(failure?.reason.hasPrefix("not a stallprof capture") == true)
     }
 
-    @Test func inflateReadsWhatGzipWrote() throws {
+    @Test func gzipInputStreamsDecompressed() throws {
         var text: [UInt8] = []
-        for index in 0..<3000 { text += Array("frame_\(index % 97);leaf_\(index * 7919 % 1009) \(index)\n".utf8) }
+        for index in 0..<30_000 { text += Array("frame_\(index % 97);leaf_\(index * 7919 % 1009) \(index)\n".utf8) }
         let compressed = try Self.gzip(text)
-        #expect(Inflate.gzipPrefix(ArraySlice(compressed), limit: 1 << 30) == text)
-        #expect(Inflate.gzipPrefix(ArraySlice(compressed), limit: 100) == Array(text.prefix(100)))
-        #expect(Inflate.gzipPrefix(ArraySlice(Gzip.wrap(text)), limit: 1 << 30) == text)
-        // Cut short or corrupt: what decoded so far, or nil; never a trap.
-        let cut = Inflate.gzipPrefix(compressed.prefix(compressed.count / 2), limit: 1 << 30)
-        #expect(cut.map { text.starts(with: $0) } ?? true)
+        let read = { (bytes: [UInt8]) in try ByteStream(bytes: bytes, name: "in.gz").decompressingGzip().readAll() }
+        #expect(try read(compressed) == text)
+        #expect(try read(Gzip.wrap(text)) == text)  // what the pprof exporter writes
+        #expect(try read(compressed + compressed) == text + text)  // members one after the other, as gunzip
+        #expect(try read(compressed + [UInt8](repeating: 0, count: 100)) == text)  // trailing padding ignored
+        #expect(try read(Array("plain".utf8)) == Array("plain".utf8))  // not gzip: as it is
+        // Cut short or corrupt: bad data naming the compressed position, never a trap or a hang.
+        let cut = FoldFixture.badData { try read(Array(compressed.prefix(compressed.count / 2))) }
+        #expect(cut?.reason == "the gzip stream is cut short" && cut?.position.hasSuffix("of the gzip stream") == true)
         var generator = SystemRandomNumberGenerator()
         for _ in 0..<200 {
             var mutated = compressed
             for _ in 0..<4 { mutated[Int.random(in: 10..<mutated.count, using: &generator)] = UInt8.random(in: 0...255) }
-            _ = Inflate.gzipPrefix(ArraySlice(mutated), limit: 4096)
+            do { _ = try read(mutated) } catch let error as AnalysisError {
+                guard case .badData(let path, _, let reason) = error else { throw error }
+                #expect(path == "in.gz" && reason.contains("gzip"), "\(reason)")
+            }
         }
     }
 

@@ -36,7 +36,9 @@ import Testing
             try Exporter.write(timeline, options: options, to: ByteSink { pieces.append($0) }, diagnostics: &diagnostics)
             #expect(pieces.joined().elementsEqual(whole), "\(format)")
             // Written as it was made: many pieces, none much larger than one chunk.
-            #expect(pieces.count > 3, "\(format): \(whole.count) bytes in \(pieces.count) pieces")
+            // (pprof is compressed: 20,000 stacks take a few chunks.)
+            #expect(pieces.count > 3 || (format == .pprof && pieces.count > 1 && whole.count < 3 * ByteSink.chunkSize),
+                    "\(format): \(whole.count) bytes in \(pieces.count) pieces")
             #expect(pieces.allSatisfy { $0.count < 2 * ByteSink.chunkSize }, "\(format)")
         }
     }

@@ -81,7 +81,7 @@ import Testing
         let plain = FoldFixture.badData { try FoldFixture.text("speedscope/not-speedscope.json") }
         #expect(plain?.reason.hasPrefix("JSON without speedscope's $schema (keys: \"frames\", \"profiles\", \"version\")") == true)
         let gzip = FoldFixture.badData { try FoldFixture.foldBytes([0x1F, 0x8B, 8, 0, 0, 0, 0, 0, 0, 3, 1, 2]) }
-        #expect(gzip?.reason.hasPrefix("this is gzip-compressed: decompress it first") == true)
+        #expect(gzip?.reason.hasPrefix("the gzip") == true, "\(String(describing: gzip))")  // read decompressed: cut short
     }
 
     @Test func foldedStacksThatLookLikeBracketsStayFolded() throws {

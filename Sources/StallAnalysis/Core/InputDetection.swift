@@ -29,7 +29,7 @@ extension Folder {
     public static func detect(_ opened: ByteStream, format: InputFormat, diagnostics: inout Diagnostics) throws
         -> DetectedInput?
     {
-        let stream = try opened.decodingUTF16()
+        let stream = try opened.decompressingGzip().decodingUTF16()
         if try isEmptyInput(stream) {
             diagnostics.emptyInput(stream.name)
             return nil

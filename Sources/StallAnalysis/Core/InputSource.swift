@@ -43,6 +43,8 @@ public final class ByteStream {
     public let name: String
     private let fd: Int32
     private let ownsDescriptor: Bool
+    /// Where bytes come from instead of `fd`: a chunk of at most the given size per call, empty at the end.
+    private var producer: ((Int) throws -> [UInt8])? = nil
     private var buffer: [UInt8] = []
     private var start = 0
     private var atEnd = false
@@ -67,7 +69,34 @@ public final class ByteStream {
         atEnd = true
     }
 
+    /// A stream of the bytes `producer` gives, a chunk per call (empty at the end): a decompressed input.
+    init(name: String, producer: @escaping (Int) throws -> [UInt8]) {
+        fd = -1
+        self.name = name
+        ownsDescriptor = false
+        self.producer = producer
+    }
+
     deinit { if ownsDescriptor { Glibc.close(fd) } }
+
+    /// The stream itself, or, when it starts with gzip's magic, a stream of its decompressed bytes (zlib,
+    /// streaming: memory stays a chunk; ``GzipInflater``). Every command reads `.gz` inputs so.
+    public func decompressingGzip() throws -> ByteStream {
+        let head = try peek(3)
+        guard head.count == 3, head.elementsEqual([0x1F, 0x8B, 8]), let inflater = GzipInflater(self) else { return self }
+        return ByteStream(name: name, producer: { try inflater.next(limit: $0) })
+    }
+
+    /// Up to `count` bytes from the current position, consumed; empty at the end.
+    func take(_ count: Int) throws -> ArraySlice<UInt8> {
+        if start == buffer.count, try !fill() { return [] }
+        let end = min(buffer.count, start + count)
+        defer {
+            consumed += end - start
+            start = end
+        }
+        return buffer[start..<end]
+    }
 
     /// The bytes left to read when the stream is a regular file (its size minus what was consumed), for callers
     /// that size their tables from it; nil for pipes, terminals and in-memory streams.
@@ -107,6 +136,15 @@ public final class ByteStream {
         if start > 0 && start >= buffer.count / 2 {
             buffer.removeSubrange(0..<start)
             start = 0
+        }
+        if let producer {
+            let chunk = try producer(Self.chunkSize)
+            if chunk.isEmpty {
+                atEnd = true
+                return false
+            }
+            buffer.append(contentsOf: chunk)
+            return true
         }
         var n = 0
         let chunk = [UInt8](unsafeUninitializedCapacity: Self.chunkSize) { raw, count in

@@ -9,12 +9,8 @@ enum BinaryInput {
         if bytes.starts(with: Array("PERFILE2".utf8)) || bytes.starts(with: Array("PERFFILE".utf8)) {
             return "this is perf.data: run `perf script` first (perf script -i \(file) | stallprof fold)"
         }
-        if bytes.starts(with: [0x1F, 0x8B]) {
-            if let content = Inflate.gzipPrefix(head), looksLikePprof(content) {
-                return "this is a pprof profile (gzip-compressed protobuf), which stallprof writes but does not read; "
-                    + "`go tool pprof -traces \(file)` prints its stacks, or open it in speedscope"
-            }
-            return "this is gzip-compressed: decompress it first (gunzip \(file), or zcat \(file) | stallprof fold)"
+        if bytes.starts(with: [0x1F, 0x8B]) {  // deflate gzip is read decompressed; this is another method
+            return "this is gzip-compressed with a method other than deflate: decompress it first (gunzip \(file))"
         }
         if bytes.starts(with: [0x7F, 0x45, 0x4C, 0x46]) { return "this is an ELF file, not a profile" }
         if bytes.starts(with: [0x28, 0xB5, 0x2F, 0xFD]) {
@@ -22,7 +18,8 @@ enum BinaryInput {
         }
         if bytes.starts(with: Array("PK".utf8) + [3, 4]) { return "this is a zip archive: unpack it first" }
         if head.first == 0x0A, looksLikePprof(Array(head)) {
-            return "this is a pprof profile (protobuf, not compressed), which stallprof writes but does not read; "
+            return "this is a pprof profile (protobuf; gzip-compressed ones are read decompressed), which stallprof "
+                + "writes but does not read; "
                 + "`go tool pprof -traces \(file)` prints its stacks, or open it in speedscope"
         }
         return nil
