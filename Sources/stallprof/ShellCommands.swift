@@ -20,7 +20,7 @@ enum ShellCommands {
     static var man: Command<Void?> {
         Command(
             name: "man", abstract: "the manual page, stallprof(1), in roff",
-            synopsis: "",
+            synopsis: "> stallprof.1",
             discussion: """
                 Prints stallprof(1) generated from every command's usage: `man -l <(stallprof man)`, or save it as \
                 share/man/man1/stallprof.1 under an install prefix.
