@@ -104,6 +104,7 @@ import Testing
         #expect(try read(Gzip.wrap(text)) == text)  // what the pprof exporter writes
         #expect(try read(compressed + compressed) == text + text)  // members one after the other, as gunzip
         #expect(try read(compressed + [UInt8](repeating: 0, count: 100)) == text)  // trailing padding ignored
+        #expect(try read(compressed + [10]) == text)  // and a single byte
         #expect(try read(Array("plain".utf8)) == Array("plain".utf8))  // not gzip: as it is
         // Cut short or corrupt: bad data naming the compressed position, never a trap or a hang.
         let cut = FoldFixture.badData { try read(Array(compressed.prefix(compressed.count / 2))) }

@@ -44,10 +44,8 @@ final class GzipInflater {
                     break
                 }
             }
-            if !inMember, input.count - inputOffset >= 2, input[inputOffset] != 0x1F || input[inputOffset + 1] != 0x8B,
-                compressedOffset > 0
-            {
-                ended = true  // not another member: trailing bytes
+            if !inMember, compressedOffset > 0, input[inputOffset] != 0x1F {
+                ended = true  // after a member, bytes that do not start another (padding, a newline): ignored
                 break
             }
             let offset = inputOffset, room = limit - produced
