@@ -139,6 +139,10 @@ import Testing
         let frameless = String(repeating: "t", count: 74)
         #expect(ReportFormat.fit(frameless, then: "", width: 74) == frameless)
         #expect(ReportFormat.fit("a [1] ", then: "f()", width: 9) == "a [1] f()")
+        // Wide characters take two columns (a CJK thread name: the line still fits 80 columns on a terminal).
+        let wide = ReportFormat.fit("数据库写入器 [12] owner: S futex wait, in ", then: String(repeating: "f", count: 60), width: 74)
+        #expect(wide.columns == 74 && wide.hasSuffix("…"), "\(wide) \(wide.columns)")
+        #expect("数据".columns == 4 && "e\u{301}".columns == 1 && "数据库".prefix(columns: 5) == "数据")
     }
 
     @Test func appCodeRule() {

@@ -83,24 +83,24 @@ enum ReportFormat {
     /// `prefix` followed by `function` shortened to what is left of `width` (only the function is shortened as a
     /// name; a prefix longer than the width is cut with `…`). A line that fits is returned whole.
     static func fit(_ prefix: String, then function: String, width: Int) -> String {
-        guard prefix.count + function.count > width else { return prefix + function }
-        guard prefix.count < width - 1 else { return String(prefix.prefix(max(0, width - 1))) + "…" }
-        return prefix + fit(function, width: width - prefix.count)
+        guard prefix.columns + function.columns > width else { return prefix + function }
+        guard prefix.columns < width - 1 else { return prefix.prefix(columns: max(0, width - 1)) + "…" }
+        return prefix + fit(function, width: width - prefix.columns)
     }
 
-    /// `name` shortened to at most `width` characters: first a private name's discriminator and the return type
+    /// `name` shortened to at most `width` columns (a wide character, CJK or emoji, takes two): first a private name's discriminator and the return type
     /// go, then a specialization's prefix becomes `specialized`, then the contents of parameter lists and generic
     /// arguments become `…`, then the end is cut with `…`.
     static func fit(_ name: String, width: Int) -> String {
-        guard name.count > width, width > 1 else { return name }
+        guard name.columns > width, width > 1 else { return name }
         if name.hasSuffix("@plt") && width > 5 { return fit(String(name.dropLast(4)), width: width - 4) + "@plt" }
         var text = withoutDiscriminators(name)
-        guard text.count > width else { return text }
+        guard text.columns > width else { return text }
         if let arrow = topLevelArrow(text) { text = String(text[..<arrow]) }
         let subject = AppCodeRule.specializationSubject(text)
-        if text.count > width && subject.count < text.count { text = "specialized " + subject }
-        if text.count > width { text = elideGroups(text) }
-        if text.count > width { text = String(text.prefix(width - 1)) + "…" }
+        if text.columns > width && subject.count < text.count { text = "specialized " + subject }
+        if text.columns > width { text = elideGroups(text) }
+        if text.columns > width { text = text.prefix(columns: width - 1) + "…" }
         return text
     }
 
@@ -180,3 +180,39 @@ extension String {
         return result + rest
     }
 }
+
+extension StringProtocol {
+    /// The columns a terminal gives the text: two for each wide character (East Asian wide and full-width forms,
+    /// emoji), none for a combining mark, one for the rest.
+    var columns: Int { unicodeScalars.reduce(0) { $0 + $1.columns } }
+
+    /// The longest start of the text that fits in `width` columns.
+    func prefix(columns width: Int) -> String {
+        var used = 0, result = ""
+        for character in self {
+            let needed = character.unicodeScalars.reduce(0) { $0 + $1.columns }
+            if used + needed > width { break }
+            used += needed
+            result.append(character)
+        }
+        return result
+    }
+}
+
+extension Unicode.Scalar {
+    /// 2 for a wide scalar, 0 for a combining mark or a zero-width one, 1 otherwise.
+    var columns: Int {
+        let v = value
+        if v < 0x300 { return 1 }
+        if (0x300...0x36F).contains(v) || (0x200B...0x200F).contains(v) || (0xFE00...0xFE0F).contains(v) { return 0 }
+        return Self.wide.contains { $0.contains(v) } ? 2 : 1
+    }
+
+    /// East Asian wide and full-width ranges, and the emoji blocks.
+    private static let wide: [ClosedRange<UInt32>] = [
+        0x1100...0x115F, 0x2E80...0x303E, 0x3041...0x33FF, 0x3400...0x4DBF, 0x4E00...0x9FFF, 0xA000...0xA4CF,
+        0xAC00...0xD7A3, 0xF900...0xFAFF, 0xFE30...0xFE4F, 0xFF00...0xFF60, 0xFFE0...0xFFE6, 0x1F300...0x1F64F,
+        0x1F900...0x1F9FF, 0x20000...0x3FFFD,
+    ]
+}
+

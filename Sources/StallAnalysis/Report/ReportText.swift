@@ -221,13 +221,13 @@ extension StallReport {
         // "97 %" stays on one line.
         for glued in text.replacingAll(" %", by: "\u{A0}%").split(separator: " ") {
             let word = String(glued).replacingAll("\u{A0}", by: " ")
-            let room = textWidth - (lineHasWord ? line.count + 1 : line.count)
-            if lineHasWord && word.count > room {
+            let room = textWidth - (lineHasWord ? line.columns + 1 : line.columns)
+            if lineHasWord && word.columns > room {
                 lines.append(line)
                 line = indent
                 lineHasWord = false
             }
-            let fitted = ReportFormat.fit(word, width: textWidth - line.count)
+            let fitted = ReportFormat.fit(word, width: textWidth - line.columns)
             line += (lineHasWord ? " " : "") + fitted
             lineHasWord = true
         }
