@@ -93,7 +93,7 @@ enum BisectCommand {
         if let path = given.junit { try Output.write(report.junit(), to: path) }
         try Output.appendStepSummary(report.markdownSummary())
         if let unconsulted = report.unconsultedFlags, !unconsulted.isEmpty {
-            Output.error("warning: the app never consulted: \(unconsulted.joined(separator: ", ")) (check the names)")
+            Output.error("stallprof: warning: the app never consulted: \(unconsulted.joined(separator: ", ")) (check the names)")
         }
         print(summary(report))
         guard outcome.verdict == .found else {

@@ -45,7 +45,7 @@ enum DiffCommand {
             let (after, afterWarnings) = try sides[1].get()
             var diagnostics = Diagnostics()
             let bytes = StackDiff.diff(before, after, options: options, diagnostics: &diagnostics)
-            (beforeWarnings.warnings + afterWarnings.warnings + diagnostics.warnings).forEach { Output.error("warning: \($0)") }
+            (beforeWarnings.warnings + afterWarnings.warnings + diagnostics.warnings).forEach { Output.error("stallprof: warning: \($0)") }
             try output.finish(bytes)
         }
     }

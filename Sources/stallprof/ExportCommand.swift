@@ -68,7 +68,7 @@ enum ExportCommand {
         let inputs = try inputsOrStandardInput(invocation.positionals)
         let target = try OutputTarget(output)  // before reading, as the shell's `>`
         let (timeline, loadDiagnostics) = try Exporter.load(inputs.map(InputSource.init(path:)), options: options.input)
-        loadDiagnostics.warnings.forEach { Output.error("warning: \($0)") }
+        loadDiagnostics.warnings.forEach { Output.error("stallprof: warning: \($0)") }
         // Empty inputs only: warned about, an empty export, exit 0 (as fold). Inputs with data but nothing to
         // export are bad data.
         if !timeline.isTimed, timeline.sampleCount == 0, loadDiagnostics.emptyInputs.count < inputs.count {
@@ -77,7 +77,7 @@ enum ExportCommand {
         // Written into the target as it is made, in pieces: memory holds the timeline and the format's tables, not
         // the output.
         var diagnostics = Diagnostics()
-        defer { diagnostics.warnings.forEach { Output.error("warning: \($0)") } }
+        defer { diagnostics.warnings.forEach { Output.error("stallprof: warning: \($0)") } }
         try Exporter.write(timeline, options: options, to: ByteSink { try target.write($0[...]) }, diagnostics: &diagnostics)
         try target.commit()
     }

@@ -106,7 +106,7 @@ enum FlameGraphCommand {
         let (profile, markers, diagnostics) = try ProfileLoader.loadChart(
             inputs.map(InputSource.init(path:)), options: invocation.options.profile.input,
             timeOrder: options.flameChart)
-        diagnostics.warnings.forEach { Output.error("warning: \($0)") }
+        diagnostics.warnings.forEach { Output.error("stallprof: warning: \($0)") }
         var renderDiagnostics = Diagnostics()
         if let path = invocation.options.paletteFile { options.paletteMap = try PaletteFile.read(path) }
         let svg = try SVGFlameGraph(options: options, markers: markers).renderBytes(
@@ -114,13 +114,13 @@ enum FlameGraphCommand {
         try output.finish(svg)
         if let path = invocation.options.paletteFile { try PaletteFile.write(options.paletteEntries(profile), to: path) }
         // The renderer's warnings (a total beyond 2^64-1); an empty graph's is handled below.
-        if profile.total > 0 { renderDiagnostics.warnings.forEach { Output.error("warning: \($0)") } }
+        if profile.total > 0 { renderDiagnostics.warnings.forEach { Output.error("stallprof: warning: \($0)") } }
         // Empty inputs and captures only (a run without a stall, or a selection that keeps none): warned about,
         // an empty graph, exit 0 (as fold, diff, report and export). Other inputs with data but no stack counts are
         // bad data.
         let captures = diagnostics.captureInputs
         if profile.total <= 0, !captures.isEmpty, diagnostics.emptyInputs.count + captures.count == inputs.count {
-            Output.error("warning: \(captures.joined(separator: ", ")): no samples selected (no episode, or none "
+            Output.error("stallprof: warning: \(captures.joined(separator: ", ")): no samples selected (no episode, or none "
                 + "kept by --kind, --state, --stall or --range)")
         }
         if profile.total <= 0, diagnostics.emptyInputs.count + captures.count < inputs.count {

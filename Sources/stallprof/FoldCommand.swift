@@ -40,7 +40,7 @@ enum FoldCommand {
             let inputs = try inputsOrStandardInput(invocation.positionals)
             let output = try OutputTarget(invocation.options.output)  // before reading, as the shell's `>`
             let (stacks, diagnostics) = try Folder.fold(inputs.map(InputSource.init(path:)), options: invocation.options.input)
-            diagnostics.warnings.forEach { Output.error("warning: \($0)") }
+            diagnostics.warnings.forEach { Output.error("stallprof: warning: \($0)") }
             try output.finish(stacks.renderedBytes())
         }
     }

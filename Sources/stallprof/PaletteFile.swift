@@ -28,7 +28,7 @@ enum PaletteFile {
             map[String(line[..<arrow.lowerBound])] = String(line[arrow.upperBound...])
         }
         if skipped > 0 {
-            Output.error("warning: \(path): \(skipped) line\(skipped == 1 ? "" : "s") not NAME->rgb(R,G,B), ignored")
+            Output.error("stallprof: warning: \(path): \(skipped) line\(skipped == 1 ? "" : "s") not NAME->rgb(R,G,B), ignored")
         }
         return map
     }

@@ -72,16 +72,16 @@ enum ReportCommand {
                 inputs.map(InputSource.init(path:)), options: invocation.options.input, diagnostics: &diagnostics)
         } catch {
             // What was skipped on the way (lines whose count exceeds 2^64-1) says why no stack is left.
-            diagnostics.warnings.forEach { Output.error("warning: \($0)") }
+            diagnostics.warnings.forEach { Output.error("stallprof: warning: \($0)") }
             throw error
         }
-        diagnostics.warnings.forEach { Output.error("warning: \($0)") }
+        diagnostics.warnings.forEach { Output.error("stallprof: warning: \($0)") }
         let text: String
         var gate: ReportGate?
         switch input {
         case .captures(let captures):
             let report = StallReport(captures: captures, options: options)
-            report.warnings.forEach { Output.error("warning: \($0)") }
+            report.warnings.forEach { Output.error("stallprof: warning: \($0)") }
             text = invocation.options.json ? report.json() : report.text()
             if !invocation.options.failOn.isEmpty { gate = ReportGate(invocation.options.failOn, report: report) }
         case .profile(let stacks, let inputs):
@@ -90,7 +90,7 @@ enum ReportCommand {
             }
             let report = ProfileReport(stacks, inputs: inputs, options: options)
             if report.totalOverflows {
-                Output.error("warning: the profile's total exceeds 2^64-1: the total and its shares are rounded")
+                Output.error("stallprof: warning: the profile's total exceeds 2^64-1: the total and its shares are rounded")
             }
             text = invocation.options.json ? report.json() : report.text()
         }

@@ -41,7 +41,7 @@ let version = "stallprof 0.1.0"
 /// A usage error: one line saying what is wrong, then where the help is (never the whole usage).
 func usageError(_ message: String, command: String?) -> Int32 {
     let help = command.map { "stallprof \($0) --help" } ?? "stallprof --help"
-    Output.error("stallprof: \(message)\nsee `\(help)`")
+    Output.error("stallprof: error: \(message)\nsee `\(help)`")
     return ExitCode.usage
 }
 
@@ -96,7 +96,7 @@ struct GateFailed: Error {
         return usageError(error.message, command: command.name)
     } catch let error as AnalysisError {
         if case .usage = error { return usageError("\(error)", command: command.name) }
-        Output.error("error: \(error)")
+        Output.error("stallprof: error: \(error)")
         switch error {
         case .badData: return ExitCode.dataError
         case .input: return ExitCode.noInput
@@ -105,7 +105,7 @@ struct GateFailed: Error {
         }
     } catch let error as BisectError {
         if case .usage = error { return usageError("\(error)", command: command.name) }
-        Output.error("error: \(error)")
+        Output.error("stallprof: error: \(error)")
         switch error {
         case .badData, .input: return ExitCode.dataError  // a command that cannot run is a bad input, as above
         case .usage: return ExitCode.usage
@@ -124,13 +124,13 @@ struct GateFailed: Error {
         Output.error(error.description)
         return error.verdict == .frozen ? ExitCode.failure : ExitCode.skip
     } catch let error as GateFailed {
-        Output.error(error.text)
+        Output.error(error.text.split(separator: "\n").map { "stallprof: " + $0 }.joined(separator: "\n"))
         return ExitCode.failure
     } catch let error as RunInterrupted {
-        Output.error("error: \(error)")
+        Output.error("stallprof: error: \(error)")
         return ExitCode.interrupted
     } catch {
-        Output.error("error: \(error)")
+        Output.error("stallprof: error: \(error)")
         return ExitCode.failure
     }
 }

@@ -149,7 +149,7 @@ import Testing
         let inode = Self.status(target).st_ino
         let result = try Self.runAsUser(["fold", "-o", target, "-"], input: "a;b 3\n")
         #expect(result.status == 1, "\(result.err)")
-        #expect(result.err == "error: \(target): Permission denied\n")
+        #expect(result.err == "stallprof: error: \(target): Permission denied\n")
         #expect(Self.contents(target) == "old\n" && Self.status(target).st_ino == inode && Self.names(dir) == ["out.folded"])
     }
 

@@ -59,7 +59,7 @@ import Testing
         #expect(emptyStatus == 0 && emptyError.contains("\(empty): empty input (no data)"))
         let (badStatus, badOut, badError) = try CLI.run(["report", bad], input: "")
         #expect(badStatus == 65 && badOut.isEmpty)
-        #expect(badError.hasPrefix("error: \(bad): line 1: cannot detect the format"))
+        #expect(badError.hasPrefix("stallprof: error: \(bad): line 1: cannot detect the format"))
         let (strictStatus, _, strictError) = try CLI.run(["report", "--strict", Self.perf], input: "")
         #expect(strictStatus == 65 && strictError.contains("\(Self.perf): line 34: "))
         let (mixedStatus, _, mixedError) = try CLI.run(["report", capture, Self.perf], input: "")

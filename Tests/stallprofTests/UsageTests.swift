@@ -34,21 +34,21 @@ import Testing
         let result = try CLI.run([command, "--bogus", "x"])
         #expect(result.status == 64)
         #expect(result.out.isEmpty)
-        #expect(result.err == "stallprof: unknown option '--bogus'\nsee `stallprof \(command) --help`\n")
+        #expect(result.err == "stallprof: error: unknown option '--bogus'\nsee `stallprof \(command) --help`\n")
     }
 
     @Test func badValuesMissingValuesAndMissingArgumentsAreUsageErrors() throws {
         let cases: [([String], String)] = [
-            (["report", "--top", "0", "x"], "stallprof: --top takes a positive whole number, not '0'"),
-            (["fold", "--kind", "frozen", "-"], "stallprof: --kind must be one of all|stall|saturated, not 'frozen'"),
-            (["flamegraph", "--width", "10", "-"], "stallprof: --width takes a whole number of at least 40, not '10'"),
-            (["diff", "--range", "5..1", "a", "b"], "stallprof: --range takes FROM..TO in milliseconds, not '5..1'"),
-            (["export", "--untimed-ms", "-1", "-"], "stallprof: --untimed-ms takes a number above 0 and at most 1000000000, not '-1'"),
-            (["check", "--window"], "stallprof: --window needs a value"),
-            (["bisect", "--resume=yes"], "stallprof: --resume takes no value"),
-            (["diff", "only-one"], "stallprof: diff takes exactly two inputs: BEFORE AFTER"),
-            (["export", "-"], "stallprof: --format is required: speedscope, chrome-trace or pprof"),
-            (["check", "--", ], "stallprof: no command after --"),
+            (["report", "--top", "0", "x"], "stallprof: error: --top takes a positive whole number, not '0'"),
+            (["fold", "--kind", "frozen", "-"], "stallprof: error: --kind must be one of all|stall|saturated, not 'frozen'"),
+            (["flamegraph", "--width", "10", "-"], "stallprof: error: --width takes a whole number of at least 40, not '10'"),
+            (["diff", "--range", "5..1", "a", "b"], "stallprof: error: --range takes FROM..TO in milliseconds, not '5..1'"),
+            (["export", "--untimed-ms", "-1", "-"], "stallprof: error: --untimed-ms takes a number above 0 and at most 1000000000, not '-1'"),
+            (["check", "--window"], "stallprof: error: --window needs a value"),
+            (["bisect", "--resume=yes"], "stallprof: error: --resume takes no value"),
+            (["diff", "only-one"], "stallprof: error: diff takes exactly two inputs: BEFORE AFTER"),
+            (["export", "-"], "stallprof: error: --format is required: speedscope, chrome-trace or pprof"),
+            (["check", "--", ], "stallprof: error: no command after --"),
         ]
         for (arguments, message) in cases {
             let result = try CLI.run(arguments)
@@ -59,9 +59,9 @@ import Testing
 
     @Test func unknownSubcommandsAndHelpTopics() throws {
         let unknown = try CLI.run(["frobnicate"])
-        #expect(unknown.status == 64 && unknown.err == "stallprof: unknown subcommand 'frobnicate'\nsee `stallprof --help`\n")
+        #expect(unknown.status == 64 && unknown.err == "stallprof: error: unknown subcommand 'frobnicate'\nsee `stallprof --help`\n")
         let topic = try CLI.run(["help", "frobnicate"])
-        #expect(topic.status == 64 && topic.err.hasPrefix("stallprof: help takes one subcommand name"))
+        #expect(topic.status == 64 && topic.err.hasPrefix("stallprof: error: help takes one subcommand name"))
         let none = try CLI.run([])
         #expect(none.status == 64 && none.err.contains("SUBCOMMANDS:"))
     }
