@@ -101,53 +101,50 @@ public enum BlockedWork {
     public static let holderThreadName = "lock-holder"
 
     /// Blocks the calling thread for about `milliseconds` on a mutex a worker thread holds; returns what the
-    /// holder measured.
+    /// holder measured. The holder's thread is detached, not joined: the stall ends when the lock is taken (a join
+    /// would add the holder's exit to it, long enough under ASan to be sampled).
     @discardableResult @inline(never)
     public static func waitForWorkerLock(milliseconds: Int, holder mode: LockHolderMode = .sleeps) -> HolderReport {
-        let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
-        pthread_mutex_init(mutex, nil)
-        let taken = UnsafeMutablePointer<sem_t>.allocate(capacity: 1)
-        sem_init(taken, 0, 0)
-        let holder = LockHolder(mutex: mutex, taken: taken, milliseconds: milliseconds, mode: mode)
-        let thread = startHolder(holder)
-        while sem_wait(taken) != 0 {}
-        lockContended(mutex)
-        pthread_mutex_unlock(mutex)
-        pthread_join(thread, nil)
-        let report = holder.finished()
-        pthread_mutex_destroy(mutex)
-        mutex.deallocate()
-        sem_destroy(taken)
-        taken.deallocate()
+        let holder = UnsafeMutablePointer<LockHolder>.allocate(capacity: 1)
+        holder.initialize(to: LockHolder(milliseconds: milliseconds, mode: mode))
+        startHolder(holder)
+        while sem_wait(holder.pointee.taken) != 0 {}
+        lockContended(holder.pointee.mutex)
+        let report = holder.pointee.finished()
+        pthread_mutex_unlock(holder.pointee.mutex)
+        holder.pointee.destroy()
+        holder.deinitialize(count: 1)
+        holder.deallocate()
         return report
     }
 
-    /// Starts the `lock-holder` thread.
-    private static func startHolder(_ holder: LockHolder) -> pthread_t {
+    /// Starts the `lock-holder` thread, detached.
+    private static func startHolder(_ holder: UnsafeMutablePointer<LockHolder>) {
         var thread = pthread_t()
-        pthread_create(&thread, nil, { context in
-            BlockedWork.runHolder(Unmanaged<LockHolder>.fromOpaque(context!).takeRetainedValue())
+        let created = pthread_create(&thread, nil, { context in
+            BlockedWork.runHolder(context!.assumingMemoryBound(to: LockHolder.self))
             return nil
-        }, Unmanaged.passRetained(holder).toOpaque())
-        return thread
+        }, holder)
+        precondition(created == 0, "pthread_create failed")
+        pthread_detach(thread)
     }
 
     /// The body of the `lock-holder` thread.
-    private static func runHolder(_ holder: LockHolder) {
+    @inline(never)
+    private static func runHolder(_ holder: UnsafeMutablePointer<LockHolder>) {
         stallcap_name_thread(holderThreadName)
-        let report = holdLock(holder.mutex, taken: holder.taken, milliseconds: holder.milliseconds, mode: holder.mode)
-        holder.report = report
+        let unlocked = holdLock(holder)
+        precondition(unlocked == 0, "pthread_mutex_unlock failed")  // work after the call: no tail call, a real frame
     }
 
-    /// The lock holder's frame: takes `mutex`, posts `taken`, holds the lock for `milliseconds` (one `usleep`, or
-    /// spinning), then unlocks.
+    /// The lock holder's frame: takes the mutex, posts `taken`, holds the lock for `milliseconds` (one `usleep`, or
+    /// spinning), writes its report, then unlocks and touches `holder` no more (the waiter frees it). Returns what
+    /// `pthread_mutex_unlock` returned.
     @inline(never)
-    static func holdLock(
-        _ mutex: UnsafeMutablePointer<pthread_mutex_t>, taken: UnsafeMutablePointer<sem_t>, milliseconds: Int,
-        mode: LockHolderMode
-    ) -> HolderReport {
+    static func holdLock(_ holder: UnsafeMutablePointer<LockHolder>) -> Int32 {
+        let mutex = holder.pointee.mutex, milliseconds = holder.pointee.milliseconds, mode = holder.pointee.mode
         pthread_mutex_lock(mutex)
-        sem_post(taken)
+        sem_post(holder.pointee.taken)
         let asked = UInt64(milliseconds) * 1_000_000
         let start = monotonicNanoseconds()
         var failed = false
@@ -156,8 +153,8 @@ public enum BlockedWork {
         case .spins: _ = BusyWork.burn(until: start + asked)
         }
         let held = monotonicNanoseconds() - start
-        pthread_mutex_unlock(mutex)
-        return HolderReport(mode: mode, askedNs: asked, heldNs: held, cutShort: failed || held < asked)
+        holder.pointee.report = HolderReport(mode: mode, askedNs: asked, heldNs: held, cutShort: failed || held < asked)
+        return pthread_mutex_unlock(mutex)
     }
 
     /// The frame a blocked stall's stack must show above libc's lock wait.
@@ -167,21 +164,30 @@ public enum BlockedWork {
         precondition(result == 0, "pthread_mutex_lock failed")  // work after the call: no tail call, a real frame
     }
 
-    private final class LockHolder {
-        let mutex: UnsafeMutablePointer<pthread_mutex_t>
-        let taken: UnsafeMutablePointer<sem_t>
+    /// What the two threads share, owned by the waiter: the holder touches it only while it holds the mutex (and
+    /// before, to take it), so once the waiter has taken the mutex it may destroy everything (POSIX lets an
+    /// unlocked mutex be destroyed while its last unlocker is still returning).
+    struct LockHolder {
+        let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
+        let taken = UnsafeMutablePointer<sem_t>.allocate(capacity: 1)
         let milliseconds: Int
         let mode: LockHolderMode
-        /// Written by the holder thread before it ends; read after pthread_join.
+        /// Written by the holder thread before it unlocks; read by the waiter once it holds the mutex.
         var report: HolderReport? = nil
-        /// The report, once the holder thread has ended.
-        func finished() -> HolderReport { report ?? HolderReport(mode: mode, askedNs: 0, heldNs: 0, cutShort: true) }
-        init(mutex: UnsafeMutablePointer<pthread_mutex_t>, taken: UnsafeMutablePointer<sem_t>, milliseconds: Int,
-             mode: LockHolderMode) {
-            self.mutex = mutex
-            self.taken = taken
+        init(milliseconds: Int, mode: LockHolderMode) {
             self.milliseconds = milliseconds
             self.mode = mode
+            pthread_mutex_init(mutex, nil)
+            sem_init(taken, 0, 0)
+        }
+        /// The report, read while holding the mutex.
+        func finished() -> HolderReport { report ?? HolderReport(mode: mode, askedNs: 0, heldNs: 0, cutShort: true) }
+        /// Destroys and frees the mutex and the semaphore.
+        func destroy() {
+            pthread_mutex_destroy(mutex)
+            mutex.deallocate()
+            sem_destroy(taken)
+            taken.deallocate()
         }
     }
 }
