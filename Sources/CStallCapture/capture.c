@@ -38,6 +38,7 @@ static uint32_t g_outstanding = 0;
 static uintptr_t g_frames[STALLCAP_MAX_FRAMES];
 static stallcap_sample_info g_info;
 static stallcap_unwind_cache g_cache;  // used by the handler that holds the CLAIMED state only
+static stallcap_turn_trace g_trace;  // likewise
 
 static uint64_t clock_ns(clockid_t clock) {
     struct timespec ts;
@@ -61,7 +62,8 @@ static void handler(int signo, siginfo_t *info, void *context) {
         uint32_t flags = 0;
         g_info.timestamp_ns = clock_ns(CLOCK_MONOTONIC);
         g_info.thread_cpu_ns = 0;
-        g_info.frame_count = stallcap_unwind(context, g_frames, STALLCAP_MAX_FRAMES, &flags, &g_cache);
+        g_info.frame_count = stallcap_unwind(context, g_frames, STALLCAP_MAX_FRAMES, &flags, &g_cache, &g_trace);
+        g_info.turn = stallcap_turn_of(&g_trace);
         g_info.flags = flags;
         g_info.unwind_ns = clock_ns(CLOCK_MONOTONIC) - g_info.timestamp_ns;
         stallcap_handoff_done(claimed);
@@ -97,12 +99,12 @@ void stallcap_warm_thread(void) {
 uint32_t stallcap_unwind_here(uintptr_t *frames, uint32_t max_frames, uint32_t *flags, void *cache) {
     ucontext_t context;
     if (getcontext(&context) != 0 || max_frames == 0) return 0;
-    return stallcap_unwind(&context, frames, max_frames, flags, cache);
+    return stallcap_unwind(&context, frames, max_frames, flags, cache, NULL);
 }
 
 uint32_t stallcap_unwind_context(const void *ucontext, uintptr_t *frames, uint32_t max_frames, uint32_t *flags,
                                  void *cache) {
-    return max_frames == 0 ? 0 : stallcap_unwind(ucontext, frames, max_frames, flags, cache);
+    return max_frames == 0 ? 0 : stallcap_unwind(ucontext, frames, max_frames, flags, cache, NULL);
 }
 
 size_t stallcap_unwind_cache_size(void) { return sizeof(stallcap_unwind_cache); }

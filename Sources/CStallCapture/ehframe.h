@@ -15,11 +15,15 @@
 #define EH_SP 7
 #define EH_FP 6
 #define EH_RA 16
+#define EH_NSAVED 5  // the callee-saved registers besides rbp: rbx r12 r13 r14 r15
+#define EH_SAVED_REGS {3, 12, 13, 14, 15}
 #elif defined(__aarch64__)
 #define EH_NREGS 32  // x0-x30 and 31: sp; the return address is x30 (lr)
 #define EH_SP 31
 #define EH_FP 29
 #define EH_RA 30
+#define EH_NSAVED 10  // the callee-saved registers besides x29 (the frame pointer): x19-x28
+#define EH_SAVED_REGS {19, 20, 21, 22, 23, 24, 25, 26, 27, 28}
 #else
 #error "stallprof's unwinder supports x86_64 and aarch64 Linux"
 #endif
@@ -55,7 +59,11 @@ typedef struct {
     eh_rule rules[EH_NREGS];
 } eh_row;
 
-/// The part of a row one step uses: the CFA, and how the return address, stack and frame pointers come back.
+/// The DWARF numbers of the callee-saved registers (EH_SAVED_REGS), in the order of eh_step's `saved`.
+static const int eh_saved_regs[EH_NSAVED] = EH_SAVED_REGS;
+
+/// The part of a row one step uses: the CFA, how the return address, stack and frame pointers come back, and the
+/// other callee-saved registers (kept so that a frame's own values of them are known: queue.c reads them).
 typedef struct {
     uint8_t cfa_is_expr, signal_frame, ra_signed;
     uint16_t cfa_reg;
@@ -63,6 +71,7 @@ typedef struct {
     int64_t cfa_offset;
     const uint8_t *cfa_expr;
     eh_rule ra, sp, fp;
+    eh_rule saved[EH_NSAVED];
 } eh_step;
 
 /// The step `row` describes.
@@ -77,6 +86,7 @@ static inline void eh_step_of_row(const eh_row *row, eh_step *step) {
     step->ra = row->rules[EH_RA];
     step->sp = row->rules[EH_SP];
     step->fp = row->rules[EH_FP];
+    for (int k = 0; k < EH_NSAVED; k++) step->saved[k] = row->rules[eh_saved_regs[k]];
 }
 
 /// What eh_find_row found.

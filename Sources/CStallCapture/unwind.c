@@ -142,6 +142,7 @@ int stallcap_unwind_apply(walk *w, const eh_step *row) {
     // A caller's frame lies above its callee's; only a frame that was interrupted (not called) may have none.
     if (!row->signal_frame && (sp < w->regs[EH_SP] || (sp == w->regs[EH_SP] && !w->exact))) return -1;
     if (enter_region(w, sp) != 0) return -1;
+    if (w->trace != NULL) stallcap_turn_trace_step(w->trace, cfa, row->saved);
     w->valid = (1ull << EH_SP) | (have_fp == 0 ? 1ull << EH_FP : 0);
 #if defined(__aarch64__)
     w->valid |= 1ull << EH_RA;  // the caller's lr is the return address just recovered
@@ -165,6 +166,7 @@ static int frame_pointer_step(walk *w) {
     if (ra == 0) return 0;
     uintptr_t sp = fp + 2 * sizeof(uintptr_t);
     if (enter_region(w, sp) != 0) return -1;
+    if (w->trace != NULL) stallcap_turn_trace_step(w->trace, sp, NULL);  // no rules: saved registers unknown
     w->regs[EH_SP] = sp;
     w->regs[EH_FP] = caller_fp;
 #if defined(__x86_64__)
@@ -178,12 +180,15 @@ static int frame_pointer_step(walk *w) {
 }
 
 uint32_t stallcap_unwind(const void *context, uintptr_t *frames, uint32_t max_frames, uint32_t *flags,
-                         stallcap_unwind_cache *cache) {
+                         stallcap_unwind_cache *cache, stallcap_turn_trace *trace) {
     walk w;
     from_context(&w, context);
     w.sp0 = w.regs[EH_SP];
     (void)enter_region(&w, w.sp0);  // on no stack the thread is known to have, w.hi stays 0: only the pc is recorded
     uint32_t n = 0;
+    int outside_queue_before = 0;
+    w.trace = trace != NULL && stallcap_queue_code_set() ? trace : NULL;
+    if (trace != NULL) stallcap_turn_trace_begin(trace, &w);
     if (cache != NULL) stallcap_unwind_cache_begin(cache);
     eh_row row;
     eh_step step;
@@ -196,6 +201,11 @@ uint32_t stallcap_unwind(const void *context, uintptr_t *frames, uint32_t max_fr
             break;
         }
         frames[n++] = w.pc;
+        if (w.trace != NULL) {  // an edge into libdispatch from outside it: the latest (outermost) one is the turn's
+            int in_queue = stallcap_queue_code_holds(w.pc);
+            if (in_queue && n > 1 && outside_queue_before) stallcap_turn_trace_edge(w.trace, &w, n - 1);
+            outside_queue_before = !in_queue;
+        }
         if (w.hi == 0) break;
         uintptr_t lookup = w.exact ? w.pc : w.pc - 1;
 #if defined(__x86_64__)

@@ -18,6 +18,7 @@ typedef struct {
     uintptr_t sp0;     // the interrupted stack pointer
     int bounded;       // lo/hi are the thread's real bounds (else a guess: no frame-pointer walks)
     struct stallcap_stack_window *memory;  // another thread's stack, read through this window; NULL: loads in place
+    struct stallcap_turn_trace *trace;  // what a sample's turn is found from (queue.c); NULL: not asked
 } walk;
 
 /// Copies of another thread's stack words, read with process_vm_readv a page at a time (memwalk.c): a walk of a
@@ -34,9 +35,10 @@ __attribute__((visibility("hidden"))) int stallcap_window_load(stallcap_stack_wi
 /// Moves `w` to the caller with `row`'s rules. 1: moved; 0: the outermost frame; -1: cannot go on.
 __attribute__((visibility("hidden"))) int stallcap_unwind_apply(walk *w, const eh_step *row);
 
-/// Cached rules of one lookup address (32 bytes). Only the plainest steps are kept: the CFA at the stack or frame
-/// pointer plus an offset, the return address and the frame pointer at offsets from it (or unchanged, or
-/// undefined), the stack pointer the CFA; others are found again each time.
+/// Cached rules of one lookup address (40 bytes on x86_64, 48 on aarch64). Only the plainest steps are kept: the
+/// CFA at the stack or frame pointer plus an offset, the return address and the frame pointer at offsets from it
+/// (or unchanged, or undefined), the stack pointer the CFA, the other callee-saved registers unchanged or saved at
+/// a multiple of the word size from the CFA; others are found again each time.
 typedef struct {
     uintptr_t key;    // the lookup address; 0: empty
     uintptr_t image;  // the tag of key's object (eh_image) when the rules were found: used only while it is the same
@@ -45,6 +47,7 @@ typedef struct {
     uint8_t ra_kind;    // EH_RULE_* of the return address, or STALLCAP_UNWIND_NO_INFO
     uint8_t fp_kind;    // EH_RULE_* of the frame pointer
     uint8_t ra_signed;
+    int8_t saved[EH_NSAVED];  // per callee-saved register: 0 unchanged, else saved at CFA + saved[k] words
 } stallcap_unwind_entry;
 
 /// `ra_kind` of an address no loaded object has unwind information for.
@@ -83,11 +86,49 @@ __attribute__((visibility("hidden"))) void stallcap_unwind_cache_step(const stal
 
 /// Walks the stack of the interrupted `context` (a ucontext_t) into `frames`, leaf first: the interrupted
 /// instruction, then return addresses. Sets STALLCAP_FLAG_TRUNCATED and STALLCAP_FLAG_FRAME_POINTERS in `flags`.
-/// `cache` may be NULL. Async-signal-safe; on the thread the context belongs to (its stack bounds are
-/// thread-local).
+/// `cache` may be NULL. `trace`, unless NULL, gets what the queued block the thread runs is found from
+/// (stallcap_turn_of). Async-signal-safe; on the thread the context belongs to (its stack bounds are thread-local).
 __attribute__((visibility("hidden"))) uint32_t stallcap_unwind(const void *context, uintptr_t *frames,
                                                                uint32_t max_frames, uint32_t *flags,
-                                                               stallcap_unwind_cache *cache);
+                                                               stallcap_unwind_cache *cache,
+                                                               struct stallcap_turn_trace *trace);
+
+/// True once stallcap_set_queue_code found libdispatch's code. Async-signal-safe.
+__attribute__((visibility("hidden"))) int stallcap_queue_code_set(void);
+
+/// True when `pc` lies in libdispatch's code (stallcap_set_queue_code). Async-signal-safe.
+__attribute__((visibility("hidden"))) int stallcap_queue_code_holds(uintptr_t pc);
+
+/// What a walk keeps to find a sample's turn (queue.c) without recovering every frame's callee-saved registers: per
+/// step, the CFA and where the callee saved each of them; the first frame's values; the edge frame. Big (3 KiB):
+/// the handler's is static.
+typedef struct stallcap_turn_trace {
+    uintptr_t regs0[EH_NSAVED];  // the interrupted frame's callee-saved registers
+    uint64_t valid0;             // a bit per index of regs0 known
+    uintptr_t lo, hi;            // the first frame's stack region: saved slots are read only inside it
+    uint32_t steps;              // steps recorded: step j moved from frame j to frame j + 1
+    uintptr_t cfa[STALLCAP_MAX_FRAMES];
+    int8_t slot[STALLCAP_MAX_FRAMES][EH_NSAVED];  // 0 unchanged, INT8_MIN unknown, else saved at cfa + slot words
+    uint32_t edge;               // the edge frame's index; 0: none
+    uintptr_t edge_pc, edge_sp, edge_fp;
+    int edge_fp_known;
+} stallcap_turn_trace;
+
+/// Starts `trace` for the walk `w` (its first frame's registers and stack region).
+__attribute__((visibility("hidden"))) void stallcap_turn_trace_begin(stallcap_turn_trace *trace, const walk *w);
+
+/// Records a step: the callee's CFA and its rules for the callee-saved registers (NULL: unknown, a frame-pointer
+/// step).
+__attribute__((visibility("hidden"))) void stallcap_turn_trace_step(stallcap_turn_trace *trace, uintptr_t cfa,
+                                                                    const eh_rule *saved);
+
+/// Records that `w`'s current frame, number `index`, is a libdispatch frame entered from outside libdispatch.
+__attribute__((visibility("hidden"))) void stallcap_turn_trace_edge(stallcap_turn_trace *trace, const walk *w,
+                                                                    uint32_t index);
+
+/// The turn: a hash of the last edge frame's pc, stack and frame pointers and callee-saved registers, recovered
+/// from the steps below it; 0 when there is no edge or a register is not known. Async-signal-safe.
+__attribute__((visibility("hidden"))) uint64_t stallcap_turn_of(const stallcap_turn_trace *trace);
 
 /// Records the calling thread's stack and alternate signal stack bounds for later walks on it (not in a handler).
 __attribute__((visibility("hidden"))) void stallcap_unwind_prepare_thread(void);

@@ -65,14 +65,20 @@ public struct Sample: Sendable, Equatable {
     public var flags: SampleFlags
     /// Addresses, leaf first.
     public var frames: [UInt64]
+    /// Which queued block the thread was running (see ``SampleRecord/turn``); 0 when unknown.
+    public var turn: UInt64
 
     /// Creates a sample.
-    public init(timestampNs: UInt64, threadCPUNs: UInt64, runQueueNs: UInt64 = 0, flags: SampleFlags, frames: [UInt64]) {
+    public init(
+        timestampNs: UInt64, threadCPUNs: UInt64, runQueueNs: UInt64 = 0, flags: SampleFlags, frames: [UInt64],
+        turn: UInt64 = 0
+    ) {
         self.timestampNs = timestampNs
         self.threadCPUNs = threadCPUNs
         self.runQueueNs = runQueueNs
         self.flags = flags
         self.frames = frames
+        self.turn = turn
     }
 }
 

@@ -129,16 +129,18 @@ public enum CaptureReader {
                 guard let index = stallIndex[s.stallID] else { continue }
                 var frames = s.frames
                 var flags = s.flags
+                var turn = s.turn
                 if s.flags.contains(.repeated), let previous = capture.stalls[index].samples.last {
-                    // The same stack again, so just as incomplete when that one was cut short.
+                    // The same stack again (in the same block), so just as incomplete when that one was cut short.
                     frames = previous.frames
+                    turn = previous.turn
                     if previous.flags.contains(.truncated) { flags.insert(.truncated) }
                 } else if s.flags.contains(.repeated) {
                     frames = []
                 }
                 capture.stalls[index].samples.append(Sample(
                     timestampNs: s.timestampNs, threadCPUNs: s.threadCPUNs, runQueueNs: s.runQueueNs, flags: flags,
-                    frames: frames))
+                    frames: frames, turn: turn))
             case .stallEnd(let end):
                 if let index = stallIndex[end.stallID] { capture.stalls[index].end = end }
             case .blockedOn(let blocked):
@@ -209,8 +211,10 @@ public enum CaptureReader {
             let id = try c.u32(), t = try c.u64(), cpu = try c.u64(), wait = try c.u64()
             let flags = SampleFlags(rawValue: try c.u32())
             let frames = try c.frames()
+            let turn = c.remaining >= 8 ? try c.u64() : 0  // older files end with the frames
             return .sample(SampleRecord(
-                stallID: id, timestampNs: t, threadCPUNs: cpu, runQueueNs: wait, flags: flags, frames: frames))
+                stallID: id, timestampNs: t, threadCPUNs: cpu, runQueueNs: wait, flags: flags, frames: frames,
+                turn: turn))
         case .stallEnd:
             let id = try c.u32(), end = try c.u64(), cpu = try c.u64(), wait = try c.u64(), measured = try c.u64()
             let stateByte = try c.u8()

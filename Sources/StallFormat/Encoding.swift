@@ -111,6 +111,7 @@ extension CaptureRecord {
             out.appendLE(s.runQueueNs)
             out.appendLE(s.flags.rawValue)
             out.appendFrames(s.frames)
+            out.appendLE(s.turn)
         case .stallEnd(let e):
             type = .stallEnd
             out.appendLE(e.stallID)

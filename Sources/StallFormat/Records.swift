@@ -156,12 +156,16 @@ public struct SampleRecord: Sendable, Equatable {
     /// Instruction addresses, leaf first: the interrupted instruction, then return addresses. Empty when
     /// `flags` contains `.repeated`.
     public var frames: [UInt64]
+    /// Which queued block (a dispatch queue's turn) the thread was running: equal in every sample of one block,
+    /// different for the next; 0 when unknown or not in a block. Written after the frames; absent in older files.
+    public var turn: UInt64
 
     /// Creates a sample record.
     public init(
         stallID: UInt32, timestampNs: UInt64, threadCPUNs: UInt64, runQueueNs: UInt64 = 0, flags: SampleFlags,
-        frames: [UInt64]
+        frames: [UInt64], turn: UInt64 = 0
     ) {
+        self.turn = turn
         self.stallID = stallID
         self.timestampNs = timestampNs
         self.threadCPUNs = threadCPUNs

@@ -208,7 +208,8 @@ final class StallSampler {
         took(waitNs: waitNow)
         return SampleRecord(
             stallID: stallID, timestampNs: info.timestamp_ns, threadCPUNs: info.thread_cpu_ns,
-            runQueueNs: waitNow, flags: flags, frames: buffer[0..<Int(info.frame_count)].map { UInt64($0) })
+            runQueueNs: waitNow, flags: flags, frames: buffer[0..<Int(info.frame_count)].map { UInt64($0) },
+            turn: info.turn)
     }
 
     /// Counts a missed sample.

@@ -89,6 +89,7 @@ public final class StallWatchdog: Sendable {
                 "the capture handler is already installed on another signal in this process")
             case let code: throw StallWatchdogError.system("cannot install the signal handler: \(String(cString: strerror(code)))")
             }
+            _ = stallcap_set_queue_code()  // samples say which main-queue block runs; without it they say nothing
             let writer: CaptureWriter
             do { writer = try CaptureWriter(path: configuration.outputPath) } catch {
                 throw StallWatchdogError.cannotWrite("\(error)")

@@ -50,10 +50,12 @@ public enum ReportFixtures {
     /// 2026-11-30T21:00:00.123Z.
     public static let startWallNs: UInt64 = 1_796_072_400_123_000_000
 
-    /// The records of an episode: begin, `samples` (leaf-first stacks, 10 ms apart from detection), end.
+    /// The records of an episode: begin, `samples` (leaf-first stacks, 10 ms apart from detection; `turns[i]` the
+    /// i-th sample's turn, 0 when none), end.
     public static func episode(
         _ id: UInt32, kind: EpisodeKind = .stall, at startMs: UInt64, durationMs: UInt64, state: StallState,
-        cpuPerMille: UInt64 = 1000, samples: [[UInt64]], missed: UInt32 = 0, finished: Bool = true
+        cpuPerMille: UInt64 = 1000, samples: [[UInt64]], missed: UInt32 = 0, finished: Bool = true,
+        turns: [UInt64] = []
     ) -> [CaptureRecord] {
         let start = startNs + startMs * 1_000_000
         var records: [CaptureRecord] = [.stallBegin(StallBeginRecord(
@@ -62,7 +64,7 @@ public enum ReportFixtures {
             let at = start + 250_000_000 + UInt64(index) * 10_000_000
             records.append(.sample(SampleRecord(
                 stallID: id, timestampNs: at, threadCPUNs: UInt64(index) * 10_000_000 * cpuPerMille / 1000,
-                flags: [], frames: frames)))
+                flags: [], frames: frames, turn: index < turns.count ? turns[index] : 0)))
         }
         if finished {
             let measured = durationMs * 1_000_000

@@ -5,7 +5,7 @@ import StallProfiler
 
 /// Command-line options shared by the sample apps.
 public struct DemoOptions: Sendable {
-    /// What kind of stall to cause. `--stall busy|blocked|sleep`, default busy.
+    /// What kind of stall to cause. `--stall busy|blocked|sleep|flood` (flood: stall-demo only), default busy.
     public var stall = StallKind.busy
     /// How long the stall lasts. `--stall-ms N`, default 1000.
     public var stallMilliseconds = 1000
@@ -24,7 +24,7 @@ public struct DemoOptions: Sendable {
         var options = DemoOptions()
         var iterator = arguments.makeIterator()
         func fail(_ message: String) -> Never {
-            let usage = "usage: \(program) [--stall busy|blocked|sleep] [--holder sleeps|spins] [--stall-ms N] [--delay-ms N]"
+            let usage = "usage: \(program) [--stall busy|blocked|sleep\(program == "stall-demo" ? "|flood" : "")] [--holder sleeps|spins] [--stall-ms N] [--delay-ms N]"
                 + " [--output PATH]"
                 + (program == "stall-demo" ? " [--loop runloop|dispatch]" : "")
             printError("\(program): \(message)\n\(usage)")
@@ -34,7 +34,9 @@ public struct DemoOptions: Sendable {
             guard let value = iterator.next() else { fail("\(argument) needs a value") }
             switch argument {
             case "--stall":
-                guard let kind = StallKind(rawValue: value) else { fail("unknown stall kind \(value)") }
+                guard let kind = StallKind(rawValue: value), kind != .flood || program == "stall-demo" else {
+                    fail("unknown stall kind \(value)")
+                }
                 options.stall = kind
             case "--stall-ms":
                 guard let ms = Int(value), ms > 0 else { fail("bad --stall-ms \(value)") }
@@ -68,9 +70,21 @@ public struct DemoOptions: Sendable {
         }
     }
 
-    /// Causes the configured stall on the calling thread.
+    /// Causes the configured stall on the calling thread (the main queue's), then calls `finish`. A flood returns
+    /// at once and calls `finish` from a main-queue block enqueued after its last block.
+    public func stallNow(then finish: @escaping @Sendable () -> Void) {
+        if stall == .flood {
+            FloodWork.start(milliseconds: stallMilliseconds, then: finish)
+            return
+        }
+        stallNow()
+        finish()
+    }
+
+    /// Causes the configured stall on the calling thread (a flood only starts: see ``stallNow(then:)``).
     public func stallNow() {
         switch stall {
+        case .flood: FloodWork.start(milliseconds: stallMilliseconds) {}
         case .busy: _ = BusyWork.spin(milliseconds: stallMilliseconds)
         case .blocked:
             // The holder measured its own hold: a sleep cut short means someone interrupted it (EINTR).

@@ -13,6 +13,11 @@ public enum StallKind: String, CaseIterable, Sendable {
     /// The main thread sleeps in one `usleep` (``SleepWork/sleep(milliseconds:)``): a system call that a signal
     /// would cut short, so the watchdog must never signal it.
     case sleep
+    /// The main queue floods: a thread named `flood-poster` enqueues a tiny block (0.2 ms of CPU,
+    /// ``FloodWork/tinyBlock()``) 20,000 times a second for a quarter of the stall's length, four times what the
+    /// main thread can run, so that the main queue runs about the stall's length of them back to back
+    /// (``FloodWork``; stall-demo only).
+    case flood
 }
 
 /// A stall in which the main thread sleeps in a system call that no signal may interrupt.

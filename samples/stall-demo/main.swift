@@ -3,8 +3,9 @@
 //   STALLPROF_OUTPUT=demo.stalls stall-demo --stall busy --loop runloop
 //
 // The main queue is serviced by `RunLoop.main.run()` (--loop runloop) or `dispatchMain()` (--loop dispatch).
-// After a delay the main queue runs the stall (a 30-deep recursion spinning on the CPU, or a wait for a lock a
-// worker holds); shortly after it ends the watchdog is stopped and the app exits 0.
+// After a delay the main queue runs the stall (a 30-deep recursion spinning on the CPU, a wait for a lock a worker
+// holds, a sleep, or a flood of tiny blocks another thread enqueues); shortly after it ends the watchdog is stopped
+// and the app exits 0.
 import Dispatch
 import Foundation
 import StallProfiler
@@ -14,11 +15,12 @@ let options = DemoOptions.parse(Array(CommandLine.arguments.dropFirst()), progra
 let watchdog = options.startWatchdog()
 
 DispatchQueue.main.asyncAfter(deadline: .now() + .milliseconds(options.delayMilliseconds)) {
-    options.stallNow()
-    // Give the watchdog time to see the main queue answer again, then finish.
-    DispatchQueue.main.asyncAfter(deadline: .now() + .milliseconds(300)) {
-        watchdog?.stop()
-        exit(0)
+    options.stallNow {
+        // Give the watchdog time to see the main queue answer again, then finish.
+        DispatchQueue.main.asyncAfter(deadline: .now() + .milliseconds(300)) {
+            MainActor.assumeIsolated { watchdog?.stop() }
+            exit(0)
+        }
     }
 }
 

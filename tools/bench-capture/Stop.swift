@@ -125,6 +125,8 @@ func quietWindow(lengthNs: UInt64, _ figures: inout StopFigures) {
 /// on the spinner's CPU, and the sampler's own run time lands in the measured stop).
 func benchStop(samples: Int, depth: Int) {
     precondition(stallcap_install(SIGPROF) == 0, "cannot install the handler")
+    // As the watchdog does: the handler then also recovers callee-saved registers for a sample's turn.
+    _ = stallcap_set_queue_code()
     installFloorHandler()
     let spinner = GapSpinner(depth: depth)
     let pinned = pinToCPU(1)

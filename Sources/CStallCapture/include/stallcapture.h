@@ -58,7 +58,20 @@ typedef struct {
     uint32_t flags;
     /// Nanoseconds the handler spent unwinding (how long the sampled thread was held up, less signal delivery).
     uint64_t unwind_ns;
+    /// The queued block the thread was running (a dispatch queue's turn), the same in every sample of one block
+    /// and different for the next: see stallcap_set_queue_code. 0 when unknown or not in a block.
+    uint64_t turn;
 } stallcap_sample_info;
+
+/// Finds libdispatch's code (through `dispatch_async_f`), so that samples say which queued block they are in
+/// (`stallcap_sample_info.turn`). Not in a handler; before sampling starts. Returns 0; ENOENT when libdispatch is
+/// not loaded; ENOTSUP when it is linked into the executable (a static Swift standard library), where no turn is
+/// told.
+int stallcap_set_queue_code(void);
+
+/// The turn of the calling thread now, as the handler would find it in a sample taken here (0 outside a queued
+/// block or before stallcap_set_queue_code). For tests; not in a handler.
+uint64_t stallcap_queue_turn_here(void);
 
 /// Installs the capture handler for `signo` (with SA_RESTART | SA_SIGINFO | SA_ONSTACK, all signals masked while it runs)
 /// after preparing the calling thread (stallcap_warm_thread). Idempotent for the same signal. Returns 0; EINVAL for a signal other than

@@ -80,6 +80,11 @@ extension StallReport {
             ("hints", Self.json(hints: profile.hints)), ("group", .int(e.group)),
             ("markers", .array(e.markers.map { Self.json(marker: $0, withCapture: false) })),
             ("memoryStacks", e.memoryStacks.map(Self.json(memoryStacks:)) ?? .null),
+            ("mainQueueTurns", e.queueTurns.map { .int($0.turns) } ?? .null),
+            ("medianTurnMs", .number(e.queueTurns?.medianMs.map(Self.ms))),
+            ("longestTurnMs", .number(e.queueTurns?.longestMs.map(Self.ms))),
+            ("turnIntervalMs", .number(e.queueTurns.map { Self.ms($0.intervalMs) })),
+            ("turnsReused", e.queueTurns.map { .bool($0.reused) } ?? .null),
         ])
     }
 

@@ -114,6 +114,9 @@ extension StallReport {
                 + Self.samples(profile.analyzedSamples)
         }
         var lines = Self.wrap(heading, indent: "  ") + missed(members)
+        if let turns = QueueTurns(summing: members.compactMap(\.queueTurns)) {
+            lines += Self.wrap(turns.line, first: "  ", indent: "    ")
+        }
         if let line = MemoryStackCounts(summing: members.compactMap(\.memoryStacks))?.line {
             lines += Self.wrap(line, first: "  ", indent: "    ")
         }

@@ -154,6 +154,8 @@ public struct EpisodeSummary: Sendable {
     public var markers: [MarkerSummary] = []
     /// How its stacks read from memory came out; nil when none was.
     public var memoryStacks: MemoryStackCounts? = nil
+    /// The queued blocks its samples saw run; nil when fewer than two samples knew their block.
+    public var queueTurns: QueueTurns? = nil
 }
 
 /// Episodes with the same fingerprint: one kind, one state and the same heaviest-stack shape.

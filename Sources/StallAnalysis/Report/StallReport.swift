@@ -44,7 +44,7 @@ public struct StallReport: Sendable {
         }.map { try! $0.get() }  // the analysis throws nothing
         typealias Accumulator = (
             key: String, builder: ProfileBuilder, episodes: [Int], kind: EpisodeKind, state: StallState?,
-            signalMask: SignalMaskRecord?, signalled: Int, selfWait: ReportHint?
+            signalMask: SignalMaskRecord?, signalled: Int, keyHints: [ReportHint], floodEntry: String?
         )
         var builders: [Accumulator] = []
         var groupIndex: [String: Int] = [:]
@@ -56,7 +56,7 @@ public struct StallReport: Sendable {
                 if group == builders.count {
                     groupIndex[episode.key] = group
                     builders.append((episode.key, ProfileBuilder(), [], episode.summary.kind, episode.summary.state,
-                                     episode.signalMask, 0, episode.selfWait))
+                                     episode.signalMask, 0, episode.keyHints, episode.floodEntry))
                 }
                 builders[group].signalled += episode.signalled
                 builders[group].builder.addAppModules(capture.summary.appModules)
@@ -72,6 +72,7 @@ public struct StallReport: Sendable {
         let order = builders.indices.sorted { (builders[$0].episodes.count, $1) > (builders[$1].episodes.count, $0) }
         var renumber = [Int](repeating: 0, count: builders.count)
         for (position, old) in order.enumerated() { renumber[old] = position }
+        let selected = episodes
         groups = order.map { old in
             let entry = builders[old]
             var profile = entry.builder.profile(kind: entry.kind, state: entry.state)
@@ -80,7 +81,12 @@ public struct StallReport: Sendable {
             {
                 profile.hints.insert(hint, at: 0)
             }
-            if let hint = entry.selfWait { profile.hints.append(hint) }  // every episode of the group has it (its key)
+            profile.hints += entry.keyHints.map { hint in  // every episode of the group has them (its key says so)
+                // A flood's count is the group's, over all its episodes.
+                guard hint.kind == "flood", let turns = QueueTurns(summing: entry.episodes.compactMap { selected[$0].queueTurns })
+                else { return hint }
+                return turns.floodHint(entry: entry.floodEntry)
+            }
             return EpisodeGroup(fingerprint: entry.key, episodes: entry.episodes, profile: profile)
         }
         for index in episodes.indices { episodes[index].group = renumber[episodes[index].group] }
@@ -98,8 +104,10 @@ public struct StallReport: Sendable {
             var signalMask: SignalMaskRecord?
             /// Collected samples the signal took (not read from the thread's memory).
             var signalled: Int
-            /// The self-wait hint of a blocked episode (its key says so too); nil otherwise.
-            var selfWait: ReportHint?
+            /// Hints its key names, so every episode of its group has them: self-wait, flood.
+            var keyHints: [ReportHint]
+            /// A flood's block entry (``QueueTurns/blockEntry(rootFirst:)``), when the stacks show one.
+            var floodEntry: String?
         }
 
         var summary: CaptureSummary
@@ -125,6 +133,7 @@ public struct StallReport: Sendable {
                 builder.addAppModules(rule.appModules)
                 var collected: [(names: [String], app: [Bool], modules: [String?])] = []
                 var signalled = 0
+                var blockEntries: [String: Int] = [:]
                 for sample in stall.samples where !sample.frames.isEmpty && options.capture.accepts(sample, of: stall) {
                     let frames = sample.frames
                     var (app, modules) = rule.judge(leafFirst: frames)
@@ -135,6 +144,9 @@ public struct StallReport: Sendable {
                     }
                     collected.append((names, app, modules))
                     if sample.flags.isDisjoint(with: [.fromStackMemory, .repeated]) { signalled += 1 }
+                    if sample.turn != 0, let entry = QueueTurns.blockEntry(rootFirst: names) {
+                        blockEntries[entry, default: 0] += 1
+                    }
                     builder.add(names: names, app: app, modules: modules)
                 }
                 // What a busy episode's thread waited for in passing is not what froze it.
@@ -149,11 +161,18 @@ public struct StallReport: Sendable {
                 }
                 // A thread that blocks the capture signal is never signalled: its episodes say so, apart.
                 var profile = builder.profile(kind: stall.kind, state: stall.state)
-                let selfWait = blockedOn?.selfWaitHint
-                if let selfWait {
-                    profile.hints.append(selfWait)
+                var keyHints: [ReportHint] = []
+                var floodEntry: String?
+                if let selfWait = blockedOn?.selfWaitHint {
+                    keyHints.append(selfWait)
                     key += "; self-wait"
                 }
+                if let turns = QueueTurns(stall.samples, queueAnswered: stall.kind == .saturated), turns.isFlood {
+                    floodEntry = blockEntries.max { ($0.value, $1.key) < ($1.value, $0.key) }?.key
+                    keyHints.append(turns.floodHint(entry: floodEntry))
+                    key += "; flood"
+                }
+                profile.hints += keyHints
                 let signalHint = ReportHint.signalBlocked(stall.signalMask, stacks: collected.count, signalled: signalled)
                 if let signalHint, let mask = stall.signalMask {
                     profile.hints.insert(signalHint, at: 0)
@@ -164,7 +183,7 @@ public struct StallReport: Sendable {
                 episode.markers = StallReport.markers(captureMarkers, around: episode)
                 episodes.append(Episode(summary: episode, key: key, samples: collected,
                                         signalMask: signalHint == nil ? nil : stall.signalMask, signalled: signalled,
-                                        selfWait: selfWait))
+                                        keyHints: keyHints, floodEntry: floodEntry))
             }
             warnings = symbolizer.warnings.map { "\(capture.source): \($0)" }
         }
@@ -201,6 +220,7 @@ public struct StallReport: Sendable {
             profile: profile, blockedOn: blockedOn, group: group)
         episode.pausedMs = Double(stall.pausedNs) / 1e6
         episode.memoryStacks = MemoryStackCounts(stall.samples)
+        episode.queueTurns = QueueTurns(stall.samples, queueAnswered: stall.kind == .saturated)
         episode.runQueueWaitMs = stall.missedRunQueueNs.map { Double($0) / 1e6 }
         return episode
     }

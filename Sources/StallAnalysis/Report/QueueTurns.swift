@@ -1,0 +1,171 @@
+import StallFormat
+
+/// How many queued blocks an episode's samples saw its thread run, and how long they ran (docs/REPORT.md,
+/// `mainQueueTurns`): one long block, a few long ones, or a flood of short ones. A sample knows its block by its
+/// ``Sample/turn`` (the watchdog's handler reads it off the libdispatch frame that called the block, at no extra
+/// cost to the thread); samples in a row with the same turn are one block. A block the samples never landed in is
+/// not counted, so the count is a lower bound, and a block is measured by its samples: from its first sample to its
+/// last, plus the time between two samples (each sample stands for that much). Blocks that reuse the memory of one
+/// before (a block that enqueues the next one, freed and allocated again) may have the same turn: once a turn comes
+/// back after another one, samples in a row with the same turn may be several blocks, and no length is claimed.
+/// Nor in a saturated episode: the queue answered pings, so it turned, and one turn in every sample is a block or
+/// source run again and again (a repeating timer's handler has the same turn each time).
+public struct QueueTurns: Sendable, Equatable {
+    /// One block seen: how many samples landed in it, and when the first and the last were taken (monotonic ns).
+    public struct Block: Sendable, Equatable {
+        /// Samples in the block.
+        public var samples: Int
+        /// The first sample's time.
+        public var firstNs: UInt64
+        /// The last sample's time.
+        public var lastNs: UInt64
+    }
+
+    /// Each block seen, in the order they ran.
+    public private(set) var blocks: [Block] = []
+    /// The median time between two samples with a turn, milliseconds.
+    public private(set) var intervalMs: Double
+    /// True when a turn came back after another one (blocks reuse memory), or when the queue answered pings during
+    /// the episode: a block seen in several samples in a row may have been several.
+    public private(set) var reused = false
+
+    /// Blocks of at least this many, nearly all seen in one sample only, make a flood.
+    public static let floodBlocks = 10
+
+    /// The blocks seen: a lower bound on the blocks the thread ran.
+    public var turns: Int { blocks.count }
+
+    /// The samples that knew their block.
+    public var samples: Int { blocks.reduce(0) { $0 + $1.samples } }
+
+    /// A block's length by its samples: first to last, plus one interval.
+    public func lengthMs(_ block: Block) -> Double {
+        Double(block.lastNs &- min(block.firstNs, block.lastNs)) / 1e6 + intervalMs
+    }
+
+    /// The median block's length (``lengthMs(_:)``); nil when the median block was seen in one sample only (it ran
+    /// for less than about one interval, and samples cannot say how much less), or when blocks reuse memory.
+    public var medianMs: Double? {
+        if reused { return nil }
+        let sorted = blocks.sorted { ($0.samples, lengthMs($0)) < ($1.samples, lengthMs($1)) }
+        let median = sorted[sorted.count / 2]  // the upper one: of a long block and a short one, the long
+        return median.samples > 1 ? lengthMs(median) : nil
+    }
+
+    /// The length of the block seen in the most samples (``lengthMs(_:)``); nil when blocks reuse memory.
+    public var longestMs: Double? {
+        if reused { return nil }
+        return blocks.max { ($0.samples, $1.firstNs) < ($1.samples, $0.firstNs) }.map(lengthMs)
+    }
+
+    /// True for a flood: at least ``floodBlocks`` blocks, the median one seen in one sample only (shorter than the
+    /// time between samples); where blocks reuse memory, three samples in four in another block than the one before.
+    public var isFlood: Bool {
+        guard turns >= Self.floodBlocks else { return false }
+        return reused ? Double(turns) >= 0.75 * Double(samples) : medianMs == nil
+    }
+
+    /// The blocks `samples` saw (those without a turn are skipped); nil when fewer than two samples have one.
+    /// `queueAnswered`: the queue answered pings meanwhile (a saturated episode).
+    init?(_ samples: [Sample], queueAnswered: Bool) {
+        reused = queueAnswered
+        var times: [UInt64] = []
+        var last: UInt64 = 0
+        var ended = Set<UInt64>()
+        for sample in samples where sample.turn != 0 {
+            if sample.turn != last {
+                if ended.contains(sample.turn) { reused = true }
+                ended.insert(last)
+            }
+            if sample.turn == last, !blocks.isEmpty {
+                blocks[blocks.count - 1].samples += 1
+                blocks[blocks.count - 1].lastNs = sample.timestampNs
+            } else {
+                blocks.append(Block(samples: 1, firstNs: sample.timestampNs, lastNs: sample.timestampNs))
+            }
+            last = sample.turn
+            times.append(sample.timestampNs)
+        }
+        guard times.count >= 2 else { return nil }
+        let gaps = zip(times, times.dropFirst()).map { $1 >= $0 ? $1 - $0 : 0 }.sorted()
+        intervalMs = Double(gaps[(gaps.count - 1) / 2]) / 1e6
+    }
+
+    /// The blocks of several episodes together (a group's); nil when none has any.
+    init?(summing parts: [QueueTurns]) {
+        guard !parts.isEmpty else { return nil }
+        blocks = parts.flatMap(\.blocks)
+        reused = parts.contains { $0.reused }
+        let intervals = parts.map(\.intervalMs).sorted()
+        intervalMs = intervals[(intervals.count - 1) / 2]
+    }
+
+    /// The text report's line: `main queue: 1 long block (about 0.980 s)`, `main queue: at least 14 blocks, median
+    /// about 70 ms; the longest about 400 ms` or `main queue: at least 290 blocks, most shorter than the 10 ms between
+    /// samples`.
+    public var line: String {
+        let interval = Self.milliseconds(intervalMs)
+        if turns == 1, !reused {
+            return "main queue: 1 long block (about \(ReportFormat.seconds(lengthMs(blocks[0]) / 1000)))"
+        }
+        if turns == 1 {
+            return "main queue: one block or source in every sample, run again and again (the queue turned meanwhile)"
+        }
+        if reused {
+            let short = isFlood ? "most shorter than the \(interval) between samples; " : ""
+            return "main queue: at least \(turns) blocks (\(short)samples in a row in one block may be several blocks, "
+                + "so how long each ran is not known)"
+        }
+        let longest = blocks.contains { $0.samples > 1 } ? longestMs.map { "; the longest about \(Self.milliseconds($0))" } : nil
+        guard let medianMs else {
+            return "main queue: at least \(turns) blocks, most shorter than the \(interval) between samples" + (longest ?? "")
+        }
+        return "main queue: at least \(turns) blocks, median about \(Self.milliseconds(medianMs))" + (longest ?? "")
+    }
+
+    /// `10 ms` (whole from 1 ms up), `0.200 ms`.
+    static func milliseconds(_ value: Double) -> String {
+        value >= 1 ? "\(Int(value.rounded())) ms" : ReportFormat.threeDecimals(value) + " ms"
+    }
+}
+
+extension QueueTurns {
+    /// The flood hint: "the main queue ran at least 290 short blocks back to back (most shorter than the 10 ms
+    /// between samples); each runs closure #1 in Feed.poll(): find what enqueues it so often". `entry`: the
+    /// blocks' most common first frame (``blockEntry(rootFirst:)``), when the stacks show one.
+    func floodHint(entry: String?) -> ReportHint {
+        var text = "the main queue ran at least \(turns) short blocks back to back (most shorter than the "
+            + "\(Self.milliseconds(intervalMs)) between samples)"
+        if let entry { text += "; each runs \(Self.withoutClosureType(entry)): find what enqueues it so often" }
+        return ReportHint(kind: "flood", text: text)
+    }
+
+    /// The first frame of the queued block a stack (root first) is in: the frame after the outermost libdispatch
+    /// frames that called it and the thunks and Swift concurrency runtime frames between (a block's function is
+    /// often reached through `thunk for @escaping @callee_guaranteed () -> ()` or `swift_job_run`); nil when the
+    /// stack has no libdispatch frame or nothing after it.
+    static func blockEntry(rootFirst names: [String]) -> String? {
+        guard var index = names.firstIndex(where: isDispatch) else { return nil }
+        while index < names.count, isDispatch(names[index]) || isGlue(names[index]) { index += 1 }
+        return index < names.count ? names[index] : nil
+    }
+
+    /// `closure #1 in static Feed.poll() -> ()` for `closure #1 @Swift.MainActor @Sendable () -> () in static
+    /// Feed.poll() -> ()`: the closure's own type says little, where it is says what enqueued it.
+    static func withoutClosureType(_ name: String) -> String {
+        guard name.hasPrefix("closure #"), let space = name.dropFirst(9).firstIndex(of: " "),
+              let inside = name[space...].firstRange(of: " in ")
+        else { return name }
+        return String(name[..<space]) + String(name[inside.lowerBound...])
+    }
+
+    private static func isDispatch(_ name: String) -> Bool {
+        name.hasPrefix("_dispatch_") || name.hasPrefix("dispatch_")
+    }
+
+    private static func isGlue(_ name: String) -> Bool {
+        name.hasPrefix("thunk for ") || name.hasPrefix("reabstraction thunk") || name.hasPrefix("partial apply for thunk")
+            || name.hasPrefix("partial apply forwarder for reabstraction thunk") || name.hasPrefix("swift_job_run") || name.hasPrefix("swift::")
+            || name.hasPrefix("_ZN5swift") || name.contains("runJobInEstablishedExecutorContext")
+    }
+}

@@ -1,0 +1,129 @@
+import Foundation
+import StallFormat
+import StallTestSupport
+import Testing
+
+@testable import StallAnalysis
+
+/// `mainQueueTurns` (issue 18): one long block, a few long ones, or a flood of short ones, told from the samples'
+/// turns; lengths only where the turns can be trusted to be one block each.
+@Suite struct QueueTurnsTests {
+    /// Samples 10 ms apart with these turns.
+    func samples(_ turns: [UInt64]) -> [Sample] {
+        turns.enumerated().map { index, turn in
+            Sample(timestampNs: 1_000_000_000 + UInt64(index) * 10_000_000, threadCPUNs: 0, flags: [], frames: [1],
+                   turn: turn)
+        }
+    }
+
+    @Test func oneTurnThroughoutIsOneLongBlock() throws {
+        let turns = try #require(QueueTurns(samples(Array(repeating: 7, count: 50)), queueAnswered: false))
+        #expect(turns.turns == 1 && turns.samples == 50 && !turns.reused && !turns.isFlood)
+        #expect(turns.intervalMs == 10)
+        #expect(turns.medianMs == 500)  // 490 ms from the first sample to the last, plus one interval
+        #expect(turns.line == "main queue: 1 long block (about 0.500 s)")
+    }
+
+    @Test func aFewLongBlocksHaveAMedianLength() throws {
+        // Three blocks: 3, 5 and 10 samples; samples without a turn (between blocks) are skipped.
+        let list: [UInt64] = [1, 1, 1, 0, 2, 2, 2, 2, 2, 0, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3]
+        let turns = try #require(QueueTurns(samples(list), queueAnswered: false))
+        #expect(turns.turns == 3 && turns.samples == 18)
+        #expect(turns.medianMs == 50)
+        #expect(turns.longestMs == 100)
+        #expect(turns.line == "main queue: at least 3 blocks, median about 50 ms; the longest about 100 ms")
+        // A long block and a short one after it: the median is the long one, not "most shorter than...".
+        let tail = try #require(QueueTurns(samples(Array(repeating: 4, count: 30) + [5]), queueAnswered: false))
+        #expect(tail.medianMs == 300 && tail.longestMs == 300)
+        #expect(!turns.isFlood)
+    }
+
+    @Test func aFloodIsManyBlocksEachSeenOnce() throws {
+        let turns = try #require(QueueTurns(samples((1...40).map { UInt64($0) * 0x1000 }), queueAnswered: false))
+        #expect(turns.turns == 40 && turns.medianMs == nil && turns.isFlood)
+        #expect(turns.line == "main queue: at least 40 blocks, most shorter than the 10 ms between samples")
+        let hint = turns.floodHint(entry: "closure #1 @Swift.MainActor @Sendable () -> () in static Feed.poll() -> ()")
+        #expect(hint.kind == "flood")
+        #expect(hint.text == "the main queue ran at least 40 short blocks back to back (most shorter than the 10 ms "
+            + "between samples); each runs closure #1 in static Feed.poll() -> (): find what enqueues it so often")
+        // Nine blocks are not yet a flood.
+        #expect(QueueTurns(samples((1...9).map { UInt64($0) }), queueAnswered: false)?.isFlood == false)
+    }
+
+    @Test func aTurnThatComesBackMeansReusedMemoryAndNoLengths() throws {
+        // A block that enqueues the next one: two allocations take turns, so runs may merge blocks.
+        let turns = try #require(QueueTurns(samples([1, 1, 2, 1, 1, 2, 2, 1, 2, 1, 1, 2]), queueAnswered: false))
+        #expect(turns.reused && turns.medianMs == nil && turns.longestMs == nil)
+        #expect(turns.turns == 8 && !turns.isFlood)  // 8 of 12 samples changed block: under three in four
+        #expect(turns.line.hasPrefix("main queue: at least 8 blocks (samples in a row in one block may be several"))
+        // Three in four samples in another block than the one before: a flood even so.
+        let flood = try #require(QueueTurns(samples([1, 2, 3, 1, 2, 3, 1, 2, 3, 1, 2, 3]), queueAnswered: false))
+        #expect(flood.reused && flood.isFlood && flood.line.contains("most shorter than the 10 ms between samples"))
+    }
+
+    @Test func aSaturatedEpisodeClaimsNoLengths() throws {
+        // The queue answered pings, so one turn in every sample is a block or source run again and again.
+        let turns = try #require(QueueTurns(samples(Array(repeating: 5, count: 20)), queueAnswered: true))
+        #expect(turns.reused && turns.medianMs == nil)
+        #expect(turns.line == "main queue: one block or source in every sample, run again and again (the queue turned meanwhile)")
+    }
+
+    @Test func fewerThanTwoSamplesWithATurnSayNothing() {
+        #expect(QueueTurns(samples([0, 0, 9, 0]), queueAnswered: false) == nil)
+        #expect(QueueTurns([], queueAnswered: false) == nil)
+    }
+
+    @Test func theBlockEntryIsTheFirstFrameAfterLibdispatchAndThunks() {
+        let stack = ["main", "CFRunLoopRun", "_dispatch_main_queue_callback_4CF", "_dispatch_call_block_and_release",
+                     "thunk for @escaping @callee_guaranteed @Sendable () -> ()",
+                     "closure #1 @Swift.MainActor @Sendable () -> () in static Feed.poll() -> ()", "Feed.tiny()"]
+        #expect(QueueTurns.blockEntry(rootFirst: stack) == stack[5])
+        let job = ["_dispatch_main_queue_callback_4CF", "swift_job_run",
+                   "_ZN5swift34runJobInEstablishedExecutorContextEPNS_3JobE", "(1) suspend resume partial function for App.load()"]
+        #expect(QueueTurns.blockEntry(rootFirst: job) == job[3])
+        #expect(QueueTurns.blockEntry(rootFirst: ["main", "spin()"]) == nil)
+        #expect(QueueTurns.blockEntry(rootFirst: ["main", "_dispatch_main_queue_callback_4CF"]) == nil)
+        #expect(QueueTurns.withoutClosureType("closure #12 (Swift.Int) -> () in Feed.load()") == "closure #12 in Feed.load()")
+        #expect(QueueTurns.withoutClosureType("Feed.load()") == "Feed.load()")
+    }
+
+    /// Through the capture file and `report`: JSON keys, the text line, the flood hint and its own group.
+    @Test func theReportSaysItAndAFloodGroupsApart() throws {
+        let stack = [ReportFixtures.pass, ReportFixtures.system]
+        let flood = ReportFixtures.episode(
+            1, at: 1_000, durationMs: 600, state: .busy, samples: Array(repeating: stack, count: 30),
+            turns: (1...30).map { UInt64($0) })
+        let long = ReportFixtures.episode(
+            2, at: 5_000, durationMs: 600, state: .busy, samples: Array(repeating: stack, count: 30),
+            turns: Array(repeating: 99, count: 30))
+        let capture = try ReportFixtures.capture(ReportFixtures.records(flood + long), name: "turns")
+        let report = StallReport(captures: [capture])
+        #expect(report.groups.count == 2)
+        let text = report.text()
+        #expect(text.contains("main queue: at least 30 blocks, most shorter than the 10 ms between samples"))
+        #expect(text.contains("main queue: 1 long block (about 0.300 s)"))
+        #expect(text.contains("hint: the main queue ran at least 30 short blocks back to back"))
+        let root = try #require(try JSONSerialization.jsonObject(with: Data(report.json().utf8)) as? [String: Any])
+        let episodes = try #require(root["episodes"] as? [[String: Any]])
+        #expect(episodes[0]["mainQueueTurns"] as? Int == 30 && episodes[0]["medianTurnMs"] is NSNull)
+        #expect(episodes[0]["turnIntervalMs"] as? Double == 10 && episodes[0]["turnsReused"] as? Bool == false)
+        #expect((episodes[0]["hints"] as? [[String: Any]])?.contains { $0["kind"] as? String == "flood" } == true)
+        #expect(episodes[1]["mainQueueTurns"] as? Int == 1 && episodes[1]["medianTurnMs"] as? Double == 300)
+        #expect((episodes[1]["hints"] as? [[String: Any]])?.contains { $0["kind"] as? String == "flood" } == false)
+    }
+
+    /// Two flood episodes alike make one group, whose hint counts the blocks of both.
+    @Test func aGroupsFloodHintCountsEveryEpisode() throws {
+        let stack = [ReportFixtures.pass, ReportFixtures.system]
+        let records = [(1, 1_000, 1), (2, 3_000, 100)].flatMap { id, at, first in
+            ReportFixtures.episode(
+                UInt32(id), at: UInt64(at), durationMs: 400, state: .busy, samples: Array(repeating: stack, count: 15),
+                turns: (0..<15).map { UInt64(first + $0) })
+        }
+        let report = StallReport(captures: [try ReportFixtures.capture(ReportFixtures.records(records), name: "floods")])
+        #expect(report.groups.count == 1)
+        let hint = try #require(report.groups.first?.profile.hints.first { $0.kind == "flood" })
+        #expect(hint.text.hasPrefix("the main queue ran at least 30 short blocks back to back"), "\(hint.text)")
+        #expect(report.text().contains("main queue: at least 30 blocks, most shorter than the 10 ms between samples"))
+    }
+}
