@@ -13,8 +13,13 @@ import Testing
         return try PprofExporter(options: options).export(timeline, diagnostics: &diagnostics)
     }
 
-    @Test func crc32MatchesTheStandardCheckValue() {
-        #expect(Gzip.crc32(Array("123456789".utf8)) == 0xCBF4_3926)
+    /// The gzip member's trailer: the CRC-32 of the data (the standard check value for "123456789") and its size.
+    @Test func theGzipTrailerHoldsTheStandardCheckValueAndTheSize() {
+        let member = Gzip.wrap(Array("123456789".utf8))
+        let trailer = member.suffix(8).map(UInt32.init)
+        #expect(member.prefix(2) == [0x1F, 0x8B])
+        #expect(trailer[0] | trailer[1] << 8 | trailer[2] << 16 | trailer[3] << 24 == 0xCBF4_3926)
+        #expect(trailer[4] | trailer[5] << 8 | trailer[6] << 16 | trailer[7] << 24 == 9)
     }
 
     @Test func profileHasTypesSamplesLabelsMappingAndLocations() throws {

@@ -67,9 +67,4 @@ final class Gzip {
         gzip.finish()
         return sink.bytes
     }
-
-    /// CRC-32 as gzip and zlib compute it (zlib's).
-    static func crc32(_ data: [UInt8]) -> UInt32 {
-        UInt32(data.withUnsafeBufferPointer { CZlib.crc32(0, $0.baseAddress, UInt32($0.count)) })
-    }
 }

@@ -3,7 +3,7 @@
 extension AppCodeRule {
     /// True for system and toolchain libraries and the vDSO.
     static func isSystemPath(_ path: String) -> Bool {
-        if path.hasPrefix("linux-vdso") || path.hasPrefix("linux-gate") || path == "[vdso]" { return true }
+        if Symbolizer.isVDSO(path) { return true }
         for prefix in ["/lib/", "/lib64/", "/usr/lib/", "/usr/lib64/", "/usr/libexec/"] where path.hasPrefix(prefix) {
             return true
         }

@@ -42,8 +42,9 @@ extension BlockedOnSummary {
         let others = summaries.filter { $0.tid != Int(waiter) }
         othersRan = last == nil && !others.contains(where: ran) ? nil : others.contains(where: ran)
         findDeadlock(first, waiter: waiter, record: record, summaries: summaries)
+        let channel = Self.kernelObjects(detail)  // the waiter's pipe or socket ends
         if waitsFor.isEmpty, ["semaphore", "group", "condition", "futex", "io"].contains(kind) {
-            waitsFor = Self.candidates(others, ran: ran, channel: Self.kernelObjects(detail)).prefix(Self.maxCandidates).map {
+            waitsFor = Self.candidates(others, ran: ran, channel: channel).prefix(Self.maxCandidates).map {
                 WaitedThread(tid: $0.tid, name: $0.name, state: $0.syscall.map { "in \($0)" } ?? "running",
                              certain: false, stack: $0.stack, frame: $0.frame)
             }
@@ -60,7 +61,7 @@ extension BlockedOnSummary {
                 candidates.contains(summaries[index].tid) ? "candidate" :
                 ran(summaries[index]) ? "ran" :
                 (thread.object != 0 && thread.object == record.argument && thread.waitKind == record.waitKind)
-                    || !Self.kernelObjects(detail).isDisjoint(with: Self.kernelObjects(thread.detail))
+                    || !channel.isDisjoint(with: Self.kernelObjects(thread.detail))
                     ? "same object" : ""
         }
         let order = ["waiting", "deadlock", "owner", "candidate", "ran", "same object", ""]

@@ -19,6 +19,9 @@ public struct SymbolizerOptions: Sendable {
     /// Append `+0xOFFSET` to each resolved name. Default: false (flame graphs merge by function).
     public var showOffsets = false
 
+    /// Every directory searched for debug files, in order: ``debugDirectories``, then ``systemDebugDirectory``.
+    var searchedDebugDirectories: [String] { debugDirectories + [systemDebugDirectory].compactMap { $0 } }
+
     /// Creates the default options.
     public init() {}
 }
@@ -122,10 +125,16 @@ public final class Symbolizer {
     /// or its build-id no longer matches the capture's.
     func symbols(ofImage image: ImageRecord) -> ELFSymbols? { symbols(for: image) }
 
+    /// True for the vDSO's image path, as the watchdog (`linux-vdso.so.1`, `linux-gate.so.1`) or perf (`[vdso]`)
+    /// names it: no file on disk.
+    static func isVDSO(_ path: String) -> Bool {
+        path.hasPrefix("linux-vdso") || path.hasPrefix("linux-gate") || path == "[vdso]"
+    }
+
     private func resolve(_ address: UInt64) -> String {
         guard let image = image(containing: address) else { return "[unknown]" }
         // The vDSO is no file: its symbols come from the copy in the capture; without one, perf's name.
-        let vdso = image.path.hasPrefix("linux-vdso") || image.path == "[vdso]"
+        let vdso = Self.isVDSO(image.path)
         let basename = vdso ? "vdso" : image.path.split(separator: "/").last.map(String.init) ?? image.path
         guard let elf = symbols(for: image),
             let (symbol, offset, isPLT) = elf.symbol(containing: address &- image.loadBias)
@@ -147,7 +156,7 @@ public final class Symbolizer {
             files[image.path] = elf
             return elf
         }
-        if image.path.hasPrefix("linux-vdso") || image.path == "[vdso]" {
+        if Self.isVDSO(image.path) {
             files[image.path] = .some(nil)  // no file to read, and no warning: perf's `[vdso]`
             return nil
         }
@@ -162,7 +171,7 @@ public final class Symbolizer {
         if elf?.hasFullSymbolTable != true, let debug = debugFile(for: image) {
             elf = debug
         } else if let problem {
-            let directories = options.debugDirectories + [options.systemDebugDirectory].compactMap { $0 }
+            let directories = options.searchedDebugDirectories
             let searched = directories.isEmpty ? "" : " in " + directories.joined(separator: ", ")
             let debug = image.buildID.count > 1 ? ", and no debug file with its build-id was found\(searched)" : ""
             warnings.append("\(image.path): \(problem)\(debug); its frames stay unresolved")
@@ -178,7 +187,7 @@ public final class Symbolizer {
         guard image.buildID.count > 1 else { return nil }
         let hex = image.buildIDHex
         let name = image.path.split(separator: "/").last.map(String.init) ?? image.path
-        for directory in options.debugDirectories + [options.systemDebugDirectory].compactMap({ $0 }) {
+        for directory in options.searchedDebugDirectories {
             let byID = "\(directory)/.build-id/\(hex.prefix(2))/\(hex.dropFirst(2)).debug"
             for path in [byID, "\(directory)/\(name).debug", "\(directory)/\(name)"] where path != image.path {
                 guard let file = ELFSymbols(path: path) else { continue }
