@@ -8,12 +8,36 @@ import Testing
 /// `mainQueueTurns` (issue 18): one long block, a few long ones, or a flood of short ones, told from the samples'
 /// turns; lengths only where the turns can be trusted to be one block each.
 @Suite struct QueueTurnsTests {
-    /// Samples 10 ms apart with these turns.
-    func samples(_ turns: [UInt64]) -> [Sample] {
+    /// Samples 10 ms apart with these turns; `waited[i]`: the thread's cumulative wait for a CPU at sample i, ms.
+    func samples(_ turns: [UInt64], waited: [UInt64] = []) -> [Sample] {
         turns.enumerated().map { index, turn in
-            Sample(timestampNs: 1_000_000_000 + UInt64(index) * 10_000_000, threadCPUNs: 0, flags: [], frames: [1],
-                   turn: turn)
+            Sample(timestampNs: 1_000_000_000 + UInt64(index) * 10_000_000, threadCPUNs: 0,
+                   runQueueNs: index < waited.count ? waited[index] * 1_000_000 : 0, flags: [], frames: [1], turn: turn)
         }
+    }
+
+    /// A short block the scheduler preempted is sampled twice (a sample comes when the thread runs again), with the
+    /// wait for a CPU between: that wait is not its time, so it is short, and a flood of such blocks is a flood.
+    @Test func aPreemptedShortBlockIsShortNotLong() throws {
+        // 20 blocks; blocks 5 and 12 sampled twice, 9.8 ms of the 10 ms between in the run queue.
+        var turns: [UInt64] = [], waited: [UInt64] = []
+        var wait: UInt64 = 0
+        for block in 1...20 {
+            turns.append(UInt64(block)); waited.append(wait)
+            if block == 5 || block == 12 {
+                wait += 10  // the whole gap (rounded to ms): active time 0
+                turns.append(UInt64(block)); waited.append(wait)
+            }
+        }
+        let flood = try #require(QueueTurns(samples(turns, waited: waited), queueAnswered: false))
+        #expect(flood.turns == 20 && flood.medianMs == nil && flood.longestMs == nil && flood.isFlood)
+        // Without the wait (unknown, or it ran), the same samples show two blocks that lasted.
+        let ran = try #require(QueueTurns(samples(turns), queueAnswered: false))
+        #expect(ran.longestMs == 20 && ran.medianMs == nil && ran.isFlood)
+        #expect(ran.line == "main queue: at least 20 blocks, most shorter than the 10 ms between samples; the longest about 20 ms")
+        // One block, sampled twice, that only waited for a CPU between.
+        let one = try #require(QueueTurns(samples([3, 3], waited: [0, 10]), queueAnswered: false))
+        #expect(one.line == "main queue: 1 block, shorter than the 10 ms between samples")
     }
 
     @Test func oneTurnThroughoutIsOneLongBlock() throws {

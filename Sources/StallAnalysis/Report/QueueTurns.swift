@@ -5,7 +5,9 @@ import StallFormat
 /// ``Sample/turn`` (the watchdog's handler reads it off the libdispatch frame that called the block, at no extra
 /// cost to the thread); samples in a row with the same turn are one block. A block the samples never landed in is
 /// not counted, so the count is a lower bound, and a block is measured by its samples: from its first sample to its
-/// last, plus the time between two samples (each sample stands for that much). Blocks that reuse the memory of one
+/// last, less the thread's wait for a CPU meanwhile, plus the time between two samples (each sample stands for that
+/// much). A block whose samples are mostly that wait (a short block the scheduler preempted: a sample comes only
+/// when the thread runs again) counts as shorter than the time between samples. Blocks that reuse the memory of one
 /// before (a block that enqueues the next one, freed and allocated again) may have the same turn: once a turn comes
 /// back after another one, samples in a row with the same turn may be several blocks, and no length is claimed.
 /// Nor in a saturated episode: the queue answered pings, so it turned, and one turn in every sample is a block or
@@ -19,6 +21,9 @@ public struct QueueTurns: Sendable, Equatable {
         public var firstNs: UInt64
         /// The last sample's time.
         public var lastNs: UInt64
+        /// From the first sample to the last, less the thread's wait for a CPU meanwhile, nanoseconds: how long it
+        /// ran, or waited for something other than a CPU.
+        public var activeNs: UInt64
     }
 
     /// Each block seen, in the order they ran.
@@ -28,6 +33,9 @@ public struct QueueTurns: Sendable, Equatable {
     /// True when a turn came back after another one (blocks reuse memory), or when the queue answered pings during
     /// the episode: a block seen in several samples in a row may have been several.
     public private(set) var reused = false
+    /// Pairs of samples in a row that knew their block, and of those, the pairs in the same block that ran at least
+    /// half the time between samples (``Block/activeNs``) between them.
+    private var pairs = 0, stayed = 0
 
     /// Blocks of at least this many, nearly all seen in one sample only, make a flood.
     public static let floodBlocks = 10
@@ -38,31 +46,31 @@ public struct QueueTurns: Sendable, Equatable {
     /// The samples that knew their block.
     public var samples: Int { blocks.reduce(0) { $0 + $1.samples } }
 
-    /// A block's length by its samples: first to last, plus one interval.
-    public func lengthMs(_ block: Block) -> Double {
-        Double(block.lastNs &- min(block.firstNs, block.lastNs)) / 1e6 + intervalMs
+    /// A block's length by its samples: its ``Block/activeNs`` plus one interval; nil when it was seen in one
+    /// sample only, or ran less than half an interval between its samples: shorter than about one interval, and
+    /// samples cannot say how much.
+    public func lengthMs(_ block: Block) -> Double? {
+        let active = Double(block.activeNs) / 1e6
+        return block.samples > 1 && active >= intervalMs / 2 ? active + intervalMs : nil
     }
 
-    /// The median block's length (``lengthMs(_:)``); nil when the median block was seen in one sample only (it ran
-    /// for less than about one interval, and samples cannot say how much less), or when blocks reuse memory.
+    /// The median block's length (``lengthMs(_:)``; of two, the longer); nil when the median block was shorter than
+    /// about one interval, or when blocks reuse memory.
     public var medianMs: Double? {
         if reused { return nil }
-        let sorted = blocks.sorted { ($0.samples, lengthMs($0)) < ($1.samples, lengthMs($1)) }
-        let median = sorted[sorted.count / 2]  // the upper one: of a long block and a short one, the long
-        return median.samples > 1 ? lengthMs(median) : nil
+        let lengths = blocks.map { lengthMs($0) ?? 0 }.sorted()
+        let median = lengths[lengths.count / 2]
+        return median > 0 ? median : nil
     }
 
-    /// The length of the block seen in the most samples (``lengthMs(_:)``); nil when blocks reuse memory.
-    public var longestMs: Double? {
-        if reused { return nil }
-        return blocks.max { ($0.samples, $1.firstNs) < ($1.samples, $0.firstNs) }.map(lengthMs)
-    }
+    /// The longest block's length (``lengthMs(_:)``); nil when every block was short, or blocks reuse memory.
+    public var longestMs: Double? { reused ? nil : blocks.compactMap(lengthMs).max() }
 
-    /// True for a flood: at least ``floodBlocks`` blocks, the median one seen in one sample only (shorter than the
-    /// time between samples); where blocks reuse memory, three samples in four in another block than the one before.
+    /// True for a flood: at least ``floodBlocks`` blocks, the median one shorter than the time between samples;
+    /// where blocks reuse memory, at most one pair of samples in a row in four in the same block that ran between them.
     public var isFlood: Bool {
         guard turns >= Self.floodBlocks else { return false }
-        return reused ? Double(turns) >= 0.75 * Double(samples) : medianMs == nil
+        return reused ? stayed * 4 <= pairs : medianMs == nil
     }
 
     /// The blocks `samples` saw (those without a turn are skipped); nil when fewer than two samples have one.
@@ -70,25 +78,36 @@ public struct QueueTurns: Sendable, Equatable {
     init?(_ samples: [Sample], queueAnswered: Bool) {
         reused = queueAnswered
         var times: [UInt64] = []
-        var last: UInt64 = 0
+        var previous: Sample? = nil
         var ended = Set<UInt64>()
+        var sameBlockGaps: [UInt64] = []  // the active time between two samples in a row in the same block
         for sample in samples where sample.turn != 0 {
-            if sample.turn != last {
-                if ended.contains(sample.turn) { reused = true }
-                ended.insert(last)
+            defer { previous = sample }
+            times.append(sample.timestampNs)
+            guard let before = previous else {
+                blocks.append(Block(samples: 1, firstNs: sample.timestampNs, lastNs: sample.timestampNs, activeNs: 0))
+                continue
             }
-            if sample.turn == last, !blocks.isEmpty {
+            pairs += 1
+            if sample.turn == before.turn {
+                // The wait for a CPU between them (cumulative in each sample; 0 when unknown) is not the block's.
+                let wall = sample.timestampNs &- min(before.timestampNs, sample.timestampNs)
+                let waited = sample.runQueueNs &- min(before.runQueueNs, sample.runQueueNs)
+                let active = wall &- min(wall, waited)
                 blocks[blocks.count - 1].samples += 1
                 blocks[blocks.count - 1].lastNs = sample.timestampNs
+                blocks[blocks.count - 1].activeNs &+= active
+                sameBlockGaps.append(active)
             } else {
-                blocks.append(Block(samples: 1, firstNs: sample.timestampNs, lastNs: sample.timestampNs))
+                if ended.contains(sample.turn) { reused = true }
+                ended.insert(before.turn)
+                blocks.append(Block(samples: 1, firstNs: sample.timestampNs, lastNs: sample.timestampNs, activeNs: 0))
             }
-            last = sample.turn
-            times.append(sample.timestampNs)
         }
         guard times.count >= 2 else { return nil }
         let gaps = zip(times, times.dropFirst()).map { $1 >= $0 ? $1 - $0 : 0 }.sorted()
         intervalMs = Double(gaps[(gaps.count - 1) / 2]) / 1e6
+        stayed = sameBlockGaps.filter { Double($0) / 1e6 >= intervalMs / 2 }.count
     }
 
     /// The blocks of several episodes together (a group's); nil when none has any.
@@ -96,6 +115,8 @@ public struct QueueTurns: Sendable, Equatable {
         guard !parts.isEmpty else { return nil }
         blocks = parts.flatMap(\.blocks)
         reused = parts.contains { $0.reused }
+        pairs = parts.reduce(0) { $0 + $1.pairs }
+        stayed = parts.reduce(0) { $0 + $1.stayed }
         let intervals = parts.map(\.intervalMs).sorted()
         intervalMs = intervals[(intervals.count - 1) / 2]
     }
@@ -105,18 +126,21 @@ public struct QueueTurns: Sendable, Equatable {
     /// samples`.
     public var line: String {
         let interval = Self.milliseconds(intervalMs)
-        if turns == 1, !reused {
-            return "main queue: 1 long block (about \(ReportFormat.seconds(lengthMs(blocks[0]) / 1000)))"
+        if turns == 1, !reused, let length = lengthMs(blocks[0]) {
+            return "main queue: 1 long block (about \(ReportFormat.seconds(length / 1000)))"
         }
-        if turns == 1 {
+        if turns == 1, reused {
             return "main queue: one block or source in every sample, run again and again (the queue turned meanwhile)"
+        }
+        if turns == 1 {  // seen twice or more, yet it hardly ran between: its samples were mostly the wait for a CPU
+            return "main queue: 1 block, shorter than the \(interval) between samples"
         }
         if reused {
             let short = isFlood ? "most shorter than the \(interval) between samples; " : ""
             return "main queue: at least \(turns) blocks (\(short)samples in a row in one block may be several blocks, "
                 + "so how long each ran is not known)"
         }
-        let longest = blocks.contains { $0.samples > 1 } ? longestMs.map { "; the longest about \(Self.milliseconds($0))" } : nil
+        let longest = longestMs.map { "; the longest about \(Self.milliseconds($0))" }
         guard let medianMs else {
             return "main queue: at least \(turns) blocks, most shorter than the \(interval) between samples" + (longest ?? "")
         }
