@@ -129,18 +129,17 @@ public enum CaptureReader {
                 guard let index = stallIndex[s.stallID] else { continue }
                 var frames = s.frames
                 var flags = s.flags
-                var turn = s.turn
                 if s.flags.contains(.repeated), let previous = capture.stalls[index].samples.last {
-                    // The same stack again (in the same block), so just as incomplete when that one was cut short.
+                    // The same stack again, so just as incomplete when that one was cut short. Not the same turn:
+                    // the thread made too little progress to be signalled, yet may have run a short block or two.
                     frames = previous.frames
-                    turn = previous.turn
                     if previous.flags.contains(.truncated) { flags.insert(.truncated) }
                 } else if s.flags.contains(.repeated) {
                     frames = []
                 }
                 capture.stalls[index].samples.append(Sample(
                     timestampNs: s.timestampNs, threadCPUNs: s.threadCPUNs, runQueueNs: s.runQueueNs, flags: flags,
-                    frames: frames, turn: turn))
+                    frames: frames, turn: s.turn))
             case .stallEnd(let end):
                 if let index = stallIndex[end.stallID] { capture.stalls[index].end = end }
             case .blockedOn(let blocked):

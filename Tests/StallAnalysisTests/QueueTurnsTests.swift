@@ -92,6 +92,28 @@ import Testing
         #expect(turns.line == "main queue: one block or source in every sample, run again and again (the queue turned meanwhile)")
     }
 
+    /// Samples that cannot say (repeated, read from memory, a walk through frame pointers) are skipped; a signalled
+    /// sample without a turn was outside any block: the block before it ended.
+    @Test func samplesThatCannotSayAreSkippedAndOnesOutsideABlockEndIt() throws {
+        var list = samples([5, 5, 0, 5, 5, 5])
+        list[2].flags = [.repeated]  // too little progress to be signalled: it may have run other short blocks
+        let skipped = try #require(QueueTurns(list, queueAnswered: false))
+        #expect(skipped.turns == 1 && skipped.samples == 5 && skipped.signalled == 5 && !skipped.reused)
+        list[2].flags = [.framePointers]
+        #expect(QueueTurns(list, queueAnswered: false)?.turns == 1)
+        list[2].flags = []  // signalled, a walk with unwind information, no edge into libdispatch: outside any block
+        let split = try #require(QueueTurns(list, queueAnswered: false))
+        #expect(split.turns == 2 && split.reused && split.signalled == 6)
+    }
+
+    /// When most signalled samples were in no queued block (a run-loop source, a timer), no block is "the" stall.
+    @Test func fewSamplesInBlocksClaimNoLongBlock() throws {
+        let turns = try #require(QueueTurns(samples(Array(repeating: 0, count: 10) + [7, 7, 7]), queueAnswered: false))
+        #expect(!turns.mostlyInBlocks && !turns.isFlood)
+        #expect(turns.line == "main queue: only 3 of 13 samples in a queued block (the others in a run-loop source, "
+            + "a timer or between blocks), in at least 1 block")
+    }
+
     @Test func fewerThanTwoSamplesWithATurnSayNothing() {
         #expect(QueueTurns(samples([0, 0, 9, 0]), queueAnswered: false) == nil)
         #expect(QueueTurns([], queueAnswered: false) == nil)

@@ -36,6 +36,13 @@ public struct QueueTurns: Sendable, Equatable {
     /// Pairs of samples in a row that knew their block, and of those, the pairs in the same block that ran at least
     /// half the time between samples (``Block/activeNs``) between them.
     private var pairs = 0, stayed = 0
+    /// The signalled samples whose walk could tell whether they were in a block: ``samples`` were, the others were
+    /// outside any (a run-loop source, a timer, the run loop itself).
+    public private(set) var signalled = 0
+
+    /// True when at least half of ``signalled`` were in a block: only then is the episode about the queue's blocks
+    /// (one long one, a flood); otherwise the line says how few were.
+    public var mostlyInBlocks: Bool { samples * 2 >= signalled }
 
     /// Blocks of at least this many, nearly all seen in one sample only, make a flood.
     public static let floodBlocks = 10
@@ -69,27 +76,39 @@ public struct QueueTurns: Sendable, Equatable {
     /// True for a flood: at least ``floodBlocks`` blocks, the median one shorter than the time between samples;
     /// where blocks reuse memory, at most one pair of samples in a row in four in the same block that ran between them.
     public var isFlood: Bool {
-        guard turns >= Self.floodBlocks else { return false }
+        guard turns >= Self.floodBlocks, mostlyInBlocks else { return false }
         return reused ? stayed * 4 <= pairs : medianMs == nil
     }
 
-    /// The blocks `samples` saw (those without a turn are skipped); nil when fewer than two samples have one.
+    /// The blocks `samples` saw; nil when fewer than two samples have a turn. Samples the signal did not take
+    /// (repeated: the thread made too little progress to be signalled, yet may have run a short block or two; read
+    /// from memory: no registers) and those whose walk could not tell (frame pointers followed, truncated) are
+    /// skipped. A signalled sample without a turn was outside any block: the block before it ended there.
     /// `queueAnswered`: the queue answered pings meanwhile (a saturated episode).
     init?(_ samples: [Sample], queueAnswered: Bool) {
         reused = queueAnswered
         var times: [UInt64] = []
         var previous: Sample? = nil
+        var outside = false  // a signalled sample outside any block since `previous`
         var ended = Set<UInt64>()
         var sameBlockGaps: [UInt64] = []  // the active time between two samples in a row in the same block
-        for sample in samples where sample.turn != 0 {
-            defer { previous = sample }
+        for sample in samples where sample.flags.isDisjoint(with: [.repeated, .fromStackMemory]) {
+            if sample.turn == 0 {
+                if sample.flags.isDisjoint(with: [.framePointers, .truncated]), !sample.frames.isEmpty {
+                    signalled += 1
+                    outside = previous != nil
+                }
+                continue
+            }
+            signalled += 1
+            defer { (previous, outside) = (sample, false) }
             times.append(sample.timestampNs)
             guard let before = previous else {
                 blocks.append(Block(samples: 1, firstNs: sample.timestampNs, lastNs: sample.timestampNs, activeNs: 0))
                 continue
             }
             pairs += 1
-            if sample.turn == before.turn {
+            if sample.turn == before.turn, !outside {
                 // The wait for a CPU between them (cumulative in each sample; 0 when unknown) is not the block's.
                 let wall = sample.timestampNs &- min(before.timestampNs, sample.timestampNs)
                 let waited = sample.runQueueNs &- min(before.runQueueNs, sample.runQueueNs)
@@ -99,7 +118,8 @@ public struct QueueTurns: Sendable, Equatable {
                 blocks[blocks.count - 1].activeNs &+= active
                 sameBlockGaps.append(active)
             } else {
-                if ended.contains(sample.turn) { reused = true }
+                // The same turn again after the thread left the block, or a turn seen before: memory reused.
+                if sample.turn == before.turn || ended.contains(sample.turn) { reused = true }
                 ended.insert(before.turn)
                 blocks.append(Block(samples: 1, firstNs: sample.timestampNs, lastNs: sample.timestampNs, activeNs: 0))
             }
@@ -116,6 +136,7 @@ public struct QueueTurns: Sendable, Equatable {
         blocks = parts.flatMap(\.blocks)
         reused = parts.contains { $0.reused }
         pairs = parts.reduce(0) { $0 + $1.pairs }
+        signalled = parts.reduce(0) { $0 + $1.signalled }
         stayed = parts.reduce(0) { $0 + $1.stayed }
         let intervals = parts.map(\.intervalMs).sorted()
         intervalMs = intervals[(intervals.count - 1) / 2]
@@ -126,6 +147,10 @@ public struct QueueTurns: Sendable, Equatable {
     /// samples`.
     public var line: String {
         let interval = Self.milliseconds(intervalMs)
+        if !mostlyInBlocks {
+            return "main queue: only \(samples) of \(signalled) samples in a queued block (the others in a run-loop "
+                + "source, a timer or between blocks), in at least \(turns) block\(turns == 1 ? "" : "s")"
+        }
         if turns == 1, !reused, let length = lengthMs(blocks[0]) {
             return "main queue: 1 long block (about \(ReportFormat.seconds(length / 1000)))"
         }

@@ -80,12 +80,18 @@ extension StallReport {
             ("hints", Self.json(hints: profile.hints)), ("group", .int(e.group)),
             ("markers", .array(e.markers.map { Self.json(marker: $0, withCapture: false) })),
             ("memoryStacks", e.memoryStacks.map(Self.json(memoryStacks:)) ?? .null),
-            ("mainQueueTurns", e.queueTurns.map { .int($0.turns) } ?? .null),
-            ("medianTurnMs", .number(e.queueTurns?.medianMs.map(Self.ms))),
-            ("longestTurnMs", .number(e.queueTurns?.longestMs.map(Self.ms))),
-            ("turnIntervalMs", .number(e.queueTurns.map { Self.ms($0.intervalMs) })),
-            ("turnsReused", e.queueTurns.map { .bool($0.reused) } ?? .null),
-        ])
+        ] + Self.json(turns: e.queueTurns))
+    }
+
+    /// The queue-turn keys of an episode (docs/REPORT.md, `mainQueueTurns`); every value `null` without turns.
+    private static func json(turns t: QueueTurns?) -> [(String, JSONValue)] {
+        let int: (Int?) -> JSONValue = { $0.map { .int($0) } ?? .null }
+        return [
+            ("mainQueueTurns", int(t?.turns)), ("medianTurnMs", .number(t?.medianMs.map(Self.ms))),
+            ("longestTurnMs", .number(t?.longestMs.map(Self.ms))), ("turnIntervalMs", .number(t.map { Self.ms($0.intervalMs) })),
+            ("turnsReused", t.map { .bool($0.reused) } ?? .null), ("samplesInBlocks", int(t?.samples)),
+            ("samplesSignalled", int(t?.signalled)),
+        ]
     }
 
     /// `{samples, scanned, stopped: {noUnwindInfo, framePointer, unusable}}`.
