@@ -188,6 +188,7 @@ uint32_t stallcap_unwind(const void *context, uintptr_t *frames, uint32_t max_fr
     uint32_t n = 0;
     int outside_queue_before = 0;
     w.trace = trace != NULL && stallcap_queue_code_set() ? trace : NULL;
+    if (w.trace != NULL) *flags |= STALLCAP_FLAG_QUEUE_CODE_KNOWN;
     if (trace != NULL) stallcap_turn_trace_begin(trace, &w);
     if (cache != NULL) stallcap_unwind_cache_begin(cache);
     eh_row row;

@@ -139,6 +139,10 @@ public struct SampleFlags: OptionSet, Sendable, Hashable {
     /// With ``fromStackMemory``: the walk stopped at unusable unwind rules, an unreadable stack word, a caller's
     /// frame not above its callee's, or a return address not after a call.
     public static let walkStoppedUnusable = SampleFlags(rawValue: 1 << 8)
+    /// The handler knew libdispatch's code, so a ``SampleRecord/turn`` of 0 says the thread ran no queued block
+    /// (unless ``framePointers`` or ``truncated`` say its walk could not tell). Written since issue 18's turns;
+    /// without it a turn of 0 says nothing.
+    public static let queueCodeKnown = SampleFlags(rawValue: 1 << 9)
 }
 
 /// One stack sample of the stalled thread.

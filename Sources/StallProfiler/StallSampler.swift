@@ -200,6 +200,7 @@ final class StallSampler {
         var flags: SampleFlags = []
         if info.flags & UInt32(STALLCAP_FLAG_FRAME_POINTERS) != 0 { flags.insert(.framePointers) }
         if info.flags & UInt32(STALLCAP_FLAG_TRUNCATED) != 0 { flags.insert(.truncated) }
+        if info.flags & UInt32(STALLCAP_FLAG_QUEUE_CODE_KNOWN) != 0 { flags.insert(.queueCodeKnown) }
         // The handler ran when the thread got a CPU, which is when schedstat credits the wait before it: read the
         // wait again now, so that it matches the handler's time and CPU clock (the reading before the signal
         // missed that wait, and the next sample would have counted it against its own short interval).

@@ -12,7 +12,8 @@ import Testing
     func samples(_ turns: [UInt64], waited: [UInt64] = []) -> [Sample] {
         turns.enumerated().map { index, turn in
             Sample(timestampNs: 1_000_000_000 + UInt64(index) * 10_000_000, threadCPUNs: 0,
-                   runQueueNs: index < waited.count ? waited[index] * 1_000_000 : 0, flags: [], frames: [1], turn: turn)
+                   runQueueNs: index < waited.count ? waited[index] * 1_000_000 : 0, flags: [.queueCodeKnown],
+                   frames: [1], turn: turn)
         }
     }
 
@@ -101,7 +102,9 @@ import Testing
         #expect(skipped.turns == 1 && skipped.samples == 5 && skipped.signalled == 5 && !skipped.reused)
         list[2].flags = [.framePointers]
         #expect(QueueTurns(list, queueAnswered: false)?.turns == 1)
-        list[2].flags = []  // signalled, a walk with unwind information, no edge into libdispatch: outside any block
+        list[2].flags = []  // an older capture, or a static build: libdispatch's code not known, a turn of 0 says nothing
+        #expect(QueueTurns(list, queueAnswered: false)?.turns == 1)
+        list[2].flags = [.queueCodeKnown]  // a walk with unwind information, no edge into libdispatch: outside any block
         let split = try #require(QueueTurns(list, queueAnswered: false))
         #expect(split.turns == 2 && split.reused && split.signalled == 6)
     }
@@ -114,8 +117,18 @@ import Testing
             + "a timer or between blocks), in at least 1 block")
     }
 
-    @Test func fewerThanTwoSamplesWithATurnSayNothing() {
-        #expect(QueueTurns(samples([0, 0, 9, 0]), queueAnswered: false) == nil)
+    /// A stall in a run-loop timer's callback (Foundation's `Timer`): no sample in any queued block.
+    @Test func noSampleInABlockSaysSo() throws {
+        let turns = try #require(QueueTurns(samples([0, 0, 0, 0]), queueAnswered: false))
+        #expect(turns.turns == 0 && turns.medianMs == nil && turns.longestMs == nil && !turns.isFlood)
+        #expect(turns.line == "main queue: no sample in a queued block (all 4 in a run-loop source, a timer or between blocks)")
+    }
+
+    @Test func fewerThanTwoSamplesThatCanTellSayNothing() {
+        var old = samples([0, 0, 0, 9])
+        for index in old.indices { old[index].flags = [] }  // written before turns, or by a static build
+        #expect(QueueTurns(old, queueAnswered: false) == nil)
+        #expect(QueueTurns(samples([9]), queueAnswered: false) == nil)
         #expect(QueueTurns([], queueAnswered: false) == nil)
     }
 

@@ -23,6 +23,9 @@ extern "C" {
 #define STALLCAP_FLAG_FRAME_POINTERS 0x1u
 /// Sample flag: the stack was deeper than the buffer; the outermost frames are missing.
 #define STALLCAP_FLAG_TRUNCATED 0x2u
+/// Sample flag: the handler knew libdispatch's code (stallcap_set_queue_code), so a turn of 0 means the thread was in
+/// no queued block (or its walk could not tell: STALLCAP_FLAG_FRAME_POINTERS, STALLCAP_FLAG_TRUNCATED).
+#define STALLCAP_FLAG_QUEUE_CODE_KNOWN 0x4u
 
 /// What `stallcap_sample` returns.
 typedef enum {

@@ -64,7 +64,7 @@ public struct QueueTurns: Sendable, Equatable {
     /// The median block's length (``lengthMs(_:)``; of two, the longer); nil when the median block was shorter than
     /// about one interval, or when blocks reuse memory.
     public var medianMs: Double? {
-        if reused { return nil }
+        if reused || blocks.isEmpty { return nil }
         let lengths = blocks.map { lengthMs($0) ?? 0 }.sorted()
         let median = lengths[lengths.count / 2]
         return median > 0 ? median : nil
@@ -80,10 +80,11 @@ public struct QueueTurns: Sendable, Equatable {
         return reused ? stayed * 4 <= pairs : medianMs == nil
     }
 
-    /// The blocks `samples` saw; nil when fewer than two samples have a turn. Samples the signal did not take
+    /// The blocks `samples` saw; nil when fewer than two samples could tell. Samples the signal did not take
     /// (repeated: the thread made too little progress to be signalled, yet may have run a short block or two; read
-    /// from memory: no registers) and those whose walk could not tell (frame pointers followed, truncated) are
-    /// skipped. A signalled sample without a turn was outside any block: the block before it ended there.
+    /// from memory: no registers) and those whose walk could not tell (libdispatch's code not known: an older
+    /// capture, a static build; frame pointers followed; truncated) are skipped. A signalled sample without a turn
+    /// that could tell was outside any block: the block before it ended there.
     /// `queueAnswered`: the queue answered pings meanwhile (a saturated episode).
     init?(_ samples: [Sample], queueAnswered: Bool) {
         reused = queueAnswered
@@ -94,15 +95,18 @@ public struct QueueTurns: Sendable, Equatable {
         var sameBlockGaps: [UInt64] = []  // the active time between two samples in a row in the same block
         for sample in samples where sample.flags.isDisjoint(with: [.repeated, .fromStackMemory]) {
             if sample.turn == 0 {
-                if sample.flags.isDisjoint(with: [.framePointers, .truncated]), !sample.frames.isEmpty {
+                if sample.flags.contains(.queueCodeKnown), sample.flags.isDisjoint(with: [.framePointers, .truncated]),
+                   !sample.frames.isEmpty
+                {
                     signalled += 1
+                    times.append(sample.timestampNs)
                     outside = previous != nil
                 }
                 continue
             }
             signalled += 1
-            defer { (previous, outside) = (sample, false) }
             times.append(sample.timestampNs)
+            defer { (previous, outside) = (sample, false) }
             guard let before = previous else {
                 blocks.append(Block(samples: 1, firstNs: sample.timestampNs, lastNs: sample.timestampNs, activeNs: 0))
                 continue
@@ -147,6 +151,9 @@ public struct QueueTurns: Sendable, Equatable {
     /// samples`.
     public var line: String {
         let interval = Self.milliseconds(intervalMs)
+        if samples == 0 {
+            return "main queue: no sample in a queued block (all \(signalled) in a run-loop source, a timer or between blocks)"
+        }
         if !mostlyInBlocks {
             return "main queue: only \(samples) of \(signalled) samples in a queued block (the others in a run-loop "
                 + "source, a timer or between blocks), in at least \(turns) block\(turns == 1 ? "" : "s")"
