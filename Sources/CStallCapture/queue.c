@@ -27,27 +27,34 @@ typedef struct {
     int main_program;
 } code_search;
 
+// Finds the object one of whose segments holds `address`, and its executable segment.
 static int visit(struct dl_phdr_info *info, size_t size, void *data) {
     (void)size;
     code_search *search = data;
+    int holds = 0;
+    for (int i = 0; i < info->dlpi_phnum; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        uintptr_t lo = info->dlpi_addr + ph->p_vaddr;
+        if (ph->p_type == PT_LOAD && search->address >= lo && search->address < lo + ph->p_memsz) holds = 1;
+    }
+    if (!holds) return 0;
     for (int i = 0; i < info->dlpi_phnum; i++) {
         const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
         if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_X)) continue;
-        uintptr_t lo = info->dlpi_addr + ph->p_vaddr, hi = lo + ph->p_memsz;
-        if (search->address < lo || search->address >= hi) continue;
-        search->lo = lo;
-        search->hi = hi;
-        search->main_program = info->dlpi_name == NULL || info->dlpi_name[0] == '\0';
-        return 1;
+        search->lo = info->dlpi_addr + ph->p_vaddr;
+        search->hi = search->lo + ph->p_memsz;
     }
-    return 0;
+    search->main_program = info->dlpi_name == NULL || info->dlpi_name[0] == '\0';
+    return 1;
 }
 
 int stallcap_set_queue_code(void) {
-    void *function = dlsym(RTLD_DEFAULT, "dispatch_async_f");
-    if (function == NULL) return ENOENT;
-    code_search search = {(uintptr_t)function, 0, 0, 0};
-    if (dl_iterate_phdr(visit, &search) == 0) return ENOENT;
+    // A data symbol, not a function: sanitizers define functions of the same names as libdispatch's (ThreadSanitizer
+    // intercepts dispatch_async_f), never its main queue.
+    void *main_queue = dlsym(RTLD_DEFAULT, "_dispatch_main_q");
+    if (main_queue == NULL) return ENOENT;
+    code_search search = {(uintptr_t)main_queue, 0, 0, 0};
+    if (dl_iterate_phdr(visit, &search) == 0 || search.hi == 0) return ENOENT;
     // Linked into the executable (a static Swift standard library): the app's code is in the same range, and
     // the edge into libdispatch cannot be told from a call inside the app.
     if (search.main_program) return ENOTSUP;

@@ -140,6 +140,9 @@ import Testing
         let job = ["_dispatch_main_queue_callback_4CF", "swift_job_run",
                    "_ZN5swift34runJobInEstablishedExecutorContextEPNS_3JobE", "(1) suspend resume partial function for App.load()"]
         #expect(QueueTurns.blockEntry(rootFirst: job) == job[3])
+        let tsan = ["_dispatch_main_queue_callback_4CF", "_ZN6__tsanL22dispatch_callback_wrapEPv",
+                    "_dispatch_call_block_and_release", "thunk for @escaping @callee_guaranteed () -> ()", "Feed.poll()"]
+        #expect(QueueTurns.blockEntry(rootFirst: tsan) == "Feed.poll()")
         #expect(QueueTurns.blockEntry(rootFirst: ["main", "spin()"]) == nil)
         #expect(QueueTurns.blockEntry(rootFirst: ["main", "_dispatch_main_queue_callback_4CF"]) == nil)
         #expect(QueueTurns.withoutClosureType("closure #12 (Swift.Int) -> () in Feed.load()") == "closure #12 in Feed.load()")

@@ -66,7 +66,7 @@ typedef struct {
     uint64_t turn;
 } stallcap_sample_info;
 
-/// Finds libdispatch's code (through `dispatch_async_f`), so that samples say which queued block they are in
+/// Finds libdispatch's code (the object that holds its main queue, `_dispatch_main_q`), so that samples say which queued block they are in
 /// (`stallcap_sample_info.turn`). Not in a handler; before sampling starts. Returns 0; ENOENT when libdispatch is
 /// not loaded; ENOTSUP when it is linked into the executable (a static Swift standard library), where no turn is
 /// told.

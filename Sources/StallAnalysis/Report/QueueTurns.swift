@@ -198,8 +198,8 @@ extension QueueTurns {
 
     /// The first frame of the queued block a stack (root first) is in: the frame after the outermost libdispatch
     /// frames that called it and the thunks and Swift concurrency runtime frames between (a block's function is
-    /// often reached through `thunk for @escaping @callee_guaranteed () -> ()` or `swift_job_run`); nil when the
-    /// stack has no libdispatch frame or nothing after it.
+    /// often reached through `thunk for @escaping @callee_guaranteed () -> ()`, `swift_job_run`, or ThreadSanitizer's
+    /// `dispatch_callback_wrap`); nil when the stack has no libdispatch frame or nothing after it.
     static func blockEntry(rootFirst names: [String]) -> String? {
         guard var index = names.firstIndex(where: isDispatch) else { return nil }
         while index < names.count, isDispatch(names[index]) || isGlue(names[index]) { index += 1 }
@@ -223,5 +223,6 @@ extension QueueTurns {
         name.hasPrefix("thunk for ") || name.hasPrefix("reabstraction thunk") || name.hasPrefix("partial apply for thunk")
             || name.hasPrefix("partial apply forwarder for reabstraction thunk") || name.hasPrefix("swift_job_run") || name.hasPrefix("swift::")
             || name.hasPrefix("_ZN5swift") || name.contains("runJobInEstablishedExecutorContext")
+            || name.hasPrefix("__tsan") || name.hasPrefix("_ZN6__tsan")  // ThreadSanitizer wraps every dispatch callback
     }
 }
