@@ -117,7 +117,7 @@ __attribute__((no_sanitize("address"))) static int load_slot(const stallcap_turn
 
 uint64_t stallcap_turn_of(const stallcap_turn_trace *trace) {
     uint32_t edge = trace->edge;
-    if (edge == 0 || edge > trace->steps || !trace->edge_fp_known) return 0;
+    if (edge == 0 || edge > trace->steps || !trace->edge_fp_known || trace->hi == 0) return 0;
     uintptr_t words[EH_NSAVED + 3] = {trace->edge_pc, trace->edge_sp, trace->edge_fp};
     for (int k = 0; k < EH_NSAVED; k++) {
         // The edge frame's value: saved by the nearest frame below it that saved it, else the interrupted one's.

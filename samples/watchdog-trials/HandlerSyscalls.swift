@@ -56,9 +56,10 @@ func handlerSyscalls(_ mode: String, watchdog: StallWatchdog?) {
         taken.signal()
         spinConfined()
     }
-    // The owner is probed at the first sample that finds the main thread without progress; a few samples later the
-    // probe (and its signal to the owner) is done.
-    finishWhen(watchdog) { $0.stalls >= 1 && $0.samples >= 8 }
+    // The owner is probed once the stall is detected; a few samples later the probe (and its signal to the owner) is
+    // done. The count includes the presamples taken before detection (about 30 at 5 ms over the 150 ms threshold):
+    // stopping at 8 samples stopped the watchdog before the probe once (CI).
+    finishWhen(watchdog) { $0.stalls >= 1 && $0.samples >= 60 }
     DispatchQueue.main.asyncAfter(deadline: .now() + .milliseconds(300)) {
         owner.start()
         taken.wait()
