@@ -49,6 +49,28 @@ import Testing
         #expect(turns.line == "main queue: 1 long block (about 0.500 s)")
     }
 
+    /// A thread starved of CPU (hogs on every core) is signalled only after it made some progress, so its samples
+    /// come far apart in wall time, nearly all of it a wait for a CPU: a sample stands for the time the thread got,
+    /// and one block in every sample is one long block of that much, not a short one (seen in CI under
+    /// ThreadSanitizer: a busy 800 ms stall sampled 6 times, 111 ms apart, 9 ms of each gap running).
+    @Test func aStarvedThreadsOneBlockIsLongByTheTimeItGot() throws {
+        let starved = (0..<6).map { index in
+            Sample(timestampNs: 1_000_000_000 + UInt64(index) * 110_000_000, threadCPUNs: 0,
+                   runQueueNs: UInt64(index) * 100_000_000, flags: [.queueCodeKnown], frames: [1], turn: 7)
+        }
+        let turns = try #require(QueueTurns(starved, queueAnswered: false))
+        #expect(turns.intervalMs == 110 && turns.ranIntervalMs == 10)
+        #expect(turns.longestMs == 60 && turns.medianMs == 60)  // 5 gaps of 10 ms, plus one
+        #expect(turns.line == "main queue: 1 long block (about 0.060 s)")
+        // A flood on a starved thread: each block in one sample, however far apart.
+        let flood = (0..<20).map { index in
+            Sample(timestampNs: 1_000_000_000 + UInt64(index) * 110_000_000, threadCPUNs: 0,
+                   runQueueNs: UInt64(index) * 100_000_000, flags: [.queueCodeKnown], frames: [1], turn: UInt64(index + 1))
+        }
+        let many = try #require(QueueTurns(flood, queueAnswered: false))
+        #expect(many.isFlood && many.line == "main queue: at least 20 blocks, most shorter than the 110 ms between samples")
+    }
+
     @Test func aFewLongBlocksHaveAMedianLength() throws {
         // Three blocks: 3, 5 and 10 samples; samples without a turn (between blocks) are skipped.
         let list: [UInt64] = [1, 1, 1, 0, 2, 2, 2, 2, 2, 0, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3]

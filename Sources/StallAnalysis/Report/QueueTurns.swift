@@ -28,13 +28,18 @@ public struct QueueTurns: Sendable, Equatable {
 
     /// Each block seen, in the order they ran.
     public private(set) var blocks: [Block] = []
-    /// The median time between two samples with a turn, milliseconds.
+    /// The median time between two signalled samples in a row that could tell their block, milliseconds.
     public private(set) var intervalMs: Double
+    /// The median time the thread had between two such samples, milliseconds: the wall time between them less its
+    /// wait for a CPU meanwhile (the time it ran, or waited for something else). With CPUs to spare, about
+    /// ``intervalMs``; on a thread starved of CPU, the CPU it got from one sample to the next, which is what a sample
+    /// stands for there (a sample comes only after the thread made some progress). A block is measured by it.
+    public private(set) var ranIntervalMs: Double
     /// True when a turn came back after another one (blocks reuse memory), or when the queue answered pings during
     /// the episode: a block seen in several samples in a row may have been several.
     public private(set) var reused = false
     /// Pairs of samples in a row that knew their block, and of those, the pairs in the same block that ran at least
-    /// half the time between samples (``Block/activeNs``) between them.
+    /// half of ``ranIntervalMs`` (``Block/activeNs``) between them.
     private var pairs = 0, stayed = 0
     /// The signalled samples whose walk could tell whether they were in a block: ``samples`` were, the others were
     /// outside any (a run-loop source, a timer, the run loop itself).
@@ -53,12 +58,12 @@ public struct QueueTurns: Sendable, Equatable {
     /// The samples that knew their block.
     public var samples: Int { blocks.reduce(0) { $0 + $1.samples } }
 
-    /// A block's length by its samples: its ``Block/activeNs`` plus one interval; nil when it was seen in one
-    /// sample only, or ran less than half an interval between its samples: shorter than about one interval, and
-    /// samples cannot say how much.
+    /// A block's length by its samples: its ``Block/activeNs`` plus the time a sample stands for
+    /// (``ranIntervalMs``); nil when it was seen in one sample only, or ran less than half that between its samples:
+    /// shorter than about one interval, and samples cannot say how much.
     public func lengthMs(_ block: Block) -> Double? {
         let active = Double(block.activeNs) / 1e6
-        return block.samples > 1 && active >= intervalMs / 2 ? active + intervalMs : nil
+        return block.samples > 1 && active > 0 && active >= ranIntervalMs / 2 ? active + ranIntervalMs : nil
     }
 
     /// The median block's length (``lengthMs(_:)``; of two, the longer); nil when the median block was shorter than
@@ -88,7 +93,7 @@ public struct QueueTurns: Sendable, Equatable {
     /// `queueAnswered`: the queue answered pings meanwhile (a saturated episode).
     init?(_ samples: [Sample], queueAnswered: Bool) {
         reused = queueAnswered
-        var times: [UInt64] = []
+        var times: [(ns: UInt64, waitedNs: UInt64)] = []
         var previous: Sample? = nil
         var outside = false  // a signalled sample outside any block since `previous`
         var ended = Set<UInt64>()
@@ -99,13 +104,13 @@ public struct QueueTurns: Sendable, Equatable {
                    !sample.frames.isEmpty
                 {
                     signalled += 1
-                    times.append(sample.timestampNs)
+                    times.append((sample.timestampNs, sample.runQueueNs))
                     outside = previous != nil
                 }
                 continue
             }
             signalled += 1
-            times.append(sample.timestampNs)
+            times.append((sample.timestampNs, sample.runQueueNs))
             defer { (previous, outside) = (sample, false) }
             guard let before = previous else {
                 blocks.append(Block(samples: 1, firstNs: sample.timestampNs, lastNs: sample.timestampNs, activeNs: 0))
@@ -114,9 +119,7 @@ public struct QueueTurns: Sendable, Equatable {
             pairs += 1
             if sample.turn == before.turn, !outside {
                 // The wait for a CPU between them (cumulative in each sample; 0 when unknown) is not the block's.
-                let wall = sample.timestampNs &- min(before.timestampNs, sample.timestampNs)
-                let waited = sample.runQueueNs &- min(before.runQueueNs, sample.runQueueNs)
-                let active = wall &- min(wall, waited)
+                let active = Self.activeNs((before.timestampNs, before.runQueueNs), (sample.timestampNs, sample.runQueueNs))
                 blocks[blocks.count - 1].samples += 1
                 blocks[blocks.count - 1].lastNs = sample.timestampNs
                 blocks[blocks.count - 1].activeNs &+= active
@@ -129,9 +132,18 @@ public struct QueueTurns: Sendable, Equatable {
             }
         }
         guard times.count >= 2 else { return nil }
-        let gaps = zip(times, times.dropFirst()).map { $1 >= $0 ? $1 - $0 : 0 }.sorted()
-        intervalMs = Double(gaps[(gaps.count - 1) / 2]) / 1e6
-        stayed = sameBlockGaps.filter { Double($0) / 1e6 >= intervalMs / 2 }.count
+        let spans = zip(times, times.dropFirst())
+        let gaps = spans.map { $1.ns >= $0.ns ? $1.ns - $0.ns : 0 }.sorted()
+        let ran = spans.map(Self.activeNs).sorted()
+        (intervalMs, ranIntervalMs) = (Double(gaps[(gaps.count - 1) / 2]) / 1e6, Double(ran[(ran.count - 1) / 2]) / 1e6)
+        stayed = sameBlockGaps.filter { $0 > 0 && Double($0) / 1e6 >= ranIntervalMs / 2 }.count
+    }
+
+    /// The thread's time from one sample to a later one (monotonic time, cumulative wait for a CPU; that wait is 0
+    /// when unknown): the wall time between less the wait meanwhile, nanoseconds.
+    private static func activeNs(_ before: (ns: UInt64, waitedNs: UInt64), _ after: (ns: UInt64, waitedNs: UInt64)) -> UInt64 {
+        let wall = after.ns &- min(before.ns, after.ns)
+        return wall &- min(wall, after.waitedNs &- min(before.waitedNs, after.waitedNs))
     }
 
     /// The blocks of several episodes together (a group's); nil when none has any.
@@ -142,8 +154,8 @@ public struct QueueTurns: Sendable, Equatable {
         pairs = parts.reduce(0) { $0 + $1.pairs }
         signalled = parts.reduce(0) { $0 + $1.signalled }
         stayed = parts.reduce(0) { $0 + $1.stayed }
-        let intervals = parts.map(\.intervalMs).sorted()
-        intervalMs = intervals[(intervals.count - 1) / 2]
+        let intervals = parts.map(\.intervalMs).sorted(), ran = parts.map(\.ranIntervalMs).sorted()
+        (intervalMs, ranIntervalMs) = (intervals[(intervals.count - 1) / 2], ran[(ran.count - 1) / 2])
     }
 
     /// The text report's line: `main queue: 1 long block (about 0.980 s)`, `main queue: at least 14 blocks, median

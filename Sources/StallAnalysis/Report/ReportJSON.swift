@@ -89,6 +89,7 @@ extension StallReport {
         return [
             ("mainQueueTurns", int(t?.turns)), ("medianTurnMs", .number(t?.medianMs.map(Self.ms))),
             ("longestTurnMs", .number(t?.longestMs.map(Self.ms))), ("turnIntervalMs", .number(t.map { Self.ms($0.intervalMs) })),
+            ("turnRanIntervalMs", .number(t.map { Self.ms($0.ranIntervalMs) })),
             ("turnsReused", t.map { .bool($0.reused) } ?? .null), ("samplesInBlocks", int(t?.samples)),
             ("samplesSignalled", int(t?.signalled)),
         ]
