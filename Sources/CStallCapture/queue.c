@@ -87,16 +87,7 @@ void stallcap_turn_trace_step(stallcap_turn_trace *trace, uintptr_t cfa, const e
     if (trace->steps >= STALLCAP_MAX_FRAMES) return;
     uint32_t j = trace->steps++;
     trace->cfa[j] = cfa;
-    int64_t word = (int64_t)sizeof(uintptr_t);
-    for (int k = 0; k < EH_NSAVED; k++) {
-        int8_t slot = INT8_MIN;
-        if (saved != NULL && saved[k].kind == EH_RULE_SAME) slot = 0;
-        else if (saved != NULL && saved[k].kind == EH_RULE_OFFSET && saved[k].offset % word == 0 && saved[k].offset != 0
-                 && saved[k].offset / word > INT8_MIN && saved[k].offset / word <= INT8_MAX) {
-            slot = (int8_t)(saved[k].offset / word);
-        }
-        trace->slot[j][k] = slot;
-    }
+    for (int k = 0; k < EH_NSAVED; k++) trace->slot[j][k] = saved == NULL ? INT8_MIN : stallcap_saved_slot(&saved[k]);
 }
 
 void stallcap_turn_trace_edge(stallcap_turn_trace *trace, const walk *w, uint32_t index) {

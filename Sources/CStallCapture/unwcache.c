@@ -24,16 +24,6 @@ static int cacheable(const eh_rule *rule) {
            rule->kind == EH_RULE_UNDEF;
 }
 
-/// `rule` of a callee-saved register as a cache entry keeps it: 0 unchanged, else the slot's offset from the CFA in
-/// words; -128 when it cannot be kept.
-static int8_t saved_slot(const eh_rule *rule) {
-    if (rule->kind == EH_RULE_SAME) return 0;
-    int64_t word = (int64_t)sizeof(uintptr_t);
-    if (rule->kind != EH_RULE_OFFSET || rule->offset % word != 0 || rule->offset == 0) return INT8_MIN;
-    int64_t slot = rule->offset / word;
-    return slot > INT8_MIN && slot <= INT8_MAX ? (int8_t)slot : INT8_MIN;
-}
-
 void stallcap_unwind_cache_store(stallcap_unwind_entry *entry, uintptr_t lookup, uintptr_t image, int found,
                                  const eh_row *row) {
     entry->key = 0;
@@ -46,7 +36,7 @@ void stallcap_unwind_cache_store(stallcap_unwind_entry *entry, uintptr_t lookup,
         const eh_rule *ra = &row->rules[EH_RA], *fp = &row->rules[EH_FP];
         if (!cacheable(ra) || !cacheable(fp) || row->rules[EH_SP].kind != EH_RULE_SAME) return;
         for (int k = 0; k < EH_NSAVED; k++) {
-            entry->saved[k] = saved_slot(&row->rules[eh_saved_regs[k]]);
+            entry->saved[k] = stallcap_saved_slot(&row->rules[eh_saved_regs[k]]);
             if (entry->saved[k] == INT8_MIN) return;
         }
         entry->cfa_on_fp = row->cfa_reg == EH_FP;

@@ -50,6 +50,16 @@ typedef struct {
     int8_t saved[EH_NSAVED];  // per callee-saved register: 0 unchanged, else saved at CFA + saved[k] words
 } stallcap_unwind_entry;
 
+/// Where `rule` keeps a callee-saved register, as a cache entry or a turn trace keeps it: 0 unchanged, else its
+/// slot's offset from the CFA in words; INT8_MIN when it is neither (or too far to fit).
+static inline int8_t stallcap_saved_slot(const eh_rule *rule) {
+    if (rule->kind == EH_RULE_SAME) return 0;
+    int64_t word = (int64_t)sizeof(uintptr_t);
+    if (rule->kind != EH_RULE_OFFSET || rule->offset % word != 0 || rule->offset == 0) return INT8_MIN;
+    int64_t slot = rule->offset / word;
+    return slot > INT8_MIN && slot <= INT8_MAX ? (int8_t)slot : INT8_MIN;
+}
+
 /// `ra_kind` of an address no loaded object has unwind information for.
 #define STALLCAP_UNWIND_NO_INFO 0xff
 

@@ -167,7 +167,8 @@ public struct StallReport: Sendable {
                     keyHints.append(selfWait)
                     key += "; self-wait"
                 }
-                if let turns = QueueTurns(stall.samples, queueAnswered: stall.kind == .saturated), turns.isFlood {
+                let turns = QueueTurns(stall.samples, queueAnswered: stall.kind == .saturated)
+                if let turns, turns.isFlood {
                     floodEntry = blockEntries.max { ($0.value, $1.key) < ($1.value, $0.key) }?.key
                     keyHints.append(turns.floodHint(entry: floodEntry))
                     key += "; flood"
@@ -179,7 +180,7 @@ public struct StallReport: Sendable {
                     key += "; blocks \(SignalNames.name(mask.signal))"
                 }
                 var episode = StallReport.episode(
-                    stall, capture: capture, index: index, profile: profile, blockedOn: blockedOn, group: 0)
+                    stall, capture: capture, index: index, profile: profile, blockedOn: blockedOn, turns: turns, group: 0)
                 episode.markers = StallReport.markers(captureMarkers, around: episode)
                 episodes.append(Episode(summary: episode, key: key, samples: collected,
                                         signalMask: signalHint == nil ? nil : stall.signalMask, signalled: signalled,
@@ -203,7 +204,8 @@ public struct StallReport: Sendable {
     }
 
     fileprivate static func episode(
-        _ stall: Stall, capture: Capture, index: Int, profile: SampleProfile, blockedOn: BlockedOnSummary?, group: Int
+        _ stall: Stall, capture: Capture, index: Int, profile: SampleProfile, blockedOn: BlockedOnSummary?,
+        turns: QueueTurns?, group: Int
     ) -> EpisodeSummary {
         let origin = capture.originNs
         let offset = stall.begin.startNs &- min(origin, stall.begin.startNs)
@@ -220,7 +222,7 @@ public struct StallReport: Sendable {
             profile: profile, blockedOn: blockedOn, group: group)
         episode.pausedMs = Double(stall.pausedNs) / 1e6
         episode.memoryStacks = MemoryStackCounts(stall.samples)
-        episode.queueTurns = QueueTurns(stall.samples, queueAnswered: stall.kind == .saturated)
+        episode.queueTurns = turns
         episode.runQueueWaitMs = stall.missedRunQueueNs.map { Double($0) / 1e6 }
         return episode
     }
