@@ -37,7 +37,11 @@ let package = Package(
         .target(name: "CSwiftDemangle"),
         // zlib (the system library, Debian's zlib1g-dev): gzip input read transparently, pprof compressed.
         .systemLibrary(name: "CZlib", path: "Sources/CZlib", providers: [.apt(["zlib1g-dev"])]),
-        .target(name: "StallAnalysis", dependencies: ["StallFormat", "CSwiftDemangle", "CZlib"], plugins: ["EmbedText"]),
+        // Source lines and inlined frames from DWARF, through elfutils' libdw (dlopen'd: lines only where it is).
+        .target(name: "CStallDwarf", linkerSettings: [.linkedLibrary("dl")]),
+        .target(
+            name: "StallAnalysis", dependencies: ["StallFormat", "CSwiftDemangle", "CZlib", "CStallDwarf"],
+            plugins: ["EmbedText"]),
         .executableTarget(name: "stallprof-embed-text", path: "tools/embed-text"),
         .plugin(name: "EmbedText", capability: .buildTool(), dependencies: ["stallprof-embed-text"]),
         // Child subreaper for bisect's process runner (not capture code).

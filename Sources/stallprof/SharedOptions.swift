@@ -65,6 +65,13 @@ enum SharedOptions {
             .flag("--merge-recursion", help: "collapse directly repeated frames (a;b;b;c -> a;b;c)") {
                 $0.transforms.mergeRecursion = true
             },
+            .flag("--inline", help: "inlined functions as frames of their own, marked _[i]: captures from DWARF, "
+                + "perf those it prints as (inlined)") {
+                $0.perf.markInlined = true
+                $0.capture.symbolizer.inlines = true
+            },
+            .flag("--lines", help: "captures: each frame's source line, function:File.swift:66, where its image "
+                + "has DWARF") { $0.capture.symbolizer.lines = true },
         ])
     }
 
@@ -80,7 +87,6 @@ enum SharedOptions {
                 $0.annotateJIT = true
             },
             .flag("--addrs", help: "unknown symbols as [module <address>]") { $0.includeAddresses = true },
-            .flag("--inline", help: "annotate frames perf prints as (inlined) with _[i]") { $0.markInlined = true },
             .text("--skip-after", value: "FUNCTION", help: "drop the callers of the leaf-most frame named FUNCTION "
                 + "(inferno's; repeatable): stacks that perf unwound differently above it merge") {
                 $0.skipAfter.insert($1)

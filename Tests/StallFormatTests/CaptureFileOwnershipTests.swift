@@ -74,8 +74,12 @@ import Testing
         let reasons = ReasonLog()
         let writer = try Self.startedWriter(path, reasons: reasons)
         let number = try #require(writer.openFile?.descriptor)
-        close(number)  // the app's double close
-        let app = open(appPath, O_RDWR | O_CREAT | O_TRUNC, 0o644)
+        // The app's double close, and its own file opened on the number: done in one step with dup2, since other
+        // tests' threads in this process open files too and could take the number between a close and an open.
+        let opened = open(appPath, O_RDWR | O_CREAT | O_TRUNC, 0o644)
+        try #require(opened >= 0)
+        let app = dup2(opened, number)
+        close(opened)
         defer { close(app) }
         try #require(app == number)  // the app's own file took the number
         #expect(write(app, "app data\n", 9) == 9)

@@ -18,6 +18,13 @@ public struct SymbolizerOptions: Sendable {
     public var systemDebugDirectory: String? = "/usr/lib/debug"
     /// Append `+0xOFFSET` to each resolved name. Default: false (flame graphs merge by function).
     public var showOffsets = false
+    /// Append each frame's source line, `:Workloads.swift:66` (stackcollapse-perf's `--srcline` form), where its
+    /// image has DWARF (``Symbolizer/sourceFrames(for:isReturnAddress:)``). Default: false (one frame per
+    /// function).
+    public var lines = false
+    /// Give each function the compiler inlined a frame of its own, marked `_[i]` (stackcollapse-perf's), from
+    /// DWARF. Default: false (an inlined function's time is its caller's).
+    public var inlines = false
 
     /// Every directory searched for debug files, in order: ``debugDirectories``, then ``systemDebugDirectory``.
     var searchedDebugDirectories: [String] { debugDirectories + [systemDebugDirectory].compactMap { $0 } }
@@ -36,6 +43,11 @@ public final class Symbolizer {
     private let contents: [ImageContentsRecord]
     private var files: [String: ELFSymbols?] = [:]
     private var cache: [UInt64: String] = [:]
+    /// Debug files found for images (by image path), and what the source-line lookup keeps (SourceLines.swift).
+    private var debugFiles: [String: ELFSymbols?] = [:]
+    var sourceCache: [UInt64: [SourceFrame]] = [:]
+    var dwarfFiles: [String: DwarfLines?] = [:]
+    var withoutLines = Set<String>()
     /// Problems found (a missing file, a build-id that no longer matches), once per image.
     public private(set) var warnings: [String] = []
 
@@ -79,6 +91,7 @@ public final class Symbolizer {
     /// is its `partial apply forwarder` (the closure inlined into it) reads as the closure
     /// (``showForwardedClosures(_:offsets:)``).
     public func rootFirstNames(leafFirst frames: [UInt64]) -> [String] {
+        if options.lines || options.inlines { return rootFirstNamesWithLines(leafFirst: frames) }
         var names: [String] = []
         names.reserveCapacity(frames.count)
         for index in stride(from: frames.count - 1, through: 0, by: -1) {
@@ -183,7 +196,14 @@ public final class Symbolizer {
     /// A file of the debug directories with `image`'s build-id (``SymbolizerOptions/debugDirectories``), first
     /// found; nil when the image has no build-id or none matches. A file found by name whose build-id differs is
     /// never used: a warning names it.
-    private func debugFile(for image: ImageRecord) -> ELFSymbols? {
+    func debugFile(for image: ImageRecord) -> ELFSymbols? {
+        if let known = debugFiles[image.path] { return known }
+        let found = findDebugFile(for: image)
+        debugFiles[image.path] = .some(found)
+        return found
+    }
+
+    private func findDebugFile(for image: ImageRecord) -> ELFSymbols? {
         guard image.buildID.count > 1 else { return nil }
         let hex = image.buildIDHex
         let name = image.path.split(separator: "/").last.map(String.init) ?? image.path

@@ -1,0 +1,123 @@
+import CStallDwarf
+import StallFormat
+
+/// One frame with its place in the source: a function, and the file and line it was at. Where the compiler inlined
+/// a function into another, one address holds several frames: the inlined one (``inlined``) and the function it
+/// was inlined into, at the call's line.
+public struct SourceFrame: Sendable, Equatable {
+    /// The function's name, demangled as the symbolizer's options say.
+    public var function: String
+    /// The source file as the debug information records it (usually absolute); nil when not known.
+    public var file: String?
+    /// The line in ``file``; 0 when not known.
+    public var line: Int
+    /// True when the compiler inlined this frame into the frame before it (toward the root): it has no machine
+    /// frame of its own.
+    public var inlined: Bool
+
+    /// Creates a frame.
+    public init(function: String, file: String? = nil, line: Int = 0, inlined: Bool = false) {
+        (self.function, self.file, self.line, self.inlined) = (function, file, line, inlined)
+    }
+
+    /// `Workloads.swift:66`: the file's last path component and the line; nil without a file or a line.
+    public var shortLocation: String? {
+        guard let file, line > 0 else { return nil }
+        return "\(file.split(separator: "/").last.map(String.init) ?? file):\(line)"
+    }
+}
+
+/// One ELF file's DWARF, read through libdw (CStallDwarf); closed when released.
+final class DwarfLines {
+    private let file: OpaquePointer
+
+    /// Opens `path`; nil when libdw is not on the machine, or the file has no DWARF with code addresses.
+    init?(path: String) {
+        guard let file = stalldw_open(path) else { return nil }
+        self.file = file
+    }
+
+    deinit { stalldw_close(file) }
+
+    /// True when libdw could be loaded: without it no file has lines.
+    static var isAvailable: Bool { stalldw_available() != 0 }
+
+    /// The frames at `address` (file-relative), innermost first, as libdw gives them: (mangled or plain function
+    /// name, file, line); empty when the file has no line for it.
+    func frames(at address: UInt64) -> [(function: String?, file: String?, line: Int)] {
+        var buffer = [stalldw_frame](repeating: stalldw_frame(), count: 32)
+        let count = Int(stalldw_lookup(file, address, &buffer, Int32(buffer.count)))
+        return buffer[0..<count].map { frame in
+            (frame.function.map { String(cString: $0) }, frame.file.map { String(cString: $0) }, Int(frame.line))
+        }
+    }
+}
+
+extension Symbolizer {
+    /// The frames at `address`, root first: the function whose machine code it is (named as ``name(for:
+    /// isReturnAddress:)`` names it), then each function inlined into it, out to the innermost, the code at the
+    /// address; each with its file and line where the image's DWARF has them (its file, else a debug file found by
+    /// build-id, ``SymbolizerOptions/debugDirectories``). Without DWARF: the one frame ``name(for:isReturnAddress:)``
+    /// gives, without a line. Cached per address.
+    public func sourceFrames(for address: UInt64, isReturnAddress: Bool) -> [SourceFrame] {
+        let key = isReturnAddress && address > 0 ? address - 1 : address
+        if let known = sourceCache[key] { return known }
+        let name = name(for: address, isReturnAddress: isReturnAddress)
+        var result = [SourceFrame(function: name)]
+        if let image = image(containing: key), !Self.isVDSO(image.path) {  // the vDSO's copy has no DWARF
+            if let dwarf = dwarf(for: image) {
+                let found = dwarf.frames(at: key &- image.loadBias)
+                if !found.isEmpty {
+                    // libdw's are innermost first; the outermost is the function with the code: the symbol's name.
+                    result = found.reversed().enumerated().map { index, frame in
+                        let function = index == 0 ? name : frame.function.map(readable) ?? "[inlined]"
+                        return SourceFrame(function: function, file: frame.file, line: frame.line, inlined: index > 0)
+                    }
+                }
+            } else {
+                withoutLines.insert(image.path)
+            }
+        }
+        sourceCache[key] = result
+        return result
+    }
+
+    /// ``rootFirstNames(leafFirst:)`` with ``SymbolizerOptions/lines`` or ``SymbolizerOptions/inlines``: each
+    /// frame `function:File.swift:66`, inlined ones their own frames `function_[i]:File.swift:12`.
+    func rootFirstNamesWithLines(leafFirst addresses: [UInt64]) -> [String] {
+        var frames: [SourceFrame] = []
+        for index in stride(from: addresses.count - 1, through: 0, by: -1) {
+            let found = sourceFrames(for: addresses[index], isReturnAddress: index > 0)
+            frames += options.inlines ? found : [found[0]]
+        }
+        var names = frames.map(\.function)
+        Self.showForwardedClosures(&names, offsets: options.showOffsets)  // on names alone, before lines are added
+        for (index, frame) in frames.enumerated() {
+            if frame.inlined { names[index] += "_[i]" }
+            if options.lines, let location = frame.shortLocation { names[index] += ":" + location }
+        }
+        return names
+    }
+
+    /// The images some frame was looked up in for lines that had no DWARF (or whose file could not be read), by
+    /// path, sorted: the analyzer's one warning about lines names them.
+    public var imagesWithoutLines: [String] { withoutLines.sorted() }
+
+    /// `name` demangled as the options say.
+    private func readable(_ name: String) -> String {
+        guard options.demangle else { return name }
+        return (options.simplifyNames ? SwiftDemangler.simplified(name) : nil) ?? SwiftDemangler.readable(name)
+    }
+
+    /// `image`'s DWARF: its own file's, else a debug file's with its build-id; nil when neither has any.
+    private func dwarf(for image: ImageRecord) -> DwarfLines? {
+        if let known = dwarfFiles[image.path] { return known }
+        var found: DwarfLines? = nil
+        if let elf = symbols(ofImage: image) {
+            found = DwarfLines(path: elf.path)
+            if found == nil, let debug = debugFile(for: image)?.path, debug != elf.path { found = DwarfLines(path: debug) }
+        }
+        dwarfFiles[image.path] = .some(found)
+        return found
+    }
+}

@@ -1,0 +1,122 @@
+import Foundation
+import StallFormat
+import StallTestSupport
+import Testing
+
+@testable import StallAnalysis
+
+/// Source lines and inlined frames (issue 19), checked against the toolchain's llvm-symbolizer at every address of
+/// a function: an optimized C fixture with two levels of inlining, and a Swift function of this test binary.
+@Suite struct SourceLinesTests {
+    /// The toolchain's llvm-symbolizer: beside `swift` on PATH.
+    static let llvmSymbolizer: String? = {
+        guard let swift = ExportTools.which("swift") else { return nil }
+        let real = URL(fileURLWithPath: swift).resolvingSymlinksInPath().deletingLastPathComponent()
+        let path = real.appendingPathComponent("llvm-symbolizer").path
+        return FileManager.default.isExecutableFile(atPath: path) ? path : nil
+    }()
+
+    /// Each address's frames, innermost first, as `function file:line` (the file's last component), by
+    /// llvm-symbolizer --inlining.
+    func reference(_ object: String, _ addresses: [UInt64]) throws -> [[String]] {
+        let tool = try #require(Self.llvmSymbolizer, "llvm-symbolizer ships with the Swift toolchain")
+        let input = addresses.map { "0x" + String($0, radix: 16) }.joined(separator: "\n") + "\n"
+        let run = try ProcessRunner.run(tool, ["--inlining", "--obj=\(object)", "-s", "--no-demangle"], input: Array(input.utf8))
+        #expect(run.status == 0, "\(run.err)")
+        let blocks = run.out.components(separatedBy: "\n\n").filter { !$0.isEmpty }
+        return blocks.map { block in
+            let lines = block.split(separator: "\n").map(String.init)
+            return stride(from: 0, to: lines.count - 1, by: 2).map { index in
+                let place = lines[index + 1].split(separator: ":")  // file:line:column
+                return "\(lines[index]) \(place[0]):\(place.count > 1 ? place[1] : "0")"
+            }
+        }
+    }
+
+    /// stallprof's frames at `address` in the same form, innermost first.
+    func ours(_ symbolizer: Symbolizer, _ address: UInt64, bias: UInt64) -> [String] {
+        symbolizer.sourceFrames(for: address + bias, isReturnAddress: false).reversed().map { frame in
+            let file = frame.file.map { $0.split(separator: "/").last.map(String.init) ?? $0 } ?? "??"
+            return "\(frame.function) \(file):\(frame.line)"
+        }
+    }
+
+    /// The file addresses of the largest function in `object` whose symbol `matches` (nm -S).
+    func functionRange(_ object: String, _ matches: (Substring) -> Bool) throws -> Range<UInt64> {
+        let symbols = try ProcessRunner.run(try #require(ExportTools.which("nm")), ["-S", "--defined-only", object])
+        let ranges = symbols.out.split(separator: "\n").compactMap { line -> Range<UInt64>? in
+            let fields = line.split(separator: " ")
+            guard fields.count == 4, "Tt".contains(fields[2]), matches(fields[3]),
+                  let start = UInt64(fields[0], radix: 16), let size = UInt64(fields[1], radix: 16) else { return nil }
+            return start..<start + size
+        }
+        return try #require(ranges.max { $0.count < $1.count }, "no such function in \(object)")
+    }
+
+    static var mangled: SymbolizerOptions {
+        var options = SymbolizerOptions()
+        options.demangle = false
+        return options
+    }
+
+    @Test func inlinedFramesAndLinesMatchLLVMSymbolizerInOptimizedC() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("dwarf-\(getpid())-\(UUID())").path
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let library = directory + "/libinlined.so"
+        let compile = try ProcessRunner.run(
+            try #require(ExportTools.which("cc")), ["-O2", "-g", "-shared", "-fPIC", "-o", library, FoldFixture.path("dwarf/inlined.c")])
+        #expect(compile.status == 0, "\(compile.err)")
+        let addresses = Array(try functionRange(library) { $0 == "entry" })
+        // Loaded at a made-up address, as a capture's image would be.
+        let bias: UInt64 = 0x7f00_0000_0000
+        let symbolizer = Symbolizer(
+            images: [ImageRecord(path: library, loadBias: bias, start: bias, end: bias + 0x10_0000, buildID: [])],
+            options: Self.mangled)
+        let expected = try reference(library, addresses)
+        try #require(expected.count == addresses.count)
+        var inlinedSeen = 0
+        for (index, address) in addresses.enumerated() {
+            let got = ours(symbolizer, address, bias: bias)
+            #expect(got == expected[index], "at 0x\(String(address, radix: 16))")
+            if got.count == 3 { inlinedSeen += 1 }
+        }
+        // The fixture's point: some addresses are two inlined levels deep (scale in mix in entry).
+        #expect(inlinedSeen > 0)
+        let frames = symbolizer.sourceFrames(for: bias + addresses[addresses.count / 2], isReturnAddress: false)
+        #expect(frames.first?.function == "entry" && frames.first?.inlined == false)
+        #expect(frames.dropFirst().allSatisfy { $0.inlined })
+    }
+
+    @Test func linesOfASwiftFunctionInThisTestBinaryMatchLLVMSymbolizer() throws {
+        let image = ReportFixtures.ownImage
+        // `ours` above and the closures in it: Swift code with lines of its own, and compiler-generated ones (line 0).
+        let range = try functionRange(image.path) { $0.contains("011SourceLinesC0V4ours") }
+        let addresses = Array(range)
+        let symbolizer = Symbolizer(images: [image], options: Self.mangled)
+        let expected = try reference(image.path, addresses)
+        try #require(expected.count == addresses.count)
+        for (index, address) in addresses.enumerated() {
+            #expect(ours(symbolizer, address, bias: image.loadBias) == expected[index], "at +\(index)")
+        }
+        let lines = Set(addresses.compactMap { symbolizer.sourceFrames(for: $0 + image.loadBias, isReturnAddress: false).last?.shortLocation })
+        #expect(lines.contains { $0.hasPrefix("SourceLinesTests.swift:") })
+    }
+
+    @Test func foldLinesAndInlinesNameFramesAsStackcollapsePerfDoes() throws {
+        let image = ReportFixtures.ownImage
+        let range = try functionRange(image.path) { $0.contains("011SourceLinesC0V4ours") }
+        var options = SymbolizerOptions()
+        options.lines = true
+        let plain = Symbolizer(images: [image])
+        let address = try #require(range.map { $0 + image.loadBias }.first { plain.sourceFrames(for: $0, isReturnAddress: false).last?.line ?? 0 > 0 })
+        let location = try #require(plain.sourceFrames(for: address, isReturnAddress: false).last?.shortLocation)
+        let names = Symbolizer(images: [image], options: options).rootFirstNames(leafFirst: [address])
+        #expect(names == [plain.name(for: address, isReturnAddress: false) + ":" + location])
+        // Without DWARF (an image that is no file here): the names of today, and the image is named for the warning.
+        let gone = ImageRecord(path: "/nonexistent/libgone.so", loadBias: 0x1000, start: 0x1000, end: 0x2000, buildID: [])
+        let symbolizer = Symbolizer(images: [gone], options: options)
+        #expect(symbolizer.rootFirstNames(leafFirst: [0x1800]) == ["[libgone.so]"])
+        #expect(symbolizer.imagesWithoutLines == ["/nonexistent/libgone.so"])
+    }
+}
