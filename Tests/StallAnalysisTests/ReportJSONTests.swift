@@ -43,10 +43,16 @@ import Testing
             #expect(episode["unfinished"] as? Bool == false)
             #expect(episode["samples"] is Int && episode["missedSamples"] is Int)
             #expect(episode["heaviestStack"] is [String])
+            let frames = try #require(episode["heaviestStackFrames"] as? [[String: Any]])
+            #expect(frames.map { $0["function"] as? String ?? "" } == episode["heaviestStack"] as? [String])
+            #expect(frames.allSatisfy { $0.keys.sorted() == ["file", "function", "inlined", "line"] })
             for key in ["topSelf", "appFrames"] {
                 let shares = try #require(episode[key] as? [[String: Any]])
                 for share in shares {
                     #expect(share["function"] is String)
+                    // Where in its source (issue 19): null here, the fixture functions' code is compiler-generated.
+                    #expect((share["file"] is String || share["file"] is NSNull) && (share["line"] is Int || share["line"] is NSNull))
+                    #expect(share["inlined"] is [[String: Any]])
                     let value = try #require(share["share"] as? Double)
                     #expect(value >= 0 && value <= 1)
                 }
@@ -82,7 +88,8 @@ import Testing
             == ["[libsystemfake.so.1]", "stallprof_fixture_layout_pass", "stallprof_fixture_markdown_height"])
         let appFrames = try #require(first["appFrames"] as? [[String: Any]])
         #expect(appFrames.map { $0["function"] as? String } == ["stallprof_fixture_layout_pass", "stallprof_fixture_markdown_height"])
-        #expect(appFrames.allSatisfy { $0.keys.sorted() == ["function", "module", "share"] && $0["module"] is NSNull },
+        #expect(appFrames.allSatisfy {
+            $0.keys.sorted() == ["file", "function", "inlined", "line", "module", "share"] && $0["module"] is NSNull },
                 "C functions: app code by their image, no module")
         #expect(first["startWall"] as? String == "2026-11-30T21:00:02.123Z")
         #expect(episodes[1]["kind"] as? String == "saturated")

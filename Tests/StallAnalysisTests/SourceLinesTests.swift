@@ -118,5 +118,8 @@ import Testing
         let symbolizer = Symbolizer(images: [gone], options: options)
         #expect(symbolizer.rootFirstNames(leafFirst: [0x1800]) == ["[libgone.so]"])
         #expect(symbolizer.imagesWithoutLines == ["/nonexistent/libgone.so"])
+        #expect(symbolizer.linesWarning == "no line information (DWARF) in 1 image: libgone.so; their frames have no "
+            + "lines (--debug-dir finds debug files by build-id)")
+        #expect(Symbolizer(images: [gone]).linesWarning == nil, "lines not asked for")
     }
 }

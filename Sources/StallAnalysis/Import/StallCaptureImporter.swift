@@ -134,6 +134,7 @@ public struct StallCaptureImporter: StackImporter {
             }
         }
         symbolizer.warnings.forEach { diagnostics.warn("\(capture.source): \($0)") }
+        if let lines = symbolizer.linesWarning { diagnostics.warn("\(capture.source): \(lines)") }
     }
 }
 

@@ -35,6 +35,8 @@ struct ProfileBuilder {
     private var appSequence: [Int32] = []
     /// Where the samples without app code spend their time, by library module (neither the app's nor the system's).
     private var libraries = LibraryTally()
+    /// Where in their source the frames were, when the samples said (captures whose images have DWARF).
+    private var sourcePlaces = SourceTally()
     /// The app's modules (``AppCodeRule/appModules``) of every capture whose samples were added, sorted; nil when
     /// none told them apart (every module counted as the app's).
     private(set) var appModules: [String]?
@@ -86,10 +88,13 @@ struct ProfileBuilder {
     func name(_ number: Int32) -> String { texts[Int(number)] }
 
     /// Adds one sample of `weight` (default 1): `names` root first, `app[i]` true when `names[i]` is app code,
-    /// `modules[i]` its Swift module (nil: unknown or none). An empty stack (folded input's ` 2` line) counts in
-    /// the total only, as flamegraph.pl counts it.
-    mutating func add(names: [String], app: [Bool], modules: [String?]? = nil, weight: Double = 1) {
-        add(frames: names.map { number(of: $0) }, app: app, modules: modules, weight: weight)
+    /// `modules[i]` its Swift module (nil: unknown or none), `places[i]` where in its source it was (nil: not
+    /// known; the array empty: none known). An empty stack (folded input's ` 2` line) counts in the total only, as
+    /// flamegraph.pl counts it.
+    mutating func add(
+        names: [String], app: [Bool], modules: [String?]? = nil, places: [SourcePlace?] = [], weight: Double = 1
+    ) {
+        add(frames: names.map { number(of: $0) }, app: app, modules: modules, weight: weight, places: places)
     }
 
     /// Takes `modules` (a capture's ``AppCodeRule/appModules``) among the app's modules; nil adds none.
@@ -102,7 +107,10 @@ struct ProfileBuilder {
     /// is app code (nil: every frame is), `modules[i]` its Swift module. `distinct`: the caller knows no other
     /// sample has these frames (a folded file's stacks, when no two names are one): the stack is not looked up,
     /// only weighed against the heaviest.
-    mutating func add(frames: [Int32], app: [Bool]?, modules: [String?]? = nil, weight: Double, distinct: Bool = false) {
+    mutating func add(
+        frames: [Int32], app: [Bool]?, modules: [String?]? = nil, weight: Double, distinct: Bool = false,
+        places: [SourcePlace?] = []
+    ) {
         total += weight
         guard let leaf = frames.last else { return }
         if texts[Int(frames[0])] == TruncatedStack.rootFrame { truncated += weight }
@@ -114,7 +122,8 @@ struct ProfileBuilder {
             }
             if heaviestDistinct.map({ isLighter($0, than: stack) }) ?? true { heaviestDistinct = stack }
         } else {
-            addToTree(frames, app: app, weight: weight)
+            let node = addToTree(frames, app: app, weight: weight)
+            if !places.isEmpty { sourcePlaces.add(frames: frames, places: places, node: node, weight: weight) }
         }
         names[Int(leaf)].selfCount = (names[Int(leaf)].selfCount ?? 0) + weight
         sampleCount += 1
@@ -152,8 +161,9 @@ struct ProfileBuilder {
         if let cycle { cycles[cycle, default: 0] += weight }
     }
 
-    /// Adds `weight` to the stack `frames` in the tree (its first app flags kept).
-    private mutating func addToTree(_ frames: [Int32], app: [Bool]?, weight: Double) {
+    /// Adds `weight` to the stack `frames` in the tree (its first app flags kept); returns its node.
+    @discardableResult
+    private mutating func addToTree(_ frames: [Int32], app: [Bool]?, weight: Double) -> Int32 {
         let node = stacks.node(for: frames)
         if stackCounts.count < stacks.nodeCount {
             stackCounts += repeatElement(0, count: stacks.nodeCount - stackCounts.count)
@@ -165,6 +175,7 @@ struct ProfileBuilder {
             if let app { stackApp[node] = app }
         }
         stackCounts[Int(node)] += weight
+        return node
     }
 
     /// Closures, thunks and forwarders: frames that only carry a call to the function that matters.
@@ -181,6 +192,8 @@ struct ProfileBuilder {
         var frames: [Int32]
         var count: Double
         var app: [Bool]?
+        /// Its node in the tree; nil for a stack added as distinct.
+        var node: Int32? = nil
         /// The names joined by `;`, once a tie needed them.
         var joined: String? = nil
     }
@@ -195,7 +208,9 @@ struct ProfileBuilder {
 
     /// The heaviest stack: most samples, ties broken by the byte-smallest joined names.
     private var heaviest: Stack? {
-        let inTree = stackEnds.map { Stack(frames: stacks.frames(of: $0), count: stackCounts[Int($0)], app: stackApp[$0]) }
+        let inTree = stackEnds.map {
+            Stack(frames: stacks.frames(of: $0), count: stackCounts[Int($0)], app: stackApp[$0], node: $0)
+        }
         return (inTree + [heaviestDistinct].compactMap { $0 }).max(by: isLighter)
     }
 
@@ -215,15 +230,15 @@ struct ProfileBuilder {
     /// (`samples`, `the time`, `cycles`).
     func profile(kind: EpisodeKind?, state: StallState?, weightName: String = "samples") -> SampleProfile {
         let denominator = total > 0 ? total : 1
-        let share = { (number: Int, value: Double) in
+        let share = { (number: Int, value: Double, asLeaf: Bool) in
             FunctionShare(function: texts[number], samples: Self.whole(value), share: value / denominator, count: value,
-                          module: names[number].module)
+                          module: names[number].module, place: sourcePlaces.place(of: Int32(number), asLeaf: asLeaf))
         }
-        let topSelf = names.indices.compactMap { number in names[number].selfCount.map { share(number, $0) } }
+        let topSelf = names.indices.compactMap { number in names[number].selfCount.map { share(number, $0, true) } }
             .sorted { ($0.count, $1.function) > ($1.count, $0.function) }
         let appFrames = names.indices
             .compactMap { number in
-                visits[number].isApp ? (share: share(number, visits[number].appCount), depth: visits[number].appDepth) : nil
+                visits[number].isApp ? (share: share(number, visits[number].appCount, false), depth: visits[number].appDepth) : nil
             }
             .filter { $0.share.share >= Self.minimumAppShare }
             .sorted { a, b in
@@ -231,7 +246,7 @@ struct ProfileBuilder {
                 return a.depth != b.depth ? a.depth < b.depth : a.share.function < b.share.function
             }
             .map(\.share)
-        let appSelf = names.indices.compactMap { number in names[number].innermost.map { share(number, $0) } }
+        let appSelf = names.indices.compactMap { number in names[number].innermost.map { share(number, $0, false) } }
             .filter { $0.share >= Self.minimumAppShare }
             .sorted { ($0.count, $1.function) > ($1.count, $0.function) }
         let noApp = total == 0 ? 0 : withoutApp / denominator
@@ -241,7 +256,8 @@ struct ProfileBuilder {
             heaviestStackSamples: Self.whole(heaviest?.count ?? 0), topSelf: topSelf, appFrames: appFrames,
             appSelf: appSelf, noAppCodeShare: noApp,
             hints: hints(kind: kind, state: state, noApp: noApp, weightName: weightName),
-            total: total, heaviestStackCount: heaviest?.count ?? 0)
+            total: total, heaviestStackCount: heaviest?.count ?? 0,
+            heaviestStackPlaces: heaviest?.node.map(sourcePlaces.places(ofStack:)) ?? [])
     }
 
     /// `value` as an Int, rounded, saturating at Int's bounds (0 for NaN).

@@ -45,11 +45,31 @@ extension StallReport {
         ])
     }
 
-    /// `[{function, share}]`; `withModule`: also `module` (app frames).
+    /// `[{function, share, file, line, inlined}]`; `withModule`: also `module` (app frames).
     private static func json(shares: [FunctionShare], withModule: Bool = false) -> JSONValue {
         .array(shares.map {
             .object([("function", .string($0.function)), ("share", .double(share($0.share)))]
-                + (withModule ? [("module", .text($0.module))] : []))
+                + (withModule ? [("module", .text($0.module))] : []) + json(place: $0.place))
+        })
+    }
+
+    /// `file`, `line` (`null` when not known) and `inlined` (`[{function, file, line}]`, outermost first) of a
+    /// frame's place in its source.
+    private static func json(place: SourcePlace?) -> [(String, JSONValue)] {
+        let line = { (line: Int) -> JSONValue in line > 0 ? .int(line) : .null }
+        return [
+            ("file", .text(place?.file)), ("line", place.map { line($0.line) } ?? .null),
+            ("inlined", .array((place?.inlined ?? []).map { frame in
+                .object([("function", .string(frame.function)), ("file", .text(frame.file)), ("line", line(frame.line))])
+            })),
+        ]
+    }
+
+    /// The heaviest stack's frames with their places: `[{function, file, line, inlined}]`, root first.
+    private static func json(heaviest profile: SampleProfile) -> JSONValue {
+        .array(profile.heaviestStack.enumerated().map { index, function in
+            let place = index < profile.heaviestStackPlaces.count ? profile.heaviestStackPlaces[index] : nil
+            return .object([("function", .string(function))] + json(place: place))
         })
     }
 
@@ -63,7 +83,7 @@ extension StallReport {
             ("durationMs", .double(Self.ms(e.durationMs))), ("unfinished", .bool(e.unfinished)),
             ("cpuRatio", .number(e.cpuRatio.map(Self.share))), ("samples", .int(e.samples)),
             ("missedSamples", .int(e.missedSamples)), ("tid", .int(Int(e.tid))),
-            ("heaviestStack", .strings(profile.heaviestStack)),
+            ("heaviestStack", .strings(profile.heaviestStack)), ("heaviestStackFrames", Self.json(heaviest: profile)),
             ("topSelf", Self.json(shares: topSelf.map(\.element))),
             ("appFrames", Self.json(shares: profile.appFrames, withModule: true)),
             ("blockedOn", e.blockedOn.map(Self.json(blockedOn:)) ?? .null),

@@ -129,10 +129,10 @@ extension StallReport {
         let appLimit = options.topFunctions + 5
         let inner = Dictionary(profile.appSelf.map { ($0.function, $0.share) }, uniquingKeysWith: max)
         lines.append(profile.appFrames.isEmpty ? "    (none)" : "    total  inner  function")
-        lines += profile.appFrames.prefix(appLimit).map { share in
+        lines += profile.appFrames.prefix(appLimit).flatMap { share in
             let cells = [ReportFormat.percent(share.share), ReportFormat.percent(inner[share.function] ?? 0)]
             let prefix = "    " + cells.map { $0 + String(repeating: " ", count: max(1, 7 - $0.count)) }.joined()
-            return prefix + ReportFormat.fit(share.function, width: Self.textWidth - prefix.count)
+            return Self.row(prefix, share)
         }
         let more = profile.appFrames.count - appLimit
         if more > 0 { lines.append("    (\(more) more in --json)") }
@@ -152,11 +152,22 @@ extension StallReport {
         return ["  missed: the thread waited \(ReportFormat.seconds(wait / 1000)) for a CPU (\(samples))"]
     }
 
+    /// `prefix` and a share's function, fitted to the text's width, ending with the line of it most of its samples
+    /// were at, when known: `BusyWork.burn(until:) at Workloads.swift:70` (for code inlined into it, the line of the
+    /// call; the inlined frames are in --json); on a row of its own below, under the function, when the two do not fit
+    /// on one.
+    private static func row(_ prefix: String, _ share: FunctionShare) -> [String] {
+        let function = prefix + ReportFormat.fit(share.function, width: textWidth - prefix.count)
+        guard let location = share.place?.shortLocation else { return [function] }
+        let suffix = " at " + location
+        if function.columns + suffix.count <= textWidth { return [function + suffix] }
+        return [function, String(repeating: " ", count: prefix.count) + "at " + location]
+    }
+
     private func shareRows(_ shares: some Collection<FunctionShare>) -> [String] {
-        shares.map { share in
+        shares.flatMap { share in
             let cell = ReportFormat.percent(share.share)
-            let prefix = "    " + cell + String(repeating: " ", count: max(1, 6 - cell.count))
-            return prefix + ReportFormat.fit(share.function, width: Self.textWidth - prefix.count)
+            return Self.row("    " + cell + String(repeating: " ", count: max(1, 6 - cell.count)), share)
         }
     }
 

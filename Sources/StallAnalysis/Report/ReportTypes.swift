@@ -14,6 +14,9 @@ public struct FunctionShare: Equatable, Sendable {
     /// Captures: the function's Swift module (`MyApp`, `ChatUI`); nil for C code, system code, helpers, and in a
     /// profile report.
     public var module: String? = nil
+    /// Captures: where in its source most of its samples were (as the leaf, for self shares); nil when its image
+    /// has no DWARF, and in a profile report.
+    public var place: SourcePlace? = nil
 }
 
 /// One capture read by the report.
@@ -107,6 +110,9 @@ public struct SampleProfile: Sendable {
     public var total: Double
     /// The heaviest stack's weight: `heaviestStackSamples` for captures.
     public var heaviestStackCount: Double
+    /// Captures: where in its source each frame of the heaviest stack was (most of its samples), root first; nil
+    /// for a frame without a line; empty when none is known (no DWARF, a profile report).
+    public var heaviestStackPlaces: [SourcePlace?] = []
 }
 
 /// One episode (stall or saturated period) of one capture.

@@ -61,7 +61,8 @@ public struct StallReport: Sendable {
                 builders[group].signalled += episode.signalled
                 builders[group].builder.addAppModules(capture.summary.appModules)
                 for sample in episode.samples {
-                    builders[group].builder.add(names: sample.names, app: sample.app, modules: sample.modules)
+                    builders[group].builder.add(
+                        names: sample.names, app: sample.app, modules: sample.modules, places: sample.places)
                 }
                 builders[group].episodes.append(episodes.count)
                 episode.summary.group = group
@@ -93,13 +94,22 @@ public struct StallReport: Sendable {
         summary = Self.summarize(episodes, recordedNs: captures.reduce(0) { $0 + $1.recordedNs })
     }
 
+    /// One sample as the report keeps it: names root first, whether each is app code, its Swift module, and where
+    /// in its source it was (empty: none known).
+    struct CollectedSample: Sendable {
+        var names: [String]
+        var app: [Bool]
+        var modules: [String?]
+        var places: [SourcePlace?]
+    }
+
     /// What one capture contributes, computed on its own (in parallel with the others).
     struct CaptureAnalysis: Sendable {
         /// One selected episode: its summary (group not yet known), grouping key and collected samples.
         struct Episode: Sendable {
             var summary: EpisodeSummary
             var key: String
-            var samples: [(names: [String], app: [Bool], modules: [String?])]
+            var samples: [CollectedSample]
             /// The thread's signal mask when it blocks the capture signal (the key says so too); nil otherwise.
             var signalMask: SignalMaskRecord?
             /// Collected samples the signal took (not read from the thread's memory).
@@ -131,7 +141,7 @@ public struct StallReport: Sendable {
             for stall in capture.stalls where options.capture.accepts(stall) {
                 var builder = ProfileBuilder()
                 builder.addAppModules(rule.appModules)
-                var collected: [(names: [String], app: [Bool], modules: [String?])] = []
+                var collected: [CollectedSample] = []
                 var signalled = 0
                 var blockEntries: [String: Int] = [:]
                 for sample in stall.samples where !sample.frames.isEmpty && options.capture.accepts(sample, of: stall) {
@@ -142,12 +152,18 @@ public struct StallReport: Sendable {
                         app.insert(false, at: 0)
                         modules.insert(nil, at: 0)
                     }
-                    collected.append((names, app, modules))
+                    // Where in its source each frame was; not with --inline (then names are more than frames).
+                    var places = symbolizer.options.inlines ? [] : frames.indices.reversed().map { index in
+                        SourcePlace(symbolizer.sourceFrames(for: frames[index], isReturnAddress: index > 0))
+                    }
+                    if names.count == places.count + 1 { places.insert(nil, at: 0) }  // `[truncated]`
+                    if !places.contains(where: { $0 != nil }) { places = [] }
+                    collected.append(CollectedSample(names: names, app: app, modules: modules, places: places))
                     if sample.flags.isDisjoint(with: [.fromStackMemory, .repeated]) { signalled += 1 }
                     if sample.turn != 0, let entry = QueueTurns.blockEntry(rootFirst: names) {
                         blockEntries[entry, default: 0] += 1
                     }
-                    builder.add(names: names, app: app, modules: modules)
+                    builder.add(names: names, app: app, modules: modules, places: places)
                 }
                 // What a busy episode's thread waited for in passing is not what froze it.
                 let blockedOn = stall.blockedOn.flatMap { stall.state == .busy ? nil : $0 }.map {

@@ -4,7 +4,7 @@ import StallFormat
 /// One frame with its place in the source: a function, and the file and line it was at. Where the compiler inlined
 /// a function into another, one address holds several frames: the inlined one (``inlined``) and the function it
 /// was inlined into, at the call's line.
-public struct SourceFrame: Sendable, Equatable {
+public struct SourceFrame: Sendable, Hashable {
     /// The function's name, demangled as the symbolizer's options say.
     public var function: String
     /// The source file as the debug information records it (usually absolute); nil when not known.
@@ -25,6 +25,27 @@ public struct SourceFrame: Sendable, Equatable {
         guard let file, line > 0 else { return nil }
         return "\(file.split(separator: "/").last.map(String.init) ?? file):\(line)"
     }
+}
+
+/// Where in its source a machine frame was: the file and line of its own function (for code the compiler inlined
+/// there, the line of the call), and the frames inlined at that spot, outermost first, each at its own line.
+public struct SourcePlace: Sendable, Hashable {
+    /// The function's source file (as recorded: usually absolute); nil when not known.
+    public var file: String?
+    /// The line in ``file``; 0 when not known.
+    public var line: Int
+    /// The functions inlined at this spot, outermost first; the last is where the code was.
+    public var inlined: [SourceFrame]
+
+    /// The place of ``Symbolizer/sourceFrames(for:isReturnAddress:)``'s frames; nil when they name no line and no
+    /// inlined function.
+    public init?(_ frames: [SourceFrame]) {
+        guard let outer = frames.first, outer.line > 0 || frames.count > 1 else { return nil }
+        (file, line, inlined) = (outer.file, outer.line, Array(frames.dropFirst()))
+    }
+
+    /// `Workloads.swift:66`, or nil without a line (``SourceFrame/shortLocation``).
+    public var shortLocation: String? { SourceFrame(function: "", file: file, line: line).shortLocation }
 }
 
 /// One ELF file's DWARF, read through libdw (CStallDwarf); closed when released.
@@ -97,6 +118,19 @@ extension Symbolizer {
             if options.lines, let location = frame.shortLocation { names[index] += ":" + location }
         }
         return names
+    }
+
+    /// The one warning about lines when ``SymbolizerOptions/lines`` or ``SymbolizerOptions/inlines`` asked for
+    /// them and some frames have none: libdw is missing, or the images without DWARF, by file name; nil otherwise.
+    public var linesWarning: String? {
+        guard options.lines || options.inlines, !withoutLines.isEmpty || !DwarfLines.isAvailable else { return nil }
+        guard DwarfLines.isAvailable else {
+            return "libdw.so.1 (elfutils) was not found: no source lines (Debian: apt-get install libdw1)"
+        }
+        let names = imagesWithoutLines.map { $0.split(separator: "/").last.map(String.init) ?? $0 }
+        let listed = names.prefix(5).joined(separator: ", ") + (names.count > 5 ? " and \(names.count - 5) more" : "")
+        return "no line information (DWARF) in \(names.count) image\(names.count == 1 ? "" : "s"): \(listed); their "
+            + "frames have no lines (--debug-dir finds debug files by build-id)"
     }
 
     /// The images some frame was looked up in for lines that had no DWARF (or whose file could not be read), by

@@ -1,0 +1,57 @@
+import Foundation
+import Testing
+
+/// Source lines in the report (issue 19), end to end: stall-demo's busy stall, whose frames are in
+/// samples/StallSamples/Workloads.swift; each line the report names must lie inside the function it names.
+@Suite struct ReportLinesTests {
+    /// Workloads.swift's lines, and the range of lines of the function declared as `func NAME(`.
+    static let source: [Substring] = {
+        var url = URL(fileURLWithPath: #filePath)
+        for _ in 0..<3 { url.deleteLastPathComponent() }
+        let text = (try? String(contentsOf: url.appendingPathComponent("samples/StallSamples/Workloads.swift"), encoding: .utf8)) ?? ""
+        return text.split(separator: "\n", omittingEmptySubsequences: false)
+    }()
+
+    /// Lines (1-based) from `func name(` to the line before the next declaration at its indentation or less.
+    static func lines(ofFunction name: String) -> ClosedRange<Int>? {
+        guard let start = source.firstIndex(where: { $0.contains("func \(name)(") }) else { return nil }
+        let indent = source[start].prefix { $0 == " " }.count
+        let end = source[(start + 1)...].firstIndex { line in
+            let trimmed = line.drop { $0 == " " }
+            return !trimmed.isEmpty && line.count - trimmed.count <= indent && trimmed != "}"
+        } ?? source.count
+        return (start + 1)...end
+    }
+
+    @Test func theHeaviestStackAndTopSelfNameLinesInsideTheirFunctions() throws {
+        let path = CLI.temporary("lines.stalls")
+        defer { unlink(path) }
+        let run = try CLI.run(["--stall", "busy", "--stall-ms", "600", "--output", path], executable: CLI.product("stall-demo"))
+        #expect(run.status == 0, "\(run.err)")
+        let json = try CLI.run(["report", "--json", path])
+        let root = try #require(try JSONSerialization.jsonObject(with: Data(json.out.utf8)) as? [String: Any])
+        let episode = try #require((root["episodes"] as? [[String: Any]])?.first)
+        let frames = try #require(episode["heaviestStackFrames"] as? [[String: Any]])
+        #expect(frames.map { $0["function"] as? String ?? "" } == episode["heaviestStack"] as? [String])
+        let descend = try #require(Self.lines(ofFunction: "descend")), burn = try #require(Self.lines(ofFunction: "burn"))
+        var checked = 0
+        for frame in frames {
+            let function = frame["function"] as? String ?? ""
+            guard function.contains("BusyWork.descend") || function.contains("BusyWork.burn") else { continue }
+            // Code the compiler made up (line 0: spills, the loop's bookkeeping) has no line: null, never a guess.
+            guard let file = frame["file"] as? String, let line = frame["line"] as? Int else {
+                #expect(frame["line"] is NSNull)
+                continue
+            }
+            #expect(file.hasSuffix("/samples/StallSamples/Workloads.swift"))
+            #expect((function.contains("descend") ? descend : burn).contains(line), "\(function) at line \(line)")
+            checked += 1
+        }
+        #expect(checked >= 2, "\(frames)")
+        // The text: the top self function (the busy loop) with its line.
+        let text = try CLI.run(["report", path]).out
+        let top = try #require(text.split(separator: "\n").first { $0.contains("BusyWork.") && $0.contains(" at Workloads.swift:") }, "\(text)")
+        let line = try #require(Int(top.split(separator: ":").last ?? ""))
+        #expect(burn.contains(line) || descend.contains(line) || Self.lines(ofFunction: "monotonicNanoseconds")?.contains(line) == true, "\(top)")
+    }
+}
