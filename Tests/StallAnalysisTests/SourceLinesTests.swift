@@ -59,20 +59,26 @@ import Testing
         return options
     }
 
-    @Test func inlinedFramesAndLinesMatchLLVMSymbolizerInOptimizedC() throws {
+    /// Fixtures/dwarf/inlined.c compiled with -O2 -g into a shared library in a new directory (removed by the
+    /// caller), as an image loaded at a made-up address (``bias``).
+    func inlinedLibrary() throws -> (directory: String, image: ImageRecord) {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("dwarf-\(getpid())-\(UUID())").path
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(atPath: directory) }
         let library = directory + "/libinlined.so"
         let compile = try ProcessRunner.run(
             try #require(ExportTools.which("cc")), ["-O2", "-g", "-shared", "-fPIC", "-o", library, FoldFixture.path("dwarf/inlined.c")])
         #expect(compile.status == 0, "\(compile.err)")
+        return (directory, ImageRecord(path: library, loadBias: Self.bias, start: Self.bias, end: Self.bias + 0x10_0000, buildID: []))
+    }
+
+    static let bias: UInt64 = 0x7f00_0000_0000
+
+    @Test func inlinedFramesAndLinesMatchLLVMSymbolizerInOptimizedC() throws {
+        let (directory, image) = try inlinedLibrary()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let library = image.path, bias = Self.bias
         let addresses = Array(try functionRange(library) { $0 == "entry" })
-        // Loaded at a made-up address, as a capture's image would be.
-        let bias: UInt64 = 0x7f00_0000_0000
-        let symbolizer = Symbolizer(
-            images: [ImageRecord(path: library, loadBias: bias, start: bias, end: bias + 0x10_0000, buildID: [])],
-            options: Self.mangled)
+        let symbolizer = Symbolizer(images: [image], options: Self.mangled)
         let expected = try reference(library, addresses)
         try #require(expected.count == addresses.count)
         var inlinedSeen = 0
@@ -121,5 +127,46 @@ import Testing
         #expect(symbolizer.linesWarning == "no line information (DWARF) in 1 image: libgone.so; their frames have no "
             + "lines (--debug-dir finds debug files by build-id)")
         #expect(Symbolizer(images: [gone]).linesWarning == nil, "lines not asked for")
+    }
+
+    /// A capture whose samples are two inlined levels deep: fold --inline gives each inlined function its frame,
+    /// pprof a location with a line per function (innermost first), speedscope the source file.
+    @Test func exportsAndFoldCarryTheInlinedFramesAndLines() throws {
+        let (directory, image) = try inlinedLibrary()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let plain = Symbolizer(images: [image])
+        let range = try functionRange(image.path) { $0 == "entry" }
+        let leaf = try #require(range.map { $0 + Self.bias }.first { plain.sourceFrames(for: $0, isReturnAddress: false).count == 3 })
+        let expected = plain.sourceFrames(for: leaf, isReturnAddress: false)
+        #expect(expected.map(\.function) == ["entry", "mix", "scale"])
+        let records = ReportFixtures.records(
+            [.image(image)] + ReportFixtures.episode(1, at: 2_000, durationMs: 500, state: .busy, samples: [[leaf], [leaf]]))
+        let capture = try ReportFixtures.capture(records, name: "inlined")
+        // fold --inline --lines.
+        var options = StallCaptureImporter.Options()
+        (options.symbolizer.inlines, options.symbolizer.lines) = (true, true)
+        var stacks = FoldedStacks()
+        var diagnostics = Diagnostics()
+        StallCaptureImporter(options: options).fold(capture, into: &stacks, diagnostics: &diagnostics)
+        let names = expected.map { frame in
+            frame.function + (frame.inlined ? "_[i]" : "") + ":" + (frame.shortLocation ?? "")
+        }
+        #expect(stacks.rendered() == names.joined(separator: ";") + " 2\n")
+        // pprof: one location at the address, its lines innermost first.
+        let profile = try #require(ProtoMessage(try PprofExportTests.profile(ExportTests.timeline(capture))))
+        let strings = profile.strings(6)
+        let functions = Dictionary(uniqueKeysWithValues: profile.messages(5).map {
+            ($0.int(1), (name: strings[Int($0.int(2))], file: strings[Int($0.int(4))]))
+        })
+        let location = try #require(profile.messages(4).first { $0.int(3) == leaf })
+        let lines = location.messages(4).map { (function: functions[$0.int(1)]?.name, file: functions[$0.int(1)]?.file, line: Int($0.int(2))) }
+        #expect(lines.map(\.function) == expected.reversed().map(\.function))
+        #expect(lines.map(\.line) == expected.reversed().map(\.line))
+        #expect(lines.allSatisfy { $0.file?.hasSuffix("/Fixtures/dwarf/inlined.c") == true })
+        // speedscope: the frame's file is its source file, no longer the image.
+        let speedscope = try ExportTests.json(try SpeedscopeExporter(options: .init()).export(ExportTests.timeline(capture), diagnostics: &diagnostics))
+        let frames = try #require((speedscope["shared"] as? [String: Any])?["frames"] as? [[String: Any]])
+        #expect(frames.count == 1 && (frames[0]["file"] as? String)?.hasSuffix("/Fixtures/dwarf/inlined.c") == true)
+        #expect(frames[0]["line"] == nil, "no line without --lines: a function's samples stay one frame")
     }
 }

@@ -186,6 +186,11 @@ public struct PprofExporter: ProfileExporter {
         private struct LocationKey: Hashable {
             var mapping: UInt64
             var address: UInt64
+            /// pprof's `Line`s: function id and line, the innermost inlined function first, the frame's own last.
+            var lines: [LineKey]
+        }
+
+        private struct LineKey: Hashable {
             var function: UInt64
             var line: Int
         }
@@ -198,16 +203,29 @@ public struct PprofExporter: ProfileExporter {
             return Int64(strings.count - 1)
         }
 
-        /// The location id of `frame` in mapping `mapping` (0: none).
+        /// The function id of `name` in source file `file`.
+        private mutating func function(_ name: String, file: String?) -> UInt64 {
+            let functionKey = FunctionKey(name: name, file: file)
+            if let known = functions[functionKey] { return known }
+            functionNames.append((string(name), file.map { string($0) } ?? 0))
+            functions[functionKey] = UInt64(functionNames.count)
+            return UInt64(functionNames.count)
+        }
+
+        /// The location id of `frame` in mapping `mapping` (0: none). A frame with a place in the source
+        /// (``TimelineFrame/place``) has a line for each function inlined there, innermost first (as `go tool pprof
+        /// -lines` shows them), then its own, in its source file.
         mutating func location(_ frame: TimelineFrame, mapping: UInt64) -> UInt64 {
-            let functionKey = FunctionKey(name: frame.name, file: frame.file)
-            var function = functions[functionKey] ?? 0
-            if function == 0 {
-                functionNames.append((string(frame.name), frame.file.map { string($0) } ?? 0))
-                function = UInt64(functionNames.count)
-                functions[functionKey] = function
+            var lines: [LineKey] = []
+            if let place = frame.place {
+                for inner in place.inlined.reversed() {
+                    lines.append(LineKey(function: function(inner.function, file: inner.file), line: inner.line))
+                }
+                lines.append(LineKey(function: function(frame.name, file: place.file ?? frame.file), line: place.line))
+            } else {
+                lines.append(LineKey(function: function(frame.name, file: frame.file), line: frame.line ?? 0))
             }
-            let key = LocationKey(mapping: mapping, address: frame.address ?? 0, function: function, line: frame.line ?? 0)
+            let key = LocationKey(mapping: mapping, address: frame.address ?? 0, lines: lines)
             if let known = locations[key] { return known }
             locationList.append(key)
             locations[key] = UInt64(locationList.count)
@@ -221,7 +239,9 @@ public struct PprofExporter: ProfileExporter {
                     message.uint(1, UInt64(index + 1))
                     message.uint(2, key.mapping)
                     message.uint(3, key.address)
-                    message.message(4) { $0.uint(1, key.function); $0.int(2, Int64(key.line)) }
+                    for line in key.lines {
+                        message.message(4) { $0.uint(1, line.function); $0.int(2, Int64(line.line)) }
+                    }
                 }
                 try out.drain(into: sink)
             }

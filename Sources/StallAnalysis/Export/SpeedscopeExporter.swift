@@ -15,7 +15,8 @@ public struct SpeedscopeExporter: ProfileExporter {
     public struct Options: Sendable {
         /// What a sample weighs. Default: `.milliseconds`.
         public var weight: Weight = .milliseconds
-        /// Write a `file` field (the image path) on frames whose image is known. Default: true.
+        /// Write the image's path as the `file` field of frames whose source file is not known (a frame whose image
+        /// has DWARF gets its source file either way). Default: true.
         public var imagePaths = true
 
         /// Creates the default options.
@@ -42,7 +43,7 @@ public struct SpeedscopeExporter: ProfileExporter {
         // Frames are shared by name and image only: addresses differ within one function.
         let (groupOf, firstFrame) = stacks.groups { frame in
             TimelineFrame(name: frame.name, image: options.imagePaths ? frame.image : nil, line: frame.line,
-                          file: frame.file)
+                          file: frame.file ?? frame.place?.file)
         }
         // Pass 1: speedscope's frame numbers, in order of first appearance, and each episode's total weight.
         var index = [Int32](repeating: -1, count: firstFrame.count)
@@ -70,7 +71,10 @@ public struct SpeedscopeExporter: ProfileExporter {
             if position > 0 { sink.write(byte: UInt8(ascii: ",")) }
             let frame = stacks.frames[Int(firstFrame[Int(group)])]
             var members: [(String, JSONValue)] = [("name", .string(frame.name))]
-            if let file = (options.imagePaths ? frame.image : nil) ?? frame.file { members.append(("file", .string(file))) }
+            // The source file where DWARF named one (captures), else the image's path.
+            if let file = frame.file ?? frame.place?.file ?? (options.imagePaths ? frame.image : nil) {
+                members.append(("file", .string(file)))
+            }
             if let line = frame.line { members.append(("line", .int(line))) }
             sink.write(json: .object(members))
             try sink.flushIfFull()

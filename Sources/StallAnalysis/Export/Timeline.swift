@@ -163,18 +163,25 @@ public struct TimelineFrame: Sendable, Hashable {
     public var image: String?
     /// The instruction address looked up (for return addresses, the byte before); nil when unknown.
     public var address: UInt64?
-    /// Source line; nil when unknown (captures carry no line tables today; speedscope input gives them).
+    /// Source line; nil when unknown (speedscope input gives them; captures with `--lines`, from DWARF).
     public var line: Int?
     /// Source file; nil when unknown (as ``line``).
     public var file: String?
+    /// Captures: where in the source the address was, from DWARF (the line in the frame's function, the functions
+    /// inlined there); nil when unknown. pprof writes it as the location's lines.
+    public var place: SourcePlace?
 
     /// Creates a frame.
-    public init(name: String, image: String? = nil, address: UInt64? = nil, line: Int? = nil, file: String? = nil) {
+    public init(
+        name: String, image: String? = nil, address: UInt64? = nil, line: Int? = nil, file: String? = nil,
+        place: SourcePlace? = nil
+    ) {
         self.name = name
         self.image = image
         self.address = address
         self.line = line
         self.file = file
+        self.place = place
     }
 }
 

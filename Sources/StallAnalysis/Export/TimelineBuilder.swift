@@ -68,17 +68,29 @@ public enum TimelineBuilder {
     }
 
     /// One sample's frames, root first: names as `fold` prints them (with `[truncated]` in front of a stack cut at
-    /// the frame limit), each with its image and the address looked up.
+    /// the frame limit), each with its image, the address looked up and where in the source it was
+    /// (``TimelineFrame/place``; with ``SymbolizerOptions/lines``, its line and file too). With
+    /// ``SymbolizerOptions/inlines`` each inlined function is a frame of its own, at the same address.
     static func frames(of sample: Sample, symbolizer: Symbolizer) -> [TimelineFrame] {
         let names = symbolizer.rootFirstNames(leafFirst: sample.frames)
+        let options = symbolizer.options
         var frames: [TimelineFrame] = []
         frames.reserveCapacity(names.count + 1)
         if sample.flags.contains(.truncated) { frames.append(TimelineFrame(name: TruncatedStack.rootFrame)) }
-        for (depth, name) in names.enumerated() {
-            let index = sample.frames.count - 1 - depth
+        var position = 0  // in `names`
+        for index in stride(from: sample.frames.count - 1, through: 0, by: -1) where position < names.count {
             let raw = sample.frames[index]
             let address = index > 0 && raw > 0 ? raw - 1 : raw
-            frames.append(TimelineFrame(name: name, image: symbolizer.image(containing: raw)?.path, address: address))
+            let image = symbolizer.image(containing: raw)?.path
+            let source = symbolizer.sourceFrames(for: raw, isReturnAddress: index > 0)
+            for frame in options.inlines ? source : [source[0]] where position < names.count {
+                // Inlined frames (with --inline) each at their own line; the machine frame with those inlined in it.
+                let line = options.lines && frame.line > 0 ? frame.line : nil
+                frames.append(TimelineFrame(
+                    name: names[position], image: image, address: address, line: line,
+                    file: line == nil ? nil : frame.file, place: options.inlines ? SourcePlace([frame]) : SourcePlace(source)))
+                position += 1
+            }
         }
         return frames
     }
