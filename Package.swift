@@ -27,6 +27,7 @@ let package = Package(
         .executable(name: "dependency-loop", targets: ["dependency-loop"]),  // a freeze inside a dependency
         .executable(name: "stallprof-bench-markers", targets: ["stallprof-bench-markers"]),  // StallMarker cost
         .executable(name: "stallprof-bench-snapshot", targets: ["stallprof-bench-snapshot"]),  // thread snapshot cost
+        .executable(name: "stallprof-bench-symbolize", targets: ["stallprof-bench-symbolize"]),  // lines vs llvm-symbolizer
     ],
     targets: [
         .target(name: "CStallCapture"),
@@ -90,6 +91,8 @@ let package = Package(
             exclude: ["count-allocations.c"]),
         // What a snapshot of every thread costs (tools/bench-snapshot.sh).
         .executableTarget(name: "stallprof-bench-snapshot", dependencies: ["StallProfiler"], path: "tools/bench-snapshot"),
+        // Source lines: a capture's addresses for llvm-symbolizer (tools/bench-symbolize.sh).
+        .executableTarget(name: "stallprof-bench-symbolize", dependencies: ["StallFormat"], path: "tools/bench-symbolize"),
         // Bisect: run counts of the search on simulated repros.
         .executableTarget(name: "stallprof-bench-bisect", dependencies: ["StallBisect"], path: "tools/bench-bisect"),
 

@@ -23,6 +23,7 @@ static struct {
     const char *(*linesrc)(Dwarf_Line *, Dwarf_Word *, Dwarf_Word *);
     int (*getscopes)(Dwarf_Die *, Dwarf_Addr, Dwarf_Die **);
     int (*getscopes_die)(Dwarf_Die *, Dwarf_Die **);
+    Dwarf_Die *(*addrdie)(Dwarf *, Dwarf_Addr, Dwarf_Die *);
     int (*tag)(Dwarf_Die *);
     Dwarf_Attribute *(*attr)(Dwarf_Die *, unsigned int, Dwarf_Attribute *);
     Dwarf_Attribute *(*attr_integrate)(Dwarf_Die *, unsigned int, Dwarf_Attribute *);
@@ -51,6 +52,7 @@ static void load(void) {
     FIND(linesrc, "dwarf_linesrc");
     FIND(getscopes, "dwarf_getscopes");
     FIND(getscopes_die, "dwarf_getscopes_die");
+    FIND(addrdie, "dwarf_addrdie");
     FIND(tag, "dwarf_tag");
     FIND(attr, "dwarf_attr");
     FIND(attr_integrate, "dwarf_attr_integrate");
@@ -74,10 +76,12 @@ typedef struct {
 struct stalldw_file {
     int fd;
     Dwarf *dwarf;
+    int indexed;  // units and ranges built (only when .debug_aranges cannot tell)
     Dwarf_Die *units;
     uint32_t unit_count;
     unit_range *ranges;
     uint32_t range_count;
+    Dwarf_Die found;  // the unit dwarf_addrdie found last
 };
 
 static int by_start(const void *a, const void *b) {
@@ -109,6 +113,22 @@ stalldw_file *stalldw_open(const char *path) {
         stalldw_close(file);
         return NULL;
     }
+    // A file with no unit at all has no DWARF to read.
+    Dwarf_CU *first = NULL;
+    Dwarf_Half version;
+    uint8_t type;
+    Dwarf_Die cudie, subdie;
+    if (dw.get_units(file->dwarf, NULL, &first, &version, &type, &cudie, &subdie) != 0) {
+        stalldw_close(file);
+        return NULL;
+    }
+    return file;
+}
+
+// Indexes the file's compile units by the addresses of their code, once: for files without .debug_aranges (Swift's
+// and clang's), where dwarf_addrdie finds nothing. Scanning every unit costs a read of all of .debug_info.
+static void index_units(stalldw_file *file) {
+    file->indexed = 1;
     uint32_t unit_capacity = 0, range_capacity = 0;
     Dwarf_CU *cu = NULL, *next = NULL;
     Dwarf_Half version;
@@ -127,12 +147,7 @@ stalldw_file *stalldw_open(const char *path) {
             file->ranges[file->range_count++] = (unit_range){start, end, unit};
         }
     }
-    if (file->range_count == 0) {
-        stalldw_close(file);
-        return NULL;
-    }
-    qsort(file->ranges, file->range_count, sizeof(unit_range), by_start);
-    return file;
+    if (file->range_count > 0) qsort(file->ranges, file->range_count, sizeof(unit_range), by_start);
 }
 
 void stalldw_close(stalldw_file *file) {
@@ -144,8 +159,11 @@ void stalldw_close(stalldw_file *file) {
     free(file);
 }
 
-// The compile unit whose code holds `address`; NULL when none does.
+// The compile unit whose code holds `address`; NULL when none does. .debug_aranges first (gcc writes it: glibc's
+// debug file), else the file's own index.
 static Dwarf_Die *unit_of(stalldw_file *file, uint64_t address) {
+    if (!file->indexed && dw.addrdie(file->dwarf, address, &file->found) != NULL) return &file->found;
+    if (!file->indexed) index_units(file);
     uint32_t low = 0, high = file->range_count;
     while (low < high) {
         uint32_t mid = low + (high - low) / 2;

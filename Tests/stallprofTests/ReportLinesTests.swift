@@ -50,7 +50,11 @@ import Testing
         #expect(checked >= 2, "\(frames)")
         // The text: the top self function (the busy loop) with its line.
         let text = try CLI.run(["report", path]).out
-        let top = try #require(text.split(separator: "\n").first { $0.contains("BusyWork.") && $0.contains(" at Workloads.swift:") }, "\(text)")
+        // Its line ends its row, or is a row of its own below it (` at ` or `at ` under the function).
+        let rows = text.split(separator: "\n").map(String.init)
+        let index = try #require(rows.firstIndex { $0.contains("BusyWork.") }, "\(text)")
+        let top = rows[index].contains(" at Workloads.swift:") ? rows[index] : rows[index + 1]
+        #expect(top.contains("at Workloads.swift:"), "\(text)")
         let line = try #require(Int(top.split(separator: ":").last ?? ""))
         #expect(burn.contains(line) || descend.contains(line) || Self.lines(ofFunction: "monotonicNanoseconds")?.contains(line) == true, "\(top)")
     }

@@ -1,5 +1,6 @@
 import CStallDwarf
 import StallFormat
+import Synchronization
 
 /// One frame with its place in the source: a function, and the file and line it was at. Where the compiler inlined
 /// a function into another, one address holds several frames: the inlined one (``inlined``) and the function it
@@ -48,17 +49,32 @@ public struct SourcePlace: Sendable, Hashable {
     public var shortLocation: String? { SourceFrame(function: "", file: file, line: line).shortLocation }
 }
 
-/// One ELF file's DWARF, read through libdw (CStallDwarf); closed when released.
-final class DwarfLines {
+/// One ELF file's DWARF, read through libdw (CStallDwarf); closed when released. Opened once per process and path
+/// (``shared(path:)``): captures folded in parallel that name one library read its DWARF once (glibc's debug file
+/// is compressed: reading it costs tens of milliseconds). Lookups are serialized, since a libdw handle is not safe
+/// to use from two threads at once; each symbolizer caches their results per address.
+final class DwarfLines: @unchecked Sendable {
     private let file: OpaquePointer
+    private let lock = Mutex(())
+    private static let opened = Mutex<[String: DwarfLines?]>([:])
 
-    /// Opens `path`; nil when libdw is not on the machine, or the file has no DWARF with code addresses.
-    init?(path: String) {
+    private init?(opening path: String) {
         guard let file = stalldw_open(path) else { return nil }
         self.file = file
     }
 
     deinit { stalldw_close(file) }
+
+    /// The DWARF of the file at `path`, opened on first use; nil when libdw is not on the machine, or the file
+    /// has no DWARF with code addresses.
+    static func shared(path: String) -> DwarfLines? {
+        opened.withLock { files in
+            if let known = files[path] { return known }
+            let made = DwarfLines(opening: path)
+            files[path] = .some(made)
+            return made
+        }
+    }
 
     /// True when libdw could be loaded: without it no file has lines.
     static var isAvailable: Bool { stalldw_available() != 0 }
@@ -66,10 +82,12 @@ final class DwarfLines {
     /// The frames at `address` (file-relative), innermost first, as libdw gives them: (mangled or plain function
     /// name, file, line); empty when the file has no line for it.
     func frames(at address: UInt64) -> [(function: String?, file: String?, line: Int)] {
-        var buffer = [stalldw_frame](repeating: stalldw_frame(), count: 32)
-        let count = Int(stalldw_lookup(file, address, &buffer, Int32(buffer.count)))
-        return buffer[0..<count].map { frame in
-            (frame.function.map { String(cString: $0) }, frame.file.map { String(cString: $0) }, Int(frame.line))
+        lock.withLock { _ in
+            var buffer = [stalldw_frame](repeating: stalldw_frame(), count: 32)
+            let count = Int(stalldw_lookup(file, address, &buffer, Int32(buffer.count)))
+            return buffer[0..<count].map { frame in
+                (frame.function.map { String(cString: $0) }, frame.file.map { String(cString: $0) }, Int(frame.line))
+            }
         }
     }
 }
@@ -106,18 +124,37 @@ extension Symbolizer {
     /// ``rootFirstNames(leafFirst:)`` with ``SymbolizerOptions/lines`` or ``SymbolizerOptions/inlines``: each
     /// frame `function:File.swift:66`, inlined ones their own frames `function_[i]:File.swift:12`.
     func rootFirstNamesWithLines(leafFirst addresses: [UInt64]) -> [String] {
-        var frames: [SourceFrame] = []
+        var names: [String] = [], full: [String] = []
+        names.reserveCapacity(addresses.count)
+        full.reserveCapacity(addresses.count)
         for index in stride(from: addresses.count - 1, through: 0, by: -1) {
-            let found = sourceFrames(for: addresses[index], isReturnAddress: index > 0)
-            frames += options.inlines ? found : [found[0]]
+            let address = addresses[index]
+            let made = rendered(address, isReturnAddress: index > 0)
+            names += made.names
+            full += made.full
         }
-        var names = frames.map(\.function)
-        Self.showForwardedClosures(&names, offsets: options.showOffsets)  // on names alone, before lines are added
-        for (index, frame) in frames.enumerated() {
-            if frame.inlined { names[index] += "_[i]" }
-            if options.lines, let location = frame.shortLocation { names[index] += ":" + location }
+        // Forwarders shown as their closures (on names alone, before lines are added): rare, so only the names
+        // that changed are made again.
+        var shown = names
+        Self.showForwardedClosures(&shown, offsets: options.showOffsets)
+        for index in shown.indices where shown[index] != names[index] {
+            full[index] = shown[index] + String(decoding: full[index].utf8.dropFirst(names[index].utf8.count), as: UTF8.self)
         }
-        return names
+        return full
+    }
+
+    /// The names at `address` (one, or with inlines each inlined function's) and the same with what follows them
+    /// (`_[i]`, `:Workloads.swift:66`): made once per address.
+    private func rendered(_ address: UInt64, isReturnAddress: Bool) -> (names: [String], full: [String]) {
+        let key = isReturnAddress && address > 0 ? address - 1 : address
+        if let known = renderCache[key] { return known }
+        let found = sourceFrames(for: address, isReturnAddress: isReturnAddress)
+        let frames = options.inlines ? found : [found[0]]
+        let made = (names: frames.map(\.function), full: frames.map { frame in
+            frame.function + (frame.inlined ? "_[i]" : "") + (options.lines ? frame.shortLocation.map { ":" + $0 } ?? "" : "")
+        })
+        renderCache[key] = made
+        return made
     }
 
     /// The one warning about lines when ``SymbolizerOptions/lines`` or ``SymbolizerOptions/inlines`` asked for
@@ -148,8 +185,10 @@ extension Symbolizer {
         if let known = dwarfFiles[image.path] { return known }
         var found: DwarfLines? = nil
         if let elf = symbols(ofImage: image) {
-            found = DwarfLines(path: elf.path)
-            if found == nil, let debug = debugFile(for: image)?.path, debug != elf.path { found = DwarfLines(path: debug) }
+            found = DwarfLines.shared(path: elf.path)
+            if found == nil, let debug = debugFile(for: image)?.path, debug != elf.path {
+                found = DwarfLines.shared(path: debug)
+            }
         }
         dwarfFiles[image.path] = .some(found)
         return found
