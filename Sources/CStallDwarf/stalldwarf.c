@@ -21,8 +21,9 @@ static struct {
     int (*lineno)(Dwarf_Line *, int *);
     int (*linecol)(Dwarf_Line *, int *);
     const char *(*linesrc)(Dwarf_Line *, Dwarf_Word *, Dwarf_Word *);
-    int (*getscopes)(Dwarf_Die *, Dwarf_Addr, Dwarf_Die **);
-    int (*getscopes_die)(Dwarf_Die *, Dwarf_Die **);
+    int (*child)(Dwarf_Die *, Dwarf_Die *);
+    int (*siblingof)(Dwarf_Die *, Dwarf_Die *);
+    int (*haspc)(Dwarf_Die *, Dwarf_Addr);
     Dwarf_Die *(*addrdie)(Dwarf *, Dwarf_Addr, Dwarf_Die *);
     int (*tag)(Dwarf_Die *);
     Dwarf_Attribute *(*attr)(Dwarf_Die *, unsigned int, Dwarf_Attribute *);
@@ -50,8 +51,9 @@ static void load(void) {
     FIND(lineno, "dwarf_lineno");
     FIND(linecol, "dwarf_linecol");
     FIND(linesrc, "dwarf_linesrc");
-    FIND(getscopes, "dwarf_getscopes");
-    FIND(getscopes_die, "dwarf_getscopes_die");
+    FIND(child, "dwarf_child");
+    FIND(siblingof, "dwarf_siblingof");
+    FIND(haspc, "dwarf_haspc");
     FIND(addrdie, "dwarf_addrdie");
     FIND(tag, "dwarf_tag");
     FIND(attr, "dwarf_attr");
@@ -195,44 +197,76 @@ static int unsigned_of(Dwarf_Die *die, unsigned int name, Dwarf_Word *value) {
     return dw.attr(die, name, &attribute) != NULL && dw.formudata(&attribute, value) == 0;
 }
 
+// The scopes with code that hold `address` below `parent`, outermost first, appended to `chain` from `depth`;
+// returns the depth reached. Not dwarf_getscopes: it never looks inside a DIE without addresses, and Swift puts
+// every function inside its module's DW_TAG_module (and methods' declarations inside their types). So DIEs that
+// only hold declarations (a module, a namespace, a type) are searched through; a DIE with addresses only when it
+// holds `address`.
+#define MAX_SCOPES 64
+static int scopes_at(Dwarf_Die *parent, uint64_t address, Dwarf_Die *chain, int depth) {
+    Dwarf_Die child;
+    if (depth >= MAX_SCOPES || dw.child(parent, &child) != 0) return depth;
+    do {
+        switch (dw.tag(&child)) {
+        case DW_TAG_subprogram:
+        case DW_TAG_inlined_subroutine:
+        case DW_TAG_lexical_block:
+        case DW_TAG_entry_point:
+        case DW_TAG_try_block:
+        case DW_TAG_catch_block:
+            if (dw.haspc(&child, address) == 1) {
+                chain[depth] = child;
+                return scopes_at(&chain[depth], address, chain, depth + 1);
+            }
+            break;
+        case DW_TAG_module:
+        case DW_TAG_namespace:
+        case DW_TAG_class_type:
+        case DW_TAG_structure_type:
+        case DW_TAG_union_type:
+        case DW_TAG_enumeration_type:
+        case DW_TAG_interface_type: {
+            int reached = scopes_at(&child, address, chain, depth);
+            if (reached > depth) return reached;
+            break;
+        }
+        default:
+            break;
+        }
+    } while (dw.siblingof(&child, &child) == 0);
+    return depth;
+}
+
 int stalldw_lookup(stalldw_file *file, uint64_t address, stalldw_frame *frames, int max) {
     if (file == NULL || max <= 0) return 0;
     Dwarf_Die *cudie = unit_of(file, address);
     Dwarf_Line *line = cudie != NULL ? dw.getsrc_die(cudie, address) : NULL;
     if (line == NULL) return 0;
-    frames[0] = (stalldw_frame){NULL, dw.linesrc(line, NULL, NULL), 0, 0};
+    Dwarf_Attribute attribute;
+    const char *directory = dw.attr(cudie, DW_AT_comp_dir, &attribute) != NULL ? dw.formstring(&attribute) : NULL;
+    frames[0] = (stalldw_frame){NULL, dw.linesrc(line, NULL, NULL), directory, 0, 0};
     dw.lineno(line, &frames[0].line);
     dw.linecol(line, &frames[0].column);
-    Dwarf_Die *scopes = NULL;
-    int scope_count = dw.getscopes(cudie, address, &scopes);
+    Dwarf_Die chain[MAX_SCOPES];
+    int depth = scopes_at(cudie, address, chain, 0);
     int named = 0;  // frames[named] is the next to name; its position is known
     Dwarf_Files *files = NULL;
     size_t file_count = 0;
-    for (int i = 0; i < scope_count && named < max; i++) {
-        int tag = dw.tag(&scopes[i]);
+    // Innermost first: each inlined instance, then the function it was inlined into, at the call's place.
+    for (int i = depth - 1; i >= 0 && named < max; i--) {
+        int tag = dw.tag(&chain[i]);
         if (tag != DW_TAG_inlined_subroutine && tag != DW_TAG_subprogram) continue;
-        frames[named++].function = name_of(&scopes[i]);
+        frames[named++].function = name_of(&chain[i]);
         if (tag == DW_TAG_subprogram || named == max) break;
-        // Inlined: the function it was inlined into is the next frame, at the call site.
         Dwarf_Word index = 0, call_line = 0, call_column = 0;
         const char *call_file = NULL;
-        if (unsigned_of(&scopes[i], DW_AT_call_file, &index) && (files != NULL || dw.getsrcfiles(cudie, &files, &file_count) == 0)
+        if (unsigned_of(&chain[i], DW_AT_call_file, &index) && (files != NULL || dw.getsrcfiles(cudie, &files, &file_count) == 0)
             && index < file_count) {
             call_file = dw.filesrc(files, index, NULL, NULL);
         }
-        unsigned_of(&scopes[i], DW_AT_call_line, &call_line);
-        unsigned_of(&scopes[i], DW_AT_call_column, &call_column);
-        frames[named] = (stalldw_frame){NULL, call_file, (int)call_line, (int)call_column};
-        // dwarf_getscopes goes on with the scopes of the inlined function's abstract definition; the function it
-        // was inlined into is among the scopes of this instance in the concrete tree.
-        Dwarf_Die *outer = NULL;
-        int outer_count = dw.getscopes_die(&scopes[i], &outer);
-        if (outer_count <= 0) break;
-        free(scopes);
-        scopes = outer;
-        scope_count = outer_count;
-        i = 0;  // scopes[0] is this instance again
+        unsigned_of(&chain[i], DW_AT_call_line, &call_line);
+        unsigned_of(&chain[i], DW_AT_call_column, &call_column);
+        frames[named] = (stalldw_frame){NULL, call_file, directory, (int)call_line, (int)call_column};
     }
-    free(scopes);
     return named > 0 ? named : 1;  // no function scope: the line alone
 }

@@ -60,24 +60,32 @@ import Testing
     }
 
     /// Fixtures/dwarf/inlined.c compiled with -O2 -g into a shared library in a new directory (removed by the
-    /// caller), as an image loaded at a made-up address (``bias``).
-    func inlinedLibrary() throws -> (directory: String, image: ImageRecord) {
+    /// caller), as an image loaded at a made-up address (``bias``); `swift`: Fixtures/dwarf/Inlined.swift with
+    /// swiftc -O -g.
+    func inlinedLibrary(swift: Bool = false) throws -> (directory: String, image: ImageRecord) {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("dwarf-\(getpid())-\(UUID())").path
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         let library = directory + "/libinlined.so"
-        let compile = try ProcessRunner.run(
-            try #require(ExportTools.which("cc")), ["-O2", "-g", "-shared", "-fPIC", "-o", library, FoldFixture.path("dwarf/inlined.c")])
+        let compile = swift
+            ? try ProcessRunner.run(try #require(ExportTools.which("swiftc")), [
+                "-O", "-g", "-emit-library", "-module-name", "Fixture", "-o", library, FoldFixture.path("dwarf/Inlined.swift"),
+            ])
+            : try ProcessRunner.run(try #require(ExportTools.which("cc")), [
+                "-O2", "-g", "-shared", "-fPIC", "-o", library, FoldFixture.path("dwarf/inlined.c"),
+            ])
         #expect(compile.status == 0, "\(compile.err)")
         return (directory, ImageRecord(path: library, loadBias: Self.bias, start: Self.bias, end: Self.bias + 0x10_0000, buildID: []))
     }
 
     static let bias: UInt64 = 0x7f00_0000_0000
 
-    @Test func inlinedFramesAndLinesMatchLLVMSymbolizerInOptimizedC() throws {
-        let (directory, image) = try inlinedLibrary()
+    /// C, and Swift, whose functions DWARF nests in the module's DW_TAG_module (dwarf_getscopes never looks there).
+    @Test(arguments: [false, true])
+    func inlinedFramesAndLinesMatchLLVMSymbolizerInOptimizedCode(swift: Bool) throws {
+        let (directory, image) = try inlinedLibrary(swift: swift)
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let library = image.path, bias = Self.bias
-        let addresses = Array(try functionRange(library) { $0 == "entry" })
+        let addresses = Array(try functionRange(library) { swift ? $0.hasPrefix("$s7Fixture5entry") : $0 == "entry" })
         let symbolizer = Symbolizer(images: [image], options: Self.mangled)
         let expected = try reference(library, addresses)
         try #require(expected.count == addresses.count)
@@ -90,8 +98,15 @@ import Testing
         // The fixture's point: some addresses are two inlined levels deep (scale in mix in entry).
         #expect(inlinedSeen > 0)
         let frames = symbolizer.sourceFrames(for: bias + addresses[addresses.count / 2], isReturnAddress: false)
-        #expect(frames.first?.function == "entry" && frames.first?.inlined == false)
-        #expect(frames.dropFirst().allSatisfy { $0.inlined })
+        #expect(frames.first?.inlined == false && frames.dropFirst().allSatisfy { $0.inlined })
+        // Files are whole paths, as llvm-symbolizer prints them without -s (a relative one joined to its unit's
+        // directory).
+        let deep = try #require(addresses.map { symbolizer.sourceFrames(for: bias + $0, isReturnAddress: false) }.first { $0.count == 3 })
+        let ours = deep.filter { $0.line > 0 }  // (the standard library's inlined code is line 0, `<compiler-generated>`)
+        #expect(ours.count >= 2)
+        #expect(ours.allSatisfy {
+            $0.file?.hasSuffix(swift ? "/Fixtures/dwarf/Inlined.swift" : "/Fixtures/dwarf/inlined.c") == true && $0.file?.hasPrefix("/") == true
+        }, "\(deep)")
     }
 
     @Test func linesOfASwiftFunctionInThisTestBinaryMatchLLVMSymbolizer() throws {

@@ -16,6 +16,7 @@ typedef struct stalldw_file stalldw_file;
 typedef struct {
     const char *function;  // the linkage (mangled) name, else the plain name
     const char *file;      // the source file, as recorded (often absolute)
+    const char *directory; // the compile unit's directory, which a relative `file` is relative to
     int line;              // 0: not known
     int column;            // 0: not known
 } stalldw_frame;

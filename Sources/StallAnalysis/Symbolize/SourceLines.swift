@@ -86,7 +86,14 @@ final class DwarfLines: @unchecked Sendable {
             var buffer = [stalldw_frame](repeating: stalldw_frame(), count: 32)
             let count = Int(stalldw_lookup(file, address, &buffer, Int32(buffer.count)))
             return buffer[0..<count].map { frame in
-                (frame.function.map { String(cString: $0) }, frame.file.map { String(cString: $0) }, Int(frame.line))
+                // A relative file is relative to its compile unit's directory (llvm-symbolizer joins them too).
+                var file = frame.file.map { String(cString: $0) }
+                if let relative = file, !relative.hasPrefix("/"), !relative.hasPrefix("<"), let directory = frame.directory.map({ String(cString: $0) }),
+                   !directory.isEmpty
+                {
+                    file = directory.hasSuffix("/") ? directory + relative : directory + "/" + relative
+                }
+                return (frame.function.map { String(cString: $0) }, file, Int(frame.line))
             }
         }
     }
