@@ -41,7 +41,7 @@ import Testing
 }
 
 /// xorshift64*: the test's own seeded generator (the bisect simulations' SplitMix64 lives in StallBisect).
-private struct XorShift {
+struct XorShift {
     var state: UInt64
 
     mutating func next() -> UInt64 {
