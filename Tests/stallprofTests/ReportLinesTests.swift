@@ -58,4 +58,23 @@ import Testing
         let line = try #require(Int(top.split(separator: ":").last ?? ""))
         #expect(burn.contains(line) || descend.contains(line) || Self.lines(ofFunction: "monotonicNanoseconds")?.contains(line) == true, "\(top)")
     }
+
+    /// The lock owner's stack (taken from its memory: it sleeps in a system call) has its places too.
+    @Test func theLockOwnersStackNamesItsLines() throws {
+        let path = CLI.temporary("lines-blocked.stalls")
+        defer { unlink(path) }
+        let run = try CLI.run(["--stall", "blocked", "--stall-ms", "600", "--output", path], executable: CLI.product("stall-demo"))
+        #expect(run.status == 0, "\(run.err)")
+        let json = try CLI.run(["report", "--json", path])
+        let root = try #require(try JSONSerialization.jsonObject(with: Data(json.out.utf8)) as? [String: Any])
+        let episode = try #require((root["episodes"] as? [[String: Any]])?.first)
+        let blocked = try #require(episode["blockedOn"] as? [String: Any], "\(episode)")
+        let frames = try #require(blocked["ownerStackFrames"] as? [[String: Any]], "\(blocked)")
+        #expect(frames.map { $0["function"] as? String ?? "" } == blocked["ownerStack"] as? [String])
+        let holdLock = try #require(Self.lines(ofFunction: "holdLock"))
+        let frame = try #require(frames.first { ($0["function"] as? String ?? "").contains("BlockedWork.holdLock") }, "\(frames)")
+        let line = try #require(frame["line"] as? Int, "\(frame)")
+        #expect((frame["file"] as? String)?.hasSuffix("/samples/StallSamples/Workloads.swift") == true)
+        #expect(holdLock.contains(line), "holdLock at line \(line), its lines \(holdLock)")
+    }
 }

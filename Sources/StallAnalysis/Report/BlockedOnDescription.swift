@@ -29,6 +29,7 @@ extension BlockedOnSummary {
             ? SyscallNames.name(Int(record.ownerSyscall), architecture: architecture) : nil
         let frames = owned ? record.ownerFrames : []
         ownerStack = symbolizer.rootFirstNames(leafFirst: frames)
+        ownerStackPlaces = symbolizer.rootFirstPlaces(leafFirst: frames)
         ownerFrame = Self.frame(frames, names: ownerStack, rule: rule)
         ownerStackSource = frames.isEmpty ? nil
             : record.ownerFlags.contains(.signalled) ? "signal"
@@ -38,7 +39,7 @@ extension BlockedOnSummary {
         if let ownerTid {
             waitsFor = [WaitedThread(
                 tid: ownerTid, name: ownerName, state: ownerSyscall.map { "in \($0)" } ?? (ownerState == "R" ? "running" : "?"),
-                certain: true, stack: ownerStack, frame: ownerFrame)]
+                certain: true, stack: ownerStack, stackPlaces: ownerStackPlaces, frame: ownerFrame)]
         }
         addThreads(of: stall, record: record, symbolizer: symbolizer, rule: rule, architecture: architecture)
     }

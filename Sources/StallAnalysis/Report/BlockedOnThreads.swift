@@ -34,7 +34,8 @@ extension BlockedOnSummary {
                 syscall: thread.syscall >= 0 ? SyscallNames.name(Int(thread.syscall), architecture: architecture) : nil,
                 detail: thread.detail,
                 waitKind: WaitFrames.refine(thread.waitKind, leafFirst: Array(names.reversed())),
-                cpuMs: cpu, stack: names, frame: Self.frame(thread.frames, names: names, rule: rule), why: "")
+                cpuMs: cpu, stack: names, stackPlaces: symbolizer.rootFirstPlaces(leafFirst: thread.frames),
+                frame: Self.frame(thread.frames, names: names, rule: rule), why: "")
         }
         // A thread running at the snapshot ran, unless the readings show it used next to no CPU during the episode
         // (a pool thread going back to sleep).

@@ -65,11 +65,10 @@ extension StallReport {
         ]
     }
 
-    /// The heaviest stack's frames with their places: `[{function, file, line, inlined}]`, root first.
-    private static func json(heaviest profile: SampleProfile) -> JSONValue {
-        .array(profile.heaviestStack.enumerated().map { index, function in
-            let place = index < profile.heaviestStackPlaces.count ? profile.heaviestStackPlaces[index] : nil
-            return .object([("function", .string(function))] + json(place: place))
+    /// A stack's frames (root first) with their places: `[{function, file, line, inlined}]`.
+    private static func json(frames names: [String], places: [SourcePlace?]) -> JSONValue {
+        .array(names.enumerated().map { index, function in
+            .object([("function", .string(function))] + json(place: index < places.count ? places[index] : nil))
         })
     }
 
@@ -83,7 +82,7 @@ extension StallReport {
             ("durationMs", .double(Self.ms(e.durationMs))), ("unfinished", .bool(e.unfinished)),
             ("cpuRatio", .number(e.cpuRatio.map(Self.share))), ("samples", .int(e.samples)),
             ("missedSamples", .int(e.missedSamples)), ("tid", .int(Int(e.tid))),
-            ("heaviestStack", .strings(profile.heaviestStack)), ("heaviestStackFrames", Self.json(heaviest: profile)),
+            ("heaviestStack", .strings(profile.heaviestStack)), ("heaviestStackFrames", Self.json(frames: profile.heaviestStack, places: profile.heaviestStackPlaces)),
             ("topSelf", Self.json(shares: topSelf.map(\.element))),
             ("appFrames", Self.json(shares: profile.appFrames, withModule: true)),
             ("blockedOn", e.blockedOn.map(Self.json(blockedOn:)) ?? .null),
@@ -145,13 +144,15 @@ extension StallReport {
                 ("ownerTid", b.ownerTid.map(JSONValue.int) ?? .null), ("ownerName", .string(b.ownerName)),
                 ("ownerState", .text(b.ownerState)), ("ownerSyscall", .text(b.ownerSyscall)),
                 ("ownerFrame", .text(b.ownerFrame)), ("ownerStack", .strings(b.ownerStack)),
+                ("ownerStackFrames", Self.json(frames: b.ownerStack, places: b.ownerStackPlaces)),
                 ("ownerStackSource", .text(b.ownerStackSource)), ("ownerStackTruncated", .bool(b.ownerStackTruncated)),
             ]
         }
         if b.kind == "dispatch-sync" { members.append(("queueLabel", .string(b.queueLabel))) }
         members.append(("waitsFor", .array(b.waitsFor.map { w in
             .object([("tid", .int(w.tid)), ("name", .string(w.name)), ("state", .string(w.state)),
-                     ("certain", .bool(w.certain)), ("frame", .text(w.frame)), ("stack", .strings(w.stack))])
+                     ("certain", .bool(w.certain)), ("frame", .text(w.frame)), ("stack", .strings(w.stack)),
+                     ("stackFrames", Self.json(frames: w.stack, places: w.stackPlaces))])
         })))
         if !b.deadlock.isEmpty {
             members.append(("deadlock", .object([("cycle", .array(b.deadlock.map { link in
@@ -170,7 +171,7 @@ extension StallReport {
             .object([("tid", .int(t.tid)), ("name", .string(t.name)), ("state", .string(t.state)),
                      ("syscall", .text(t.syscall)), ("detail", .string(t.detail)), ("waitKind", .string(t.waitKind)),
                      ("cpuMs", .number(t.cpuMs.map(Self.ms))), ("why", .string(t.why)), ("frame", .text(t.frame)),
-                     ("stack", .strings(t.stack))])
+                     ("stack", .strings(t.stack)), ("stackFrames", Self.json(frames: t.stack, places: t.stackPlaces))])
         })
     }
 

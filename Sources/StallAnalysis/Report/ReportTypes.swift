@@ -63,6 +63,9 @@ public struct BlockedOnSummary: Sendable, Equatable {
     public var ownerSyscall: String?
     /// Known owner: its stack, root first (empty when it could not be taken).
     public var ownerStack: [String]
+    /// Where each frame of ``ownerStack`` was in the source (``Symbolizer/rootFirstPlaces(leafFirst:)``); empty
+    /// when none is known.
+    public var ownerStackPlaces: [SourcePlace?] = []
     /// Known owner: its leaf-most app frame, or its leaf when none is app code; nil without a
     /// stack.
     public var ownerFrame: String?

@@ -152,12 +152,9 @@ public struct StallReport: Sendable {
                         app.insert(false, at: 0)
                         modules.insert(nil, at: 0)
                     }
-                    // Where in its source each frame was; not with --inline (then names are more than frames).
-                    var places = symbolizer.options.inlines ? [] : frames.indices.reversed().map { index in
-                        SourcePlace(symbolizer.sourceFrames(for: frames[index], isReturnAddress: index > 0))
-                    }
-                    if names.count == places.count + 1 { places.insert(nil, at: 0) }  // `[truncated]`
-                    if !places.contains(where: { $0 != nil }) { places = [] }
+                    // Where in its source each frame was; none with --inline (then names are more than frames).
+                    var places = symbolizer.rootFirstPlaces(leafFirst: frames)
+                    if !places.isEmpty, names.count == places.count + 1 { places.insert(nil, at: 0) }  // `[truncated]`
                     collected.append(CollectedSample(names: names, app: app, modules: modules, places: places))
                     if sample.flags.isDisjoint(with: [.fromStackMemory, .repeated]) { signalled += 1 }
                     if sample.turn != 0, let entry = QueueTurns.blockEntry(rootFirst: names) {

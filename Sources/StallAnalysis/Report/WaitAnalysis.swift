@@ -19,6 +19,8 @@ public struct ThreadSummary: Sendable, Equatable {
     public var cpuMs: Double?
     /// Its stack, root first (empty when it could not be taken).
     public var stack: [String]
+    /// Where each frame of ``stack`` was in the source; empty when none is known.
+    public var stackPlaces: [SourcePlace?] = []
     /// Its leaf-most app frame, or its leaf when none is app code; nil without a stack.
     public var frame: String?
     /// Why it matters for this episode (`owner`, `deadlock`, `ran`, `same object`), empty for the rest.
@@ -38,6 +40,8 @@ public struct WaitedThread: Sendable, Equatable {
     public var certain: Bool
     /// Its stack, root first.
     public var stack: [String]
+    /// Where each frame of ``stack`` was in the source; empty when none is known.
+    public var stackPlaces: [SourcePlace?] = []
     /// Its leaf-most app frame, or its leaf.
     public var frame: String?
 }

@@ -164,6 +164,17 @@ extension Symbolizer {
         return made
     }
 
+    /// Where each frame of a stack (leaf first) was in the source, root first, aligned with
+    /// ``rootFirstNames(leafFirst:)``: nil for a frame without a line; empty with ``SymbolizerOptions/inlines``
+    /// (names are more than frames then) or when no frame has a place.
+    public func rootFirstPlaces(leafFirst frames: [UInt64]) -> [SourcePlace?] {
+        if options.inlines { return [] }
+        let places = frames.indices.reversed().map { index in
+            SourcePlace(sourceFrames(for: frames[index], isReturnAddress: index > 0))
+        }
+        return places.contains { $0 != nil } ? places : []
+    }
+
     /// The one warning about lines when ``SymbolizerOptions/lines`` or ``SymbolizerOptions/inlines`` asked for
     /// them and some frames have none: libdw is missing, or the images without DWARF, by file name; nil otherwise.
     public var linesWarning: String? {
