@@ -62,14 +62,16 @@ enum ReportCommand {
             throw UsageError(message: "--junit writes the result of --fail-on: give one")
         }
         let inputs = try inputsOrStandardInput(invocation.positionals)
+        var reading = invocation.options.input
+        if reading.names == nil && !invocation.options.json { reading.names = .short }  // a person reads the text
         var options = invocation.options.report
-        options.capture = invocation.options.input.capture
+        options.capture = reading.capture
         let output = try OutputTarget(invocation.options.output)  // before reading, as the shell's `>`
         var diagnostics = Diagnostics()  // an empty input: the same warning as every command, no data
         let input: ReportInput
         do {
             input = try ReportInput.read(
-                inputs.map(InputSource.init(path:)), options: invocation.options.input, diagnostics: &diagnostics)
+                inputs.map(InputSource.init(path:)), options: reading, diagnostics: &diagnostics)
         } catch {
             // What was skipped on the way (lines whose count exceeds 2^64-1) says why no stack is left.
             diagnostics.warnings.forEach { Output.error("stallprof: warning: \($0)") }

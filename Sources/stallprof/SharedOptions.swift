@@ -70,6 +70,14 @@ enum SharedOptions {
                 $0.perf.markInlined = true
                 $0.capture.symbolizer.inlines = true
             },
+            .value("--names", value: "STYLE", help: "full: names as the demangler writes them; short: Swift "
+                + "names as Xcode shows them (BusyWork.burn(until:))", default: "full; report's text: short") {
+                options, raw in
+                guard let style = NameStyle(rawValue: raw) else {
+                    throw UsageError(message: "--names takes full or short, not '\(raw)'")
+                }
+                options.names = style
+            },
             .flag("--lines", help: "captures: each frame's source line, function:File.swift:66, where its image "
                 + "has DWARF") { $0.capture.symbolizer.lines = true },
         ])

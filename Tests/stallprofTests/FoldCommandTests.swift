@@ -87,7 +87,8 @@ import Testing
         #expect(report.status == 0, "\(report.err)")
         #expect(report.out.contains("capture \(busy)\n  pid "))
         #expect(report.out.contains("2 episodes: 2 stalls, 0 saturated (1 busy, 1 blocked)"))
-        #expect(report.out.contains("StallSamples.BusyWork.burn"))
+        // Names read short in the text (--names short is its default), as Xcode shows Swift frames.
+        #expect(report.out.contains("BusyWork.burn(until:)") && !report.out.contains("Swift.UInt64"))
         #expect(report.out.contains("__lll_lock_wait") || report.out.contains("pthread_mutex_lock"))
         // The blocked stall's leaf is libc's wait; the report also names the app's frames, the innermost one
         // (nearest the leaf) in every sample. stall-demo's own module (top-level code: named after the
@@ -96,14 +97,18 @@ import Testing
         #expect(report.out.contains("app code: module stall_demo\n"))
         #expect(report.out.contains("app frames on the stack"))
         // Each with the line most of its samples were at (issue 19), below it when the two do not fit on one row.
-        #expect(report.out.contains("100%   100%   closure #1 ") && report.out.contains(" in stall_demo\n"))
-        #expect(report.out.contains("\n                  at main.swift:"))
-        #expect(!report.out.contains("%   static StallSamples.BlockedWork.lockContended"))
+        #expect(report.out.contains("100%   100%   closure #1 in stall_demo at main.swift:"))
+        #expect(!report.out.contains("%   BlockedWork.lockContended"))
         let owned = try stallprof(["report", "--app-module", "stall_demo", "--app-module", "StallSamples", busy, blocked])
         #expect(owned.out.contains("app code: modules StallSamples, stall_demo\n"))
-        #expect(owned.out.contains("100%   100%   static StallSamples.BlockedWork.lockContended"))
+        #expect(owned.out.contains("100%   100%   BlockedWork.lockContended(_:) at Workloads.swift:"))
         #expect(report.out.split(separator: "\n").allSatisfy { $0.count <= 80 })
-        let short = try stallprof(["report", "--simplify-names", "--state", "busy", busy])
+        // --names full: as the demangler writes them; the location then goes on a row of its own when it must.
+        let full = try stallprof(["report", "--names", "full", busy, blocked])
+        #expect(full.out.contains("100%   100%   closure #1 ") && full.out.contains(" in stall_demo\n"))
+        #expect(full.out.contains("\n                  at main.swift:") && full.out.contains("StallSamples.BusyWork.burn"))
+        #expect(try stallprof(["report", "--names", "long", busy]).status == 64)
+        let short = try stallprof(["report", "--simplify-names", "--names", "full", "--state", "busy", busy])
         #expect(short.out.contains("BusyWork.burn(until:)") && !short.out.contains("Swift.UInt64"))
         #expect(try stallprof(["report", "--top", "0", busy]).status == 64)
         #expect(try stallprof(["report", "/nonexistent.stalls"]).status == 66)

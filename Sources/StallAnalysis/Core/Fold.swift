@@ -33,6 +33,15 @@ public struct FoldOptions: Sendable {
 
     /// Creates the default options.
     public init() {}
+
+    /// How names read, for every input: ``StackTransforms/names`` and the captures' ``SymbolizerOptions/names``.
+    /// Nil until set: each command's default then applies (full, but short in `report`'s text).
+    public var names: NameStyle? {
+        didSet {
+            transforms.names = names ?? .full
+            capture.symbolizer.names = names ?? .full
+        }
+    }
 }
 
 /// Folds inputs of any known format into one set of stacks.

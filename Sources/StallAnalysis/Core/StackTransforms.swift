@@ -5,12 +5,15 @@ public struct StackTransforms: Sendable {
     /// `--merge-recursion`: directly repeated frames (`a;b;b;b;c`) become one (`a;b;c`), like
     /// stackcollapse-recursive. Default: false.
     public var mergeRecursion = false
+    /// `--names short`: demangled Swift names read short (``ShortNames``). Default: `.full`, as the demangler
+    /// writes them.
+    public var names = NameStyle.full
 
     /// Creates the default (no rewriting).
     public init() {}
 
     /// True when there is nothing to do.
-    public var isIdentity: Bool { !demangleSwift && !mergeRecursion }
+    public var isIdentity: Bool { !demangleSwift && !mergeRecursion && names == .full }
 
     /// The annotations stackcollapse-perf.pl appends, kept outside the demangled name.
     static let annotations = ["_[k]", "_[j]", "_[i]"]
@@ -66,6 +69,15 @@ public struct StackTransforms: Sendable {
                 return readable
             }
             Symbolizer.showForwardedClosures(&frames)
+        }
+        if names == .short {
+            frames = frames.map { frame in
+                let key = Substring("\u{1}" + frame)  // apart from the demangled names in the same cache
+                if let known = cache[key] { return known }
+                let short = ShortNames.short(frame)
+                cache[key] = short
+                return short
+            }
         }
         if mergeRecursion {
             var merged: [String] = []

@@ -195,7 +195,8 @@ extension Symbolizer {
     /// `name` demangled as the options say.
     private func readable(_ name: String) -> String {
         guard options.demangle else { return name }
-        return (options.simplifyNames ? SwiftDemangler.simplified(name) : nil) ?? SwiftDemangler.readable(name)
+        let readable = (options.simplifyNames ? SwiftDemangler.simplified(name) : nil) ?? SwiftDemangler.readable(name)
+        return options.names == .short ? ShortNames.short(readable) : readable
     }
 
     /// `image`'s DWARF: its own file's, else a debug file's with its build-id; nil when neither has any.

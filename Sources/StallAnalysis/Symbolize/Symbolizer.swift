@@ -16,6 +16,8 @@ public struct SymbolizerOptions: Sendable {
     /// The system's debug directory, searched after ``debugDirectories``; nil: not searched. Default:
     /// `/usr/lib/debug` (where Debian's `-dbgsym` packages install).
     public var systemDebugDirectory: String? = "/usr/lib/debug"
+    /// How names read: `.short` as Xcode shows Swift frames (``ShortNames``). Default: `.full`.
+    public var names = NameStyle.full
     /// Append `+0xOFFSET` to each resolved name. Default: false (flame graphs merge by function).
     public var showOffsets = false
     /// Append each frame's source line, `:Workloads.swift:66` (stackcollapse-perf's `--srcline` form), where its
@@ -157,6 +159,7 @@ public final class Symbolizer {
         if options.demangle {
             name = (options.simplifyNames ? SwiftDemangler.simplified(symbol) : nil) ?? SwiftDemangler.readable(symbol)
         }
+        if options.demangle, options.names == .short { name = ShortNames.short(name) }
         if isPLT { name += "@plt" }
         if options.showOffsets { name += "+0x" + String(offset, radix: 16) }
         return name
