@@ -26,18 +26,26 @@ for js in $(find Sources/StallAnalysis -name '*.js' | sort); do
     name=$(basename "$js" .js)
     "$out/embed-text" "$js" "$out/generated/$name.embedded.swift" "$name"
 done
-# StallAnalysis's C modules: the runtime's demangler shim (compiled here) and the system's zlib (module map only).
+# StallAnalysis's C modules: the runtime's demangler shim (compiled here), the system's zlib (module map only), and
+# the DWARF reader's shim (below).
 clang -c -g -fsanitize=address -I Sources/CSwiftDemangle/include Sources/CSwiftDemangle/swiftdemangle.c \
     -o "$out/lib/swiftdemangle.o"
 ar rcs "$out/lib/libCSwiftDemangle.a" "$out/lib/swiftdemangle.o"
-cmodules=(-I Sources/CSwiftDemangle/include -I Sources/CZlib)
+# The DWARF reader's shim (libdw itself is loaded at run time), with the module map SwiftPM would make for it.
+clang -c -g -fsanitize=address -I Sources/CStallDwarf/include Sources/CStallDwarf/stalldwarf.c \
+    -o "$out/lib/stalldwarf.o"
+ar rcs "$out/lib/libCStallDwarf.a" "$out/lib/stalldwarf.o"
+mkdir -p "$out/CStallDwarf"
+printf 'module CStallDwarf {\n    header "%s/Sources/CStallDwarf/include/stalldwarf.h"\n    export *\n}\n' "$root" \
+    >"$out/CStallDwarf/module.modulemap"
+cmodules=(-I Sources/CSwiftDemangle/include -I Sources/CZlib -I "$out/CStallDwarf")
 swiftc "${flags[@]}" -I "$out/lib" "${cmodules[@]}" -module-name StallAnalysis -emit-library -static -emit-module \
     -emit-module-path "$out/lib/StallAnalysis.swiftmodule" -o "$out/lib/libStallAnalysis.a" \
     $(find Sources/StallAnalysis "$out/generated" -name '*.swift' | sort) 2>&1 | quiet
 link() {  # NAME SOURCE [DEFINES...]
     local name="$1" source="$2"; shift 2
     swiftc "${flags[@]}" "$@" -I "$out/lib" "${cmodules[@]}" -L "$out/lib" -lStallAnalysis -lStallFormat \
-        -lCSwiftDemangle -lz \
+        -lCSwiftDemangle -lCStallDwarf -ldl -lz \
         -module-name "fuzz_$name" "$source" -o "$out/bin/$name" 2>&1 | quiet
     [ -x "$out/bin/$name" ] || { echo "fuzz: could not build $name" >&2; exit 2; }
 }
