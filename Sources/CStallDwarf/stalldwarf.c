@@ -203,9 +203,12 @@ static int unsigned_of(Dwarf_Die *die, unsigned int name, Dwarf_Word *value) {
 // only hold declarations (a module, a namespace, a type) are searched through; a DIE with addresses only when it
 // holds `address`.
 #define MAX_SCOPES 64
-static int scopes_at(Dwarf_Die *parent, uint64_t address, Dwarf_Die *chain, int depth) {
+// How deep declarations may nest (modules in namespaces in types...): a crafted file nesting more would otherwise
+// exhaust the stack; compilers nest a few levels.
+#define MAX_NESTING 256
+static int scopes_at(Dwarf_Die *parent, uint64_t address, Dwarf_Die *chain, int depth, int nesting) {
     Dwarf_Die child;
-    if (depth >= MAX_SCOPES || dw.child(parent, &child) != 0) return depth;
+    if (depth >= MAX_SCOPES || nesting >= MAX_NESTING || dw.child(parent, &child) != 0) return depth;
     do {
         switch (dw.tag(&child)) {
         case DW_TAG_subprogram:
@@ -216,7 +219,7 @@ static int scopes_at(Dwarf_Die *parent, uint64_t address, Dwarf_Die *chain, int 
         case DW_TAG_catch_block:
             if (dw.haspc(&child, address) == 1) {
                 chain[depth] = child;
-                return scopes_at(&chain[depth], address, chain, depth + 1);
+                return scopes_at(&chain[depth], address, chain, depth + 1, nesting + 1);
             }
             break;
         case DW_TAG_module:
@@ -226,7 +229,7 @@ static int scopes_at(Dwarf_Die *parent, uint64_t address, Dwarf_Die *chain, int 
         case DW_TAG_union_type:
         case DW_TAG_enumeration_type:
         case DW_TAG_interface_type: {
-            int reached = scopes_at(&child, address, chain, depth);
+            int reached = scopes_at(&child, address, chain, depth, nesting + 1);
             if (reached > depth) return reached;
             break;
         }
@@ -248,7 +251,7 @@ int stalldw_lookup(stalldw_file *file, uint64_t address, stalldw_frame *frames, 
     dw.lineno(line, &frames[0].line);
     dw.linecol(line, &frames[0].column);
     Dwarf_Die chain[MAX_SCOPES];
-    int depth = scopes_at(cudie, address, chain, 0);
+    int depth = scopes_at(cudie, address, chain, 0, 0);
     int named = 0;  // frames[named] is the next to name; its position is known
     Dwarf_Files *files = NULL;
     size_t file_count = 0;

@@ -28,6 +28,10 @@ import Testing
         ("static StallSamples.BusyWork.burn(until: Swift.UInt64) -> Swift.UInt64_[i]", "BusyWork.burn(until:)_[i]"),
         ("(extension in Foundation):Swift.String.init(format: Swift.String, _: Swift.CVarArg...) -> Swift.String",
          "String.init(format:_:)"),
+        // fold --lines/--inline's suffixes stay after the short name.
+        ("StallSamples.monotonicNanoseconds() -> Swift.UInt64_[i]:Workloads.swift:40", "monotonicNanoseconds()_[i]:Workloads.swift:40"),
+        ("static StallSamples.BusyWork.burn(until: Swift.UInt64) -> Swift.UInt64:Workloads.swift:70", "BusyWork.burn(until:):Workloads.swift:70"),
+        ("__clock_gettime:clock_gettime.c:42", "__clock_gettime:clock_gettime.c:42"),
         // Not demangled Swift: as it is.
         ("__lll_lock_wait", "__lll_lock_wait"), ("_dispatch_main_queue_callback_4CF", "_dispatch_main_queue_callback_4CF"),
         ("[libsystemfake.so.1]", "[libsystemfake.so.1]"), ("main", "main"), ("BusyWork.burn(until:)", "BusyWork.burn(until:)"),
@@ -50,6 +54,10 @@ import Testing
         (transforms.demangleSwift, transforms.names) = (true, .short)
         var diagnostics = Diagnostics()
         #expect(transforms.apply(to: stacks, diagnostics: &diagnostics).rendered() == "main;BusyWork.burn(until:);RunLoop.run()_[i] 1\n")
+        // A frame's source (speedscope's file and line) follows it to its short name.
+        stacks.frameSources = ["Foundation.RunLoop.run() -> ()_[i]": FrameSource(file: "RunLoop.swift", line: 9)]
+        #expect(transforms.apply(to: stacks, diagnostics: &diagnostics).frameSources
+            == ["RunLoop.run()_[i]": FrameSource(file: "RunLoop.swift", line: 9)])
         transforms.names = .full
         #expect(transforms.apply(to: stacks, diagnostics: &diagnostics).rendered()
             == "main;static StallSamples.BusyWork.burn(until: Swift.UInt64) -> Swift.UInt64;Foundation.RunLoop.run() -> ()_[i] 1\n")

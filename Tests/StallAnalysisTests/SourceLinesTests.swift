@@ -29,7 +29,9 @@ import Testing
             let lines = block.split(separator: "\n").map(String.init)
             return stride(from: 0, to: lines.count - 1, by: 2).map { index in
                 let place = lines[index + 1].split(separator: ":")  // file:line:column
-                return "\(lines[index]) \(place[0]):\(place.count > 1 ? place[1] : "0")"
+                // Swift's `<compiler-generated>` is no file: stallprof gives none.
+                let file = place[0] == "<compiler-generated>" ? "??" : place[0]
+                return "\(lines[index]) \(file):\(place.count > 1 ? place[1] : "0")"
             }
         }
     }

@@ -48,6 +48,9 @@ import Testing
             checked += 1
         }
         #expect(checked >= 2, "\(frames)")
+        // fold's --inline and --lines shape names only: the report keeps one name per frame (it crashed once).
+        let inline = try CLI.run(["report", "--inline", "--lines", path])
+        #expect(inline.status == 0 && inline.out.contains(" at Workloads.swift:") && !inline.out.contains("_[i]"), "\(inline.err)")
         // The text: the top self function (the busy loop) with its line.
         let text = try CLI.run(["report", path]).out
         // Its line ends its row, or is a row of its own below it (` at ` or `at ` under the function).

@@ -17,6 +17,7 @@ public enum ShortNames {
     /// cell_height.HostingView.setNeedsLayout() -> ()` reads `closure #1 in HostingView.setNeedsLayout()`. A
     /// stackcollapse annotation (`_[i]`, `_[k]`) or `@plt` at the end stays.
     public static func short(_ name: String) -> String {
+        if let location = lineSuffix(name) { return short(String(name.dropLast(location.count))) + location }
         for suffix in ["_[i]", "_[k]", "_[j]", "@plt"] where name.hasSuffix(suffix) && name.count > suffix.count {
             return short(String(name.dropLast(suffix.count))) + suffix
         }
@@ -24,6 +25,18 @@ public enum ShortNames {
         if let tick = name.firstIndex(of: "`") { return String(name[...tick]) + short(String(name[name.index(after: tick)...])) }
         guard isSwift(name) else { return name }
         return shorten(Substring(ReportFormat.withoutDiscriminators(name)))
+    }
+
+    /// `--lines`' `:Workloads.swift:66` at the end of `name` (a file name with an extension, a line number); nil
+    /// when it has none.
+    static func lineSuffix(_ name: String) -> Substring? {
+        let digits = name.reversed().prefix { $0.isASCII && $0.isNumber }
+        guard !digits.isEmpty, name.dropLast(digits.count).hasSuffix(":") else { return nil }
+        let beforeLine = name.dropLast(digits.count + 1)
+        let file = beforeLine.reversed().prefix { !":; ()<>".contains($0) }
+        guard file.contains("."), file.first != ".", beforeLine.dropLast(file.count).hasSuffix(":"),
+              beforeLine.count > file.count + 1 else { return nil }
+        return name.suffix(digits.count + 1 + file.count + 1)
     }
 
     /// True for a demangled Swift name: one with a type signature (` -> `, an accessor's ` : `) or a Swift-only

@@ -25,8 +25,9 @@ public struct StackTransforms: Sendable {
         guard !isIdentity else { return stacks }
         var result = FoldedStacks()
         result.unit = stacks.unit
-        result.frameSources = stacks.frameSources
         var cache: [Substring: String] = [:]
+        // A frame's source follows it to its new name.
+        result.frameSources = Dictionary(stacks.frameSources.map { (rewrite($0.key, cache: &cache), $0.value) }) { kept, _ in kept }
         var dropped: [String] = []
         stacks.forEachExact { bytes, whole, fraction in
             var rewritten = rewrite(String(decoding: bytes, as: UTF8.self), cache: &cache)

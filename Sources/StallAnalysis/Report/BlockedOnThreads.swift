@@ -47,7 +47,7 @@ extension BlockedOnSummary {
         if waitsFor.isEmpty, ["semaphore", "group", "condition", "futex", "io"].contains(kind) {
             waitsFor = Self.candidates(others, ran: ran, channel: channel).prefix(Self.maxCandidates).map {
                 WaitedThread(tid: $0.tid, name: $0.name, state: $0.syscall.map { "in \($0)" } ?? "running",
-                             certain: false, stack: $0.stack, frame: $0.frame)
+                             certain: false, stack: $0.stack, stackPlaces: $0.stackPlaces, frame: $0.frame)
             }
         }
         // The threads that matter first: the owner chain, the candidates, threads that ran, threads on the same

@@ -14,6 +14,9 @@ struct SourceTally {
     /// stack's node in the tree, when it has one.
     mutating func add(frames: [Int32], places: [SourcePlace?], node: Int32?, weight: Double) {
         guard places.count == frames.count else { return }
+        // A place with neither a line nor an inlined function (compiler-generated code, line 0) says nothing the
+        // frame's other places would not: it never outweighs a line.
+        let places = places.map { $0.flatMap { $0.line > 0 || !$0.inlined.isEmpty ? $0 : nil } }
         for (depth, place) in places.enumerated() {
             guard let place else { continue }
             anywhere[frames[depth], default: [:]][place, default: 0] += weight

@@ -131,7 +131,11 @@ public struct StallReport: Sendable {
                 recordedNs: StallReport.recordedNs(capture))
             summary.markersLost = capture.droppedMarkersByThread.map { ($0.key, $0.value) }
                 .sorted { ($0.count, $1.tid) > ($1.count, $0.tid) }
-            let symbolizer = Symbolizer(capture: capture, options: options.capture.symbolizer)
+            // One name per frame, without its line: the report gives each frame's place (its line, what was inlined
+            // there) apart, and its app flags are per frame (--inline and --lines shape fold's names only).
+            var names = options.capture.symbolizer
+            (names.inlines, names.lines) = (false, false)
+            let symbolizer = Symbolizer(capture: capture, options: names)
             let rule = AppCodeRule(
                 images: capture.images, executable: capture.process?.executable, appModules: options.appModules)
             summary.appModules = rule.appModules

@@ -1,3 +1,6 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import CStallDwarf
 import StallFormat
 import Synchronization
@@ -38,10 +41,10 @@ public struct SourcePlace: Sendable, Hashable {
     /// The functions inlined at this spot, outermost first; the last is where the code was.
     public var inlined: [SourceFrame]
 
-    /// The place of ``Symbolizer/sourceFrames(for:isReturnAddress:)``'s frames; nil when they name no line and no
-    /// inlined function.
+    /// The place of ``Symbolizer/sourceFrames(for:isReturnAddress:)``'s frames; nil when they name no file, no
+    /// line and no inlined function.
     public init?(_ frames: [SourceFrame]) {
-        guard let outer = frames.first, outer.line > 0 || frames.count > 1 else { return nil }
+        guard let outer = frames.first, outer.line > 0 || frames.count > 1 || outer.file != nil else { return nil }
         (file, line, inlined) = (outer.file, outer.line, Array(frames.dropFirst()))
     }
 
@@ -68,10 +71,14 @@ final class DwarfLines: @unchecked Sendable {
     /// The DWARF of the file at `path`, opened on first use; nil when libdw is not on the machine, or the file
     /// has no DWARF with code addresses.
     static func shared(path: String) -> DwarfLines? {
-        opened.withLock { files in
-            if let known = files[path] { return known }
+        // By path and the file's identity: a file rebuilt at the same path is another file.
+        var info = stat()
+        let key = stat(path, &info) == 0
+            ? "\(path)\u{0}\(info.st_dev):\(info.st_ino):\(info.st_mtim.tv_sec).\(info.st_mtim.tv_nsec)" : path
+        return opened.withLock { files in
+            if let known = files[key] { return known }
             let made = DwarfLines(opening: path)
-            files[path] = .some(made)
+            files[key] = .some(made)
             return made
         }
     }
@@ -83,7 +90,7 @@ final class DwarfLines: @unchecked Sendable {
     /// name, file, line); empty when the file has no line for it.
     func frames(at address: UInt64) -> [(function: String?, file: String?, line: Int)] {
         lock.withLock { _ in
-            var buffer = [stalldw_frame](repeating: stalldw_frame(), count: 32)
+            var buffer = [stalldw_frame](repeating: stalldw_frame(), count: 65)  // the shim's 64 scopes, and one
             let count = Int(stalldw_lookup(file, address, &buffer, Int32(buffer.count)))
             return buffer[0..<count].map { frame in
                 // A relative file is relative to its compile unit's directory (llvm-symbolizer joins them too).
@@ -93,6 +100,8 @@ final class DwarfLines: @unchecked Sendable {
                 {
                     file = directory.hasSuffix("/") ? directory + relative : directory + "/" + relative
                 }
+                // Swift's `<compiler-generated>` is no file anyone can open.
+                if file?.hasSuffix("<compiler-generated>") == true { file = nil }
                 return (frame.function.map { String(cString: $0) }, file, Int(frame.line))
             }
         }
