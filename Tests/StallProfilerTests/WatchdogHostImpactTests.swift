@@ -126,8 +126,9 @@ extension WatchdogTests {
         let capture = try CaptureReader.read(path: path)
         #expect(capture.stalls.contains { $0.kind == .saturated })
         let stall = try #require(capture.stalls.first { $0.kind == .stall })
-        // 900 ms at 5 ms, less the 200 ms threshold: well over 100 samples when the watchdog keeps sampling.
-        #expect(stall.samples.count >= 30, "\(stall.samples.count) samples")
+        // 900 ms at 5 ms, less the 200 ms threshold: over 100 samples on a quiet machine when the watchdog keeps
+        // sampling (29 seen on a loaded one); a watchdog stuck behind the loader's lock takes none or one or two.
+        #expect(stall.samples.count >= 10, "\(stall.samples.count) samples")
     }
 }
 
