@@ -136,6 +136,9 @@ final class AppCodeRule {
         // Swift binary (C-style names with the reserved `__swift_` prefix; no app function has it).
         if name.hasPrefix("__swift_") { return false }
         if isSanitizerRuntime(name) { return false }
+        // stallprof's own code in the app's executable: the capture's C (`stallcap_warm_thread`, run once on the
+        // main thread by the watchdog's first ping) and the watchdog's Swift module.
+        if name.hasPrefix("stallcap_") { return false }
         if name.hasSuffix("@plt") || name.hasPrefix("outlined ") || name.hasPrefix("reabstraction thunk")
             || name.hasPrefix("partial apply forwarder for") || name.hasPrefix("merged outlined")
         {
@@ -147,6 +150,7 @@ final class AppCodeRule {
         {
             subject = enclosingContext(subject)
         }
+        if subject.hasPrefix("StallProfiler.") || subject.hasPrefix("static StallProfiler.") { return false }
         return !(subject == "Swift" || subject.hasPrefix("Swift.") || subject.hasPrefix("(extension in Swift):")
             || subject.hasPrefix("static Swift.") || subject.hasPrefix("static (extension in Swift):"))
     }
