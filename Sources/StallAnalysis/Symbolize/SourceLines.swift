@@ -3,7 +3,6 @@ import Glibc
 #endif
 import CStallDwarf
 import StallFormat
-import Synchronization
 
 /// One frame with its place in the source: a function, and the file and line it was at. Where the compiler inlined
 /// a function into another, one address holds several frames: the inlined one (``inlined``) and the function it
@@ -58,8 +57,11 @@ public struct SourcePlace: Sendable, Hashable {
 /// to use from two threads at once; each symbolizer caches their results per address.
 final class DwarfLines: @unchecked Sendable {
     private let file: OpaquePointer
-    private let lock = Mutex(())
-    private static let opened = Mutex<[String: DwarfLines?]>([:])
+    private let lock = PthreadLock()
+    /// Files opened, by path and identity; under ``openedLock``. A pthread mutex, not Synchronization's `Mutex`:
+    /// ThreadSanitizer knows the one and not the other (it reported a race on a `Mutex`'s contents).
+    nonisolated(unsafe) private static var opened: [String: DwarfLines?] = [:]
+    private static let openedLock = PthreadLock()
 
     private init?(opening path: String) {
         guard let file = stalldw_open(path) else { return nil }
@@ -75,10 +77,10 @@ final class DwarfLines: @unchecked Sendable {
         var info = stat()
         let key = stat(path, &info) == 0
             ? "\(path)\u{0}\(info.st_dev):\(info.st_ino):\(info.st_mtim.tv_sec).\(info.st_mtim.tv_nsec)" : path
-        return opened.withLock { files in
-            if let known = files[key] { return known }
+        return openedLock.withLock {
+            if let known = opened[key] { return known }
             let made = DwarfLines(opening: path)
-            files[key] = .some(made)
+            opened[key] = .some(made)
             return made
         }
     }
@@ -89,7 +91,7 @@ final class DwarfLines: @unchecked Sendable {
     /// The frames at `address` (file-relative), innermost first, as libdw gives them: (mangled or plain function
     /// name, file, line); empty when the file has no line for it.
     func frames(at address: UInt64) -> [(function: String?, file: String?, line: Int)] {
-        lock.withLock { _ in
+        lock.withLock {
             var buffer = [stalldw_frame](repeating: stalldw_frame(), count: 65)  // the shim's 64 scopes, and one
             let count = Int(stalldw_lookup(file, address, &buffer, Int32(buffer.count)))
             return buffer[0..<count].map { frame in
@@ -105,6 +107,25 @@ final class DwarfLines: @unchecked Sendable {
                 return (frame.function.map { String(cString: $0) }, file, Int(frame.line))
             }
         }
+    }
+}
+
+/// A pthread mutex: what ThreadSanitizer sees as synchronization.
+final class PthreadLock: @unchecked Sendable {
+    private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
+
+    init() { pthread_mutex_init(mutex, nil) }
+
+    deinit {
+        pthread_mutex_destroy(mutex)
+        mutex.deallocate()
+    }
+
+    /// `body`'s result, run with the mutex held.
+    func withLock<T>(_ body: () throws -> T) rethrows -> T {
+        pthread_mutex_lock(mutex)
+        defer { pthread_mutex_unlock(mutex) }
+        return try body()
     }
 }
 
