@@ -38,7 +38,14 @@ public enum ProcessRunner {
         try process.run()
         if terminal == nil {
             Thread {
-                stdin.fileHandleForWriting.write(Data(input))
+                // A child that exits before reading all of its input (a usage error) must not end this process:
+                // with SIGPIPE blocked on this thread (only: children keep the default) the write fails with
+                // EPIPE, and the error is the child's. The pending signal goes with the thread.
+                var pipe = sigset_t()
+                sigemptyset(&pipe)
+                sigaddset(&pipe, SIGPIPE)
+                pthread_sigmask(SIG_BLOCK, &pipe, nil)
+                try? stdin.fileHandleForWriting.write(contentsOf: Data(input))
                 try? stdin.fileHandleForWriting.close()
             }.start()
         }
