@@ -47,8 +47,12 @@ import Glibc
         var registry = FlagRegistry(disabledList: nil, reportPath: path)
         _ = registry.isEnabled("a")
         let number = registry.reportDescriptor
-        close(number)  // the app closes a descriptor it does not own...
-        let app = open(appPath, O_RDWR | O_CREAT | O_TRUNC, 0o644)  // ...and its own file takes the number
+        // The app closes a descriptor it does not own, and its own file takes the number: in one step with dup2,
+        // since other tests' threads in this process open files too and could take the number in between.
+        let opened = open(appPath, O_RDWR | O_CREAT | O_TRUNC, 0o644)
+        try #require(opened >= 0)
+        let app = dup2(opened, number)
+        close(opened)
         defer { close(app) }
         try #require(app == number)
         #expect(write(app, "app\n", 4) == 4)
