@@ -23,14 +23,20 @@ import Testing
         return (start + 1)...end
     }
 
-    @Test func theHeaviestStackAndTopSelfNameLinesInsideTheirFunctions() throws {
-        let path = CLI.temporary("lines.stalls")
-        defer { unlink(path) }
-        let run = try CLI.run(["--stall", "busy", "--stall-ms", "600", "--output", path], executable: CLI.product("stall-demo"))
+    /// Runs stall-demo with `stall` for 600 ms into a new capture at `path` and returns the report's first episode
+    /// (JSON).
+    func firstEpisode(_ stall: String, path: String) throws -> [String: Any] {
+        let run = try CLI.run(["--stall", stall, "--stall-ms", "600", "--output", path], executable: CLI.product("stall-demo"))
         #expect(run.status == 0, "\(run.err)")
         let json = try CLI.run(["report", "--json", path])
         let root = try #require(try JSONSerialization.jsonObject(with: Data(json.out.utf8)) as? [String: Any])
-        let episode = try #require((root["episodes"] as? [[String: Any]])?.first)
+        return try #require((root["episodes"] as? [[String: Any]])?.first)
+    }
+
+    @Test func theHeaviestStackAndTopSelfNameLinesInsideTheirFunctions() throws {
+        let path = CLI.temporary("lines.stalls")
+        defer { unlink(path) }
+        let episode = try firstEpisode("busy", path: path)
         let frames = try #require(episode["heaviestStackFrames"] as? [[String: Any]])
         #expect(frames.map { $0["function"] as? String ?? "" } == episode["heaviestStack"] as? [String])
         let descend = try #require(Self.lines(ofFunction: "descend")), burn = try #require(Self.lines(ofFunction: "burn"))
@@ -66,11 +72,7 @@ import Testing
     @Test func theLockOwnersStackNamesItsLines() throws {
         let path = CLI.temporary("lines-blocked.stalls")
         defer { unlink(path) }
-        let run = try CLI.run(["--stall", "blocked", "--stall-ms", "600", "--output", path], executable: CLI.product("stall-demo"))
-        #expect(run.status == 0, "\(run.err)")
-        let json = try CLI.run(["report", "--json", path])
-        let root = try #require(try JSONSerialization.jsonObject(with: Data(json.out.utf8)) as? [String: Any])
-        let episode = try #require((root["episodes"] as? [[String: Any]])?.first)
+        let episode = try firstEpisode("blocked", path: path)
         let blocked = try #require(episode["blockedOn"] as? [String: Any], "\(episode)")
         let frames = try #require(blocked["ownerStackFrames"] as? [[String: Any]], "\(blocked)")
         #expect(frames.map { $0["function"] as? String ?? "" } == blocked["ownerStack"] as? [String])
