@@ -162,7 +162,6 @@ struct ProfileBuilder {
     }
 
     /// Adds `weight` to the stack `frames` in the tree (its first app flags kept); returns its node.
-    @discardableResult
     private mutating func addToTree(_ frames: [Int32], app: [Bool]?, weight: Double) -> Int32 {
         let node = stacks.node(for: frames)
         if stackCounts.count < stacks.nodeCount {
