@@ -6,8 +6,8 @@ import StallFormat
 /// A thread that made no CPU progress since the previous sample is waiting, and its stack has not changed: it
 /// is not signalled again (signals wake blocked threads and interrupt their sleeps) but its previous stack is
 /// recorded again, and it is re-sampled for real at most every `blockedResampleInterval`. After several
-/// consecutive timeouts (a thread that blocks the signal, or a handler still running) requests are spaced out
-/// the same way. The signal comes from a timer on the thread's CPU clock (`stallcap_sample`), so it reaches the
+/// consecutive refusals (a thread that ran several ticks of CPU without answering: it blocks the signal, or its
+/// handler never finishes) requests are spaced out the same way. The signal comes from a timer on the thread's CPU clock (`stallcap_sample`), so it reaches the
 /// thread only while it runs user code, never inside a system call; a thread found in a system call, or gone
 /// into one while the request waited, is sampled from its stack memory instead (``MemoryStack``). A sampler that
 /// presamples (before a stall is declared), or samples a saturated episode, asks for a signal only when the thread
@@ -52,6 +52,10 @@ final class StallSampler {
     /// (4 ms apart at HZ=250, 10 ms at HZ=100).
     private static let answerableCPUNs: UInt64 = 25_000_000
     private(set) var sampleCount: UInt32 = 0
+    /// Sends one sample request and waits for its answer: `stallcap_sample`. Tests substitute answers of their
+    /// own (a handler preempted before it finished, for one).
+    var request: (pid_t, Int64, UnsafeMutablePointer<UInt>?, UInt32, UnsafeMutablePointer<stallcap_sample_info>?)
+        -> stallcap_status = { stallcap_sample($0, $1, $2, $3, $4) }
     /// Time the whole process was stopped while this sampler watched (found by the watchdog loop).
     var pausedNs: UInt64 = 0
     private(set) var missedCount = 0
@@ -171,7 +175,7 @@ final class StallSampler {
         lastRealSampleNs = now
         var info = stallcap_sample_info()
         let status = buffer.withUnsafeMutableBufferPointer {
-            stallcap_sample(threadID, timeoutNs, $0.baseAddress, UInt32(maxFrames), &info)
+            request(threadID, timeoutNs, $0.baseAddress, UInt32(maxFrames), &info)
         }
         if status == STALLCAP_IN_SYSCALL || status == STALLCAP_TIMEOUT {
             // It entered a system call since the check above (stallcap_sample saw it and armed nothing), or while
@@ -184,6 +188,15 @@ final class StallSampler {
                 consecutiveMisses += 1
                 lookAtSignalMask()
             }
+            return nil
+        }
+        if status == STALLCAP_BUSY {
+            // A handler has the request and has not finished: the thread was preempted inside it (a loaded
+            // machine). A later call collects the answer. Like an unanswered request, it counts against the thread
+            // only after the thread ran long enough to finish it; counted at once, three in a row spaced the
+            // requests out to `blockedResampleInterval`, and a 600 ms busy stall under eight CPU hogs got no sample.
+            miss()
+            if unansweredLongEnough(since: reading?.cpuNs) { consecutiveMisses += 1 }
             return nil
         }
         guard status == STALLCAP_OK else {

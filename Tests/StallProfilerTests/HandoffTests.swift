@@ -115,6 +115,71 @@ extension WatchdogTests {
     }
 }
 
+/// A request a handler took but has not finished answering (`STALLCAP_BUSY`: the thread was preempted inside its
+/// handler, which a loaded machine does often). Under eight CPU hogs, three such answers in a row once spaced the
+/// requests of a 600 ms busy stall out to a second, and it got no sample.
+extension WatchdogTests {
+    /// Answers of the sampler's requests, chosen by the test: `STALLCAP_BUSY` for the first `busy` requests, then
+    /// one sample of three made-up frames.
+    final class ScriptedRequests: @unchecked Sendable {
+        let busy: Int
+        private(set) var count = 0
+        init(busy: Int) { self.busy = busy }
+
+        func answer(_ frames: UnsafeMutablePointer<UInt>?, _ info: UnsafeMutablePointer<stallcap_sample_info>?)
+            -> stallcap_status
+        {
+            count += 1
+            guard count > busy, let frames, let info else { return STALLCAP_BUSY }
+            for i in 0..<3 { frames[i] = UInt(0x1000 * (i + 1)) }
+            info.pointee.frame_count = 3
+            info.pointee.timestamp_ns = stallcap_monotonic_ns()
+            info.pointee.thread_cpu_ns = 1
+            return STALLCAP_OK
+        }
+    }
+
+    /// A sampler of a spinning thread whose requests `requests` answers.
+    static func scriptedSampler(_ requests: ScriptedRequests, thread: SignalBlocker) -> StallSampler {
+        thread.release.store(true, ordering: .releasing)
+        let sampler = StallSampler(
+            stallID: 1, threadID: thread.tid.load(ordering: .acquiring),
+            configuration: StallWatchdog.Configuration(outputPath: "/dev/null"))
+        sampler.request = { _, _, frames, _, info in requests.answer(frames, info) }
+        return sampler
+    }
+
+    @Test func aHandlerPreemptedBeforeItFinishedIsNotARefusal() throws {
+        let thread = SignalBlocker(lateMs: nil)
+        defer { thread.finish() }
+        let requests = ScriptedRequests(busy: 5)
+        let sampler = Self.scriptedSampler(requests, thread: thread)
+        for _ in 0..<5 { #expect(sampler.sample() == nil) }
+        let record = try #require(sampler.sample())
+        #expect(record.frames == [0x1000, 0x2000, 0x3000])
+        #expect(requests.count == 6)  // every call asked: none was spaced out
+        #expect(sampler.missedCount == 5)
+        #expect(sampler.sampleCount == 1)
+    }
+
+    @Test func aHandlerUnfinishedWhileTheThreadRanSeveralTicksIsARefusal() throws {
+        let thread = SignalBlocker(lateMs: nil)
+        defer { thread.finish() }
+        let requests = ScriptedRequests(busy: .max)
+        let sampler = Self.scriptedSampler(requests, thread: thread)
+        let tid = thread.tid.load(ordering: .acquiring)
+        for _ in 0..<5 {
+            #expect(sampler.sample() == nil)
+            // The spinning thread runs 26 ms of CPU, more than the 25 ms after which an unanswered request counts.
+            let cpu = stallcap_thread_cpu_ns(tid)
+            while stallcap_thread_cpu_ns(tid) - cpu < 26_000_000 { usleep(1000) }
+        }
+        // Three refusals in a row: the fifth call asks nothing (requests are spaced out to a second).
+        #expect(requests.count == 4)
+        #expect(sampler.missedCount == 5)
+    }
+}
+
 /// The signal never reaches a thread inside a system call: it comes from a timer on the thread's CPU clock, which
 /// the kernel delivers on the thread's own way back to user code (cputimer.c). Checking /proc first and then
 /// sending tgkill left a window: about 1 % of samples cut a sleep short for a thread sleeping every 5 ms.

@@ -38,7 +38,8 @@ import Testing
         if end.missedCount == 0 { #expect(missedWait == 0) }
         if launcher == .runloop { #expect(stall.begin.threadID == capture.process?.pid) }
         let stacks = TestSupport.stacks(of: capture)
-        #expect(stacks.contains { TestSupport.longestRun(of: "BusyWork.descend", in: $0) >= BusyWork.depth })
+        let runs = stacks.map { TestSupport.longestRun(of: "BusyWork.descend", in: $0) }
+        #expect(runs.contains { $0 >= BusyWork.depth }, "\(stacks.count) stacks, missed \(end.missedCount); runs \(runs)")
     }
 
     @Test(arguments: Launcher.allCases)
