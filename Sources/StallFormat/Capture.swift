@@ -10,6 +10,11 @@ public struct Capture: Sendable {
     public var imageContents: [ImageContentsRecord] = []
     /// Stalls in the order they began.
     public var stalls: [Stall]
+    /// When and from which files the capture was symbolicated (`stallprof symbolicate`); nil when it was not.
+    public var symbolication: SymbolicationRecord? = nil
+    /// The symbols and source frames `stallprof symbolicate` wrote, by looked-up address (a return address less
+    /// one). Default: none; analyzers then read the image files.
+    public var symbols: [UInt64: EmbeddedSymbol] = [:]
     /// True when the watchdog stopped and closed the file; false after a crash or kill.
     public var closedCleanly: Bool
     /// The close record's time (monotonic nanoseconds); nil when the file has none. Default: nil.

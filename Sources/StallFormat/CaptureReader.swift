@@ -161,6 +161,10 @@ public enum CaptureReader {
                 if let index = stallIndex[threads.stallID] { capture.stalls[index].threads.append(threads) }
             case .imageContents(let contents):
                 if !capture.imageContents.contains(contents) { capture.imageContents.append(contents) }
+            case .symbolication(let symbolication):
+                capture.symbolication = symbolication
+            case .symbols(let symbols):
+                capture.symbols.merge(symbols.entries) { _, new in new }
             case .close(let timestampNs):
                 capture.closedCleanly = true
                 capture.closedAtNs = timestampNs
@@ -249,6 +253,10 @@ public enum CaptureReader {
             return .imageContents(ImageContentsRecord(address: address, path: path, bytes: bytes))
         case .close:
             return .close(timestampNs: try c.u64())
+        case .symbolication:
+            return .symbolication(try SymbolicationRecord.decode(&c))
+        case .symbols:
+            return .symbols(try SymbolsRecord.decode(&c))
         case .marker:
             let rawKind = try c.u8()
             guard let kind = MarkerRecord.Kind(rawValue: rawKind) else { throw c.error("unknown marker kind \(rawKind)") }
@@ -262,62 +270,5 @@ public enum CaptureReader {
             return .dropped(DroppedRecord(
                 sampleCount: try c.u64(), otherCount: try c.u64(), firstNs: try c.u64(), lastNs: try c.u64()))
         }
-    }
-}
-
-/// Reads little-endian fields from a byte array, throwing ``CaptureFormatError`` past its limit.
-struct ByteCursor {
-    let bytes: [UInt8]
-    var offset: Int
-    let source: String
-    var limit: Int
-
-    init(bytes: [UInt8], offset: Int, source: String, limit: Int? = nil) {
-        self.bytes = bytes
-        self.offset = offset
-        self.source = source
-        self.limit = limit ?? bytes.count
-    }
-
-    var remaining: Int { limit - offset }
-
-    func error(_ reason: String) -> CaptureFormatError {
-        CaptureFormatError(source: source, offset: offset, reason: reason)
-    }
-
-    mutating func integer<T: FixedWidthInteger>(_: T.Type) throws -> T {
-        let size = MemoryLayout<T>.size
-        guard remaining >= size else { throw error("record too short") }
-        var value: T = 0
-        for k in 0..<size { value |= T(truncatingIfNeeded: bytes[offset + k]) << (8 * k) }
-        offset += size
-        return value
-    }
-
-    mutating func u8() throws -> UInt8 { try integer(UInt8.self) }
-    mutating func u16() throws -> UInt16 { try integer(UInt16.self) }
-    mutating func u32() throws -> UInt32 { try integer(UInt32.self) }
-    mutating func u64() throws -> UInt64 { try integer(UInt64.self) }
-    mutating func i32() throws -> Int32 { try integer(Int32.self) }
-
-    mutating func byteField() throws -> [UInt8] {
-        let count = Int(try u32())
-        guard count <= remaining else { throw error("field length \(count) exceeds the record") }
-        defer { offset += count }
-        return Array(bytes[offset..<(offset + count)])
-    }
-
-    /// A frame list: a count, then that many addresses.
-    mutating func frames() throws -> [UInt64] {
-        let count = Int(try u32())
-        guard count <= remaining / 8 else { throw error("frame count \(count) exceeds the record") }
-        var frames: [UInt64] = []
-        frames.reserveCapacity(count)
-        for _ in 0..<count { frames.append(try u64()) }
-        return frames
-    }
-
-    mutating func string() throws -> String {
-        String(decoding: try byteField(), as: UTF8.self)
     }
 }

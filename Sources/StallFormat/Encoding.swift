@@ -21,7 +21,7 @@ public enum CaptureFormat {
     /// Record type codes.
     enum RecordType: UInt8 {
         case process = 1, image = 2, stallBegin = 3, sample = 4, stallEnd = 5, close = 6, blockedOn = 7, dropped = 8, marker = 9
-        case signalMask = 10, threads = 11, imageContents = 12
+        case signalMask = 10, threads = 11, imageContents = 12, symbolication = 13, symbols = 14
     }
 
     /// The file header: magic, version, two reserved bytes, four reserved bytes.
@@ -167,6 +167,12 @@ extension CaptureRecord {
             out.appendLE(image.address)
             out.appendString(image.path)
             out.appendBytes(image.bytes)
+        case .symbolication(let symbolication):
+            type = .symbolication
+            symbolication.encode(into: &out)
+        case .symbols(let symbols):
+            type = .symbols
+            symbols.encode(into: &out)
         case .close(let timestampNs):
             type = .close
             out.appendLE(timestampNs)

@@ -271,4 +271,9 @@ public enum CaptureRecord: Sendable, Equatable {
     case threads(ThreadsRecord)
     /// The bytes of an image without a file, the vDSO (type 12; older readers skip it).
     case imageContents(ImageContentsRecord)
+    /// When and from which files `stallprof symbolicate` resolved the capture's addresses (type 13; older readers
+    /// skip it).
+    case symbolication(SymbolicationRecord)
+    /// Resolved addresses: symbols, lines, inlined frames (type 14; older readers skip it).
+    case symbols(SymbolsRecord)
 }

@@ -30,7 +30,7 @@ enum ExitCode {
 /// Every subcommand, in the order the root usage lists them.
 let subcommands: [Subcommand] = [
     FoldCommand.command, FlameGraphCommand.command, DiffCommand.command, ExportCommand.command,
-    ReportCommand.command, BisectCommand.command, CheckCommand.command, ShellCommands.completions, ShellCommands.man,
+    ReportCommand.command, SymbolicateCommand.command, BisectCommand.command, CheckCommand.command, ShellCommands.completions, ShellCommands.man,
 ]
 
 let rootUsage = UsageText.root(subcommands)

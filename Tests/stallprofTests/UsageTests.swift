@@ -3,7 +3,7 @@ import Testing
 
 /// The usage texts and usage errors every subcommand gets from its option declarations.
 @Suite struct UsageTests {
-    static let commands = ["fold", "flamegraph", "diff", "export", "report", "bisect", "check", "completions", "man"]
+    static let commands = ["fold", "flamegraph", "diff", "export", "report", "symbolicate", "bisect", "check", "completions", "man"]
 
     @Test func rootHelpListsEverySubcommand() throws {
         let help = try CLI.run(["--help"])

@@ -11,8 +11,8 @@ public enum TimelineBuilder {
         let origin = capture.originNs
         let relative = { (ns: UInt64) in ns &- min(ns, origin) }
         let symbolizer = Symbolizer(capture: capture, options: options.symbolizer)
-        let architecture = SyscallNames.architecture(ofExecutable: capture.process?.executable)
-        let rule = AppCodeRule(images: capture.images, executable: capture.process?.executable)
+        let architecture = SyscallNames.architecture(of: capture)
+        let rule = AppCodeRule(capture: capture, lookup: options.symbolizer)
         let interval = capture.process?.sampleIntervalNs
         var episodes: [TimelineEpisode] = []
         var stacks = TimelineStacks()

@@ -41,15 +41,19 @@ final class AppCodeRule {
     private var imageCache: [String: Bool] = [:]
     private var addressCache: [UInt64: Frame] = [:]
 
-    /// A rule for one capture's images. `appModules`: the modules that are the app; empty: found from the
-    /// executable's symbols when first needed (``AppModules/detect(executable:symbols:)``).
-    init(images: [ImageRecord], executable: String?, appModules: [String] = []) {
+    /// A rule for one capture's images. `appModules`: the modules that are the app; empty: those `stallprof
+    /// symbolicate` recorded, else found from the executable's symbols when first needed
+    /// (``AppModules/detect(executable:symbols:)``). Files are looked up as `lookup` says (its debug directories);
+    /// names stay mangled whatever it says.
+    init(capture: Capture, appModules: [String] = [], lookup: SymbolizerOptions = SymbolizerOptions()) {
         var options = SymbolizerOptions()
+        (options.debugDirectories, options.systemDebugDirectory) = (lookup.debugDirectories, lookup.systemDebugDirectory)
         options.demangle = false  // the mangled name tells Swift code from C, and gives its module
-        symbolizer = Symbolizer(images: images, options: options)
-        self.executable = executable
-        self.images = images
-        givenModules = appModules
+        symbolizer = Symbolizer(
+            images: capture.images, table: capture.symbols, symbolication: capture.symbolication, options: options)
+        executable = capture.process?.executable
+        images = capture.images
+        givenModules = appModules.isEmpty ? capture.symbolication?.appModules ?? [] : appModules
     }
 
     /// The app's modules, sorted; nil when every module counts (none could be told apart).

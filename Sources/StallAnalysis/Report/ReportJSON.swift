@@ -42,6 +42,18 @@ extension StallReport {
                 .object([("tid", .int(Int($0.tid))), ("count", .int(Int(clamping: $0.count)))])
             })),
             ("appModules", capture.appModules.map(JSONValue.strings) ?? .null),
+            ("symbolication", capture.symbolication.map { record in
+                .object([
+                    ("at", .string(ReportFormat.iso8601(record.wallNs))),
+                    ("images", .array(record.sources.map { source in
+                        .object([
+                            ("image", .string(source.image)),
+                            ("symbols", source.symbols.isEmpty ? .null : .string(source.symbols)),
+                            ("lines", source.lines.isEmpty ? .null : .string(source.lines)),
+                        ])
+                    })),
+                ])
+            } ?? .null),
         ])
     }
 

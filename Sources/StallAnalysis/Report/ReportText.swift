@@ -61,6 +61,7 @@ extension StallReport {
             lines += Self.wrap("app code: module\(modules.count == 1 ? "" : "s") " + modules.joined(separator: ", "),
                                first: "  ", indent: "    ")
         }
+        if let symbolication = capture.symbolication { lines += Self.symbolicated(symbolication) }
         if !capture.markersLost.isEmpty {
             let lost = capture.markersLost.prefix(4).map { entry in
                 "\(entry.count) of " + (entry.tid == 0 ? "threads without a ring of their own" : "thread \(entry.tid)")
@@ -69,6 +70,29 @@ extension StallReport {
                                first: "  ", indent: "    ")
         }
         return lines
+    }
+
+    /// `symbolicated 2026-12-05 18:10:00 UTC: names from stall-demo.debug, libc.so.6; lines from
+    /// stall-demo.debug; none for libfoo.so`, wrapped: the files by name, each once.
+    static func symbolicated(_ record: SymbolicationRecord) -> [String] {
+        let base = { (path: String) in path.split(separator: "/").last.map(String.init) ?? path }
+        // A debug file found by build-id is named for its image: its own name is the build-id.
+        let label = { (image: String, file: String) in
+            file.contains("/.build-id/") ? base(image) + " (debug file)"
+                : file.hasPrefix("(") ? base(image) + " " + file : base(file)
+        }
+        func names(_ labels: [String]) -> String {
+            var seen = Set<String>()
+            return labels.filter { seen.insert($0).inserted }.joined(separator: ", ")
+        }
+        let symbols = record.sources.filter { !$0.symbols.isEmpty }.map { label($0.image, $0.symbols) }
+        let lines = record.sources.filter { !$0.lines.isEmpty }.map { label($0.image, $0.lines) }
+        let none = record.sources.filter(\.symbols.isEmpty).map { base($0.image) }
+        let text = "symbolicated \(ReportFormat.date(record.wallNs)) \(ReportFormat.clock(record.wallNs)) UTC: "
+            + (symbols.isEmpty ? "no names" : "names from " + names(symbols)) + "; "
+            + (lines.isEmpty ? "no lines" : "lines from " + names(lines))
+            + (none.isEmpty ? "" : "; nothing for " + names(none))
+        return wrap(text, first: "  ", indent: "    ")
     }
 
     private func totals() -> [String] {

@@ -36,6 +36,8 @@ public struct CaptureSummary: Sendable {
     /// The Swift modules that are the app's code (``StallReportOptions/appModules``, or the ones found in the
     /// executable), sorted; nil when every module counts as the app's.
     public var appModules: [String]? = nil
+    /// When and from which files `stallprof symbolicate` resolved the capture; nil when it did not.
+    public var symbolication: SymbolicationRecord? = nil
 }
 
 /// What a blocked episode waited for, resolved for reading (see ``BlockedOnRecord``).

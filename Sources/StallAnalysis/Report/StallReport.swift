@@ -136,10 +136,10 @@ public struct StallReport: Sendable {
             var names = options.capture.symbolizer
             (names.inlines, names.lines) = (false, false)
             let symbolizer = Symbolizer(capture: capture, options: names)
-            let rule = AppCodeRule(
-                images: capture.images, executable: capture.process?.executable, appModules: options.appModules)
+            let rule = AppCodeRule(capture: capture, appModules: options.appModules, lookup: names)
             summary.appModules = rule.appModules
-            let architecture = SyscallNames.architecture(ofExecutable: capture.process?.executable)
+            summary.symbolication = capture.symbolication
+            let architecture = SyscallNames.architecture(of: capture)
             let captureMarkers = MarkerIndex(StallReport.markers(of: capture, index: index))
             markers = captureMarkers.markers
             for stall in capture.stalls where options.capture.accepts(stall) {

@@ -41,13 +41,26 @@ public enum SyscallNames {
     /// The captured machine's architecture, from the ELF header of the executable at `path` (`e_machine` 62 is
     /// x86_64, 183 aarch64); this machine's when the file cannot be read.
     public static func architecture(ofExecutable path: String?) -> Architecture {
-        if let path, let header = try? readPrefix(path, count: 20), header.count == 20,
+        architecture(machine: machine(ofExecutable: path))
+    }
+
+    /// The captured machine's architecture: the one `stallprof symbolicate` recorded, else the executable's.
+    public static func architecture(of capture: Capture) -> Architecture {
+        architecture(machine: capture.symbolication.map(\.machine) ?? machine(ofExecutable: capture.process?.executable))
+    }
+
+    /// The ELF `e_machine` of the executable at `path`; 0 when the file cannot be read or is no ELF file.
+    static func machine(ofExecutable path: String?) -> UInt16 {
+        guard let path, let header = try? readPrefix(path, count: 20), header.count == 20,
             header[0] == 0x7F, header[1] == 0x45, header[2] == 0x4C, header[3] == 0x46
-        {
-            let machine = UInt16(header[18]) | UInt16(header[19]) << 8
-            if machine == 62 { return .x86_64 }
-            if machine == 183 { return .aarch64 }
-        }
+        else { return 0 }
+        return UInt16(header[18]) | UInt16(header[19]) << 8
+    }
+
+    /// The architecture of ELF machine `machine`; this machine's for 0 and any other.
+    static func architecture(machine: UInt16) -> Architecture {
+        if machine == 62 { return .x86_64 }
+        if machine == 183 { return .aarch64 }
         #if arch(arm64)
         return .aarch64
         #else

@@ -57,6 +57,8 @@ public struct SourcePlace: Sendable, Hashable {
 /// to use from two threads at once; each symbolizer caches their results per address.
 final class DwarfLines: @unchecked Sendable {
     private let file: OpaquePointer
+    /// The file read.
+    let path: String
     private let lock = PthreadLock()
     /// Files opened, by path and identity; under ``openedLock``. A pthread mutex, not Synchronization's `Mutex`:
     /// ThreadSanitizer knows the one and not the other (it reported a race on a `Mutex`'s contents).
@@ -66,6 +68,7 @@ final class DwarfLines: @unchecked Sendable {
     private init?(opening path: String) {
         guard let file = stalldw_open(path) else { return nil }
         self.file = file
+        self.path = path
     }
 
     deinit { stalldw_close(file) }
@@ -140,22 +143,35 @@ extension Symbolizer {
         if let known = sourceCache[key] { return known }
         let name = name(for: address, isReturnAddress: isReturnAddress)
         var result = [SourceFrame(function: name)]
-        if let image = image(containing: key), !Self.isVDSO(image.path) {  // the vDSO's copy has no DWARF
-            if let dwarf = dwarf(for: image) {
-                let found = dwarf.frames(at: key &- image.loadBias)
-                if !found.isEmpty {
-                    // libdw's are innermost first; the outermost is the function with the code: the symbol's name.
-                    result = found.reversed().enumerated().map { index, frame in
-                        let function = index == 0 ? name : frame.function.map(readable) ?? "[inlined]"
-                        return SourceFrame(function: function, file: frame.file, line: frame.line, inlined: index > 0)
-                    }
-                }
-            } else {
-                withoutLines.insert(image.path)
+        if let image = image(containing: key), let found = dwarfFrames(at: key, in: image), !found.isEmpty {
+            // libdw's are innermost first; the outermost is the function with the code: the symbol's name.
+            result = found.reversed().enumerated().map { index, frame in
+                let function = index == 0 ? name : frame.function.map(readable) ?? "[inlined]"
+                return SourceFrame(function: function, file: frame.file, line: frame.line, inlined: index > 0)
             }
         }
         sourceCache[key] = result
         return result
+    }
+
+    /// The frames at `address` (already the looked-up one) in `image`, innermost first, as the debug information
+    /// has them: the embedded table's when it has the address, else from the image's DWARF (its file's, or a debug
+    /// file's). Nil when the image has no line information (noted for ``linesWarning``); empty when it has none
+    /// for this address.
+    func dwarfFrames(at address: UInt64, in image: ImageRecord) -> [EmbeddedSourceFrame]? {
+        if let entry = table[address] {
+            guard entry.frames.isEmpty, tableWithoutLines.contains(image.path) else { return entry.frames }
+            withoutLines.insert(image.path)
+            return nil
+        }
+        if Self.isVDSO(image.path) { return [] }  // the vDSO's copy has no DWARF
+        guard let dwarf = dwarf(for: image) else {
+            withoutLines.insert(image.path)
+            return nil
+        }
+        return dwarf.frames(at: address &- image.loadBias).map {
+            EmbeddedSourceFrame(function: $0.function, file: $0.file, line: $0.line)
+        }
     }
 
     /// ``rootFirstNames(leafFirst:)`` with ``SymbolizerOptions/lines`` or ``SymbolizerOptions/inlines``: each
@@ -230,7 +246,7 @@ extension Symbolizer {
     }
 
     /// `image`'s DWARF: its own file's, else a debug file's with its build-id; nil when neither has any.
-    private func dwarf(for image: ImageRecord) -> DwarfLines? {
+    func dwarf(for image: ImageRecord) -> DwarfLines? {
         if let known = dwarfFiles[image.path] { return known }
         var found: DwarfLines? = nil
         if let elf = symbols(ofImage: image) {

@@ -43,6 +43,10 @@ public final class Symbolizer {
     public let options: SymbolizerOptions
     private let images: [ImageRecord]
     private let contents: [ImageContentsRecord]
+    /// What `stallprof symbolicate` resolved, by looked-up address: used before any file.
+    let table: [UInt64: EmbeddedSymbol]
+    /// The images the symbolication found no line information for.
+    let tableWithoutLines: Set<String>
     private var files: [String: ELFSymbols?] = [:]
     private var cache: [UInt64: String] = [:]
     /// Debug files found for images (by image path), and what the source-line lookup keeps (SourceLines.swift).
@@ -55,18 +59,24 @@ public final class Symbolizer {
     public private(set) var warnings: [String] = []
 
     /// Creates a symbolizer for one capture's images; `contents` are images copied from memory (the vDSO), read
-    /// in place of files.
+    /// in place of files; `table` what `stallprof symbolicate` resolved (``Capture/symbols``), used before any file,
+    /// with `symbolication` saying which images had no lines.
     public init(
-        images: [ImageRecord], contents: [ImageContentsRecord] = [], options: SymbolizerOptions = SymbolizerOptions()
+        images: [ImageRecord], contents: [ImageContentsRecord] = [], table: [UInt64: EmbeddedSymbol] = [:],
+        symbolication: SymbolicationRecord? = nil, options: SymbolizerOptions = SymbolizerOptions()
     ) {
         self.images = images.sorted { $0.start < $1.start }
         self.contents = contents
+        self.table = table
+        tableWithoutLines = Set(symbolication?.sources.filter(\.lines.isEmpty).map(\.image) ?? [])
         self.options = options
     }
 
-    /// Creates a symbolizer for `capture`'s images and image contents.
+    /// Creates a symbolizer for `capture`'s images, image contents and embedded symbols.
     public convenience init(capture: Capture, options: SymbolizerOptions = SymbolizerOptions()) {
-        self.init(images: capture.images, contents: capture.imageContents, options: options)
+        self.init(
+            images: capture.images, contents: capture.imageContents, table: capture.symbols,
+            symbolication: capture.symbolication, options: options)
     }
 
     /// The image whose loaded range contains `address`.
@@ -152,9 +162,7 @@ public final class Symbolizer {
         // The vDSO is no file: its symbols come from the copy in the capture; without one, perf's name.
         let vdso = Self.isVDSO(image.path)
         let basename = vdso ? "vdso" : image.path.split(separator: "/").last.map(String.init) ?? image.path
-        guard let elf = symbols(for: image),
-            let (symbol, offset, isPLT) = elf.symbol(containing: address &- image.loadBias)
-        else { return "[\(basename)]" }
+        guard let (symbol, offset, isPLT) = symbol(containing: address, in: image) else { return "[\(basename)]" }
         var name = symbol
         if options.demangle {
             name = (options.simplifyNames ? SwiftDemangler.simplified(symbol) : nil) ?? SwiftDemangler.readable(symbol)
@@ -163,6 +171,13 @@ public final class Symbolizer {
         if isPLT { name += "@plt" }
         if options.showOffsets { name += "+0x" + String(offset, radix: 16) }
         return name
+    }
+
+    /// The symbol containing `address` (already the looked-up one) in `image`: the embedded table's entry when it
+    /// has one, else the image file's (or its debug file's) symbol.
+    func symbol(containing address: UInt64, in image: ImageRecord) -> (name: String, offset: UInt64, isPLT: Bool)? {
+        if let entry = table[address] { return entry.symbol.map { ($0, entry.offset, entry.isPLT) } }
+        return symbols(for: image)?.symbol(containing: address &- image.loadBias)
     }
 
     private func symbols(for image: ImageRecord) -> ELFSymbols? {
