@@ -376,6 +376,35 @@ def main():
 
         interact(binary, work, checks)
 
+        # Source lines (--lines) on a capture of stall-demo: frames stay whole, each title says where most of its
+        # samples were, and a search for a file:line highlights the frames there.
+        demo = os.path.join(os.path.dirname(STALLPROF), "stall-demo")
+        if os.path.exists(demo):
+            capture = os.path.join(work, "busy.stalls")
+            subprocess.run([demo, "--stall", "busy", "--stall-ms", "400", "--output", capture], check=True,
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            whole = os.path.join(work, "whole.svg")
+            subprocess.run([STALLPROF, "flamegraph", capture, "-o", whole], check=True)
+            lined = os.path.join(work, "lines.svg")
+            subprocess.run([STALLPROF, "flamegraph", "--lines", capture, "-o", lined], check=True,
+                           stderr=subprocess.DEVNULL)
+            plain_frames = frames(ET.parse(whole).getroot())
+            page, errors = browser.dom("file://%s?s=%s" % (lined, "Workloads%5C.swift:71"))
+            drawn = frames(page)
+            hit = sorted(k[0] for k, f in drawn.items() if f["fill"] == SEARCH_FILL)
+            checks.expect(not errors and len(drawn) == len(plain_frames) and
+                          sorted(re.sub(r" at [^ ]+:[0-9]+$", "", k[0]) for k in drawn) == sorted(k[0] for k in plain_frames),
+                          "lines: the same %d frames as without --lines (%d)" % (len(plain_frames), len(drawn)))
+            checks.expect(hit and all(name.endswith(" at Workloads.swift:71") for name in hit) and
+                          any("BusyWork.burn" in name for name in hit),
+                          "lines: search Workloads.swift:71 highlights %s" % hit)
+            checks.expect(text(page, "matched").startswith("Matched: ") and text(page, "matched") != "Matched: 0.0%",
+                          "lines: search %r" % text(page, "matched"))
+            browser.screenshot("file://%s?s=%s" % (lined, "Workloads%5C.swift:71"), os.path.join(SHOTS, "6-lines.png"),
+                               HEIGHT)
+        else:
+            checks.expect(False, "lines: no %s; build the samples first" % demo)
+
         # Differential graph from stallprof diff: red grew, blue shrank.
         before, after = os.path.join(work, "before.folded"), os.path.join(work, "after.folded")
         for path, content in ((before, BEFORE), (after, AFTER)):
@@ -392,7 +421,7 @@ def main():
         browser.screenshot("file://" + differential, os.path.join(SHOTS, "5-differential.png"), HEIGHT)
 
     shots = sorted(os.listdir(SHOTS))
-    checks.expect(len([s for s in shots if s.endswith(".png")]) >= 5, "screenshots in %s: %s" % (SHOTS, shots))
+    checks.expect(len([s for s in shots if s.endswith(".png")]) >= 6, "screenshots in %s: %s" % (SHOTS, shots))
     print("browser-check: %s (%d failed)" % ("FAILED" if checks.failures else "passed", checks.failures))
     return 1 if checks.failures else 0
 

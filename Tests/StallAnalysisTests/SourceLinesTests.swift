@@ -186,6 +186,21 @@ import Testing
         let frames = try #require((speedscope["shared"] as? [String: Any])?["frames"] as? [[String: Any]])
         #expect(frames.count == 1 && (frames[0]["file"] as? String)?.hasSuffix("/Fixtures/dwarf/inlined.c") == true)
         #expect(frames[0]["line"] == nil, "no line without --lines: a function's samples stay one frame")
+        // Chrome trace (Perfetto): its stack frames have a name and a parent only, so with --inline --lines each is
+        // named as fold names it, a chain from the root.
+        var lined = StallCaptureImporter.Options()
+        (lined.symbolizer.inlines, lined.symbolizer.lines) = (true, true)
+        let timeline = TimelineBuilder.build(capture, options: lined, diagnostics: &diagnostics)
+        let trace = try ExportTests.json(try ChromeTraceExporter(options: .init()).export(timeline, diagnostics: &diagnostics))
+        let traceFrames = try #require(trace["stackFrames"] as? [String: [String: Any]])
+        var chain: [String] = []
+        let parent = { (frame: [String: Any]) in frame["parent"].map { "\($0)" } }
+        var id = traceFrames.first { entry in !traceFrames.values.contains { parent($0) == entry.key } }?.key
+        while let current = id, let frame = traceFrames[current] {
+            chain.insert(frame["name"] as? String ?? "", at: 0)
+            id = parent(frame)
+        }
+        #expect(chain == names, "\(traceFrames)")
     }
 
     /// The fixture library with bytes of its DWARF sections overwritten (a fixed seed, so a failure reproduces):

@@ -33,6 +33,28 @@ import Testing
         return try #require((root["episodes"] as? [[String: Any]])?.first)
     }
 
+    /// `flamegraph --lines`: the same frames as without, each title saying where most of its samples were, inside
+    /// the function it names (`fold --lines` is the way to split a function's frames by line).
+    @Test func theFlameGraphKeepsItsFramesAndItsTitlesSayTheirLines() throws {
+        let path = CLI.temporary("lines-flame.stalls")
+        defer { unlink(path) }
+        let run = try CLI.run(["--stall", "busy", "--stall-ms", "500", "--output", path], executable: CLI.product("stall-demo"))
+        #expect(run.status == 0, "\(run.err)")
+        func titles(_ options: [String]) throws -> [String] {
+            let svg = try CLI.run(["flamegraph"] + options + [path]).out
+            return svg.components(separatedBy: "<title>").dropFirst().compactMap { $0.components(separatedBy: "</title>").first }
+        }
+        let plain = try titles([]), lined = try titles(["--lines"])
+        #expect(!plain.contains { $0.contains(" at ") })
+        let place = try #require(try Regex(#" at ([^ ]+):([0-9]+) \("#))
+        #expect(lined.map { $0.replacing(place, with: " (") } == plain)
+        let burn = try #require(lined.first { $0.contains("BusyWork.burn(until:") })
+        let match = try #require(burn.firstMatch(of: place))
+        #expect(match.output[1].substring == "Workloads.swift", "\(burn)")
+        let line = try #require(Int(match.output[2].substring ?? ""))
+        #expect(Self.lines(ofFunction: "burn")?.contains(line) == true, "\(burn)")
+    }
+
     @Test func theHeaviestStackAndTopSelfNameLinesInsideTheirFunctions() throws {
         let path = CLI.temporary("lines.stalls")
         defer { unlink(path) }

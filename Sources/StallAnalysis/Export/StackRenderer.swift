@@ -32,6 +32,10 @@ public struct StackProfile: Sendable, Equatable {
     public var stacks: [ProfileStack]
     /// What the counts measure (``CountUnit``); nil: samples, or unknown (folded text). Default: nil.
     public var unit: CountUnit? = nil
+    /// Where in the source each function was, by frame name (`Workloads.swift:71`: where most of its samples
+    /// were), for the flame graph's tooltips and search; captures read with ``SymbolizerOptions/lines`` fill it.
+    /// Default: none.
+    public var places: [String: String] = [:]
 
     /// Creates a profile from stacks in input order, counted in `unit`.
     public init(stacks: [ProfileStack] = [], unit: CountUnit? = nil) {

@@ -20,6 +20,22 @@ public enum ProfileLoader {
         var diagnostics = Diagnostics()
         var placed: [(stacksEnd: Int, markers: [ChartMarker])] = []
         var unit: CountUnit? = nil
+        var places: [String: String] = [:]
+        // One input's folded stacks, summed with the others' (counts too large dropped), checked for depth and
+        // transformed, after those before.
+        func add(_ input: FoldedStacks, of name: String) throws {
+            let dropped = Folder.merge(input, of: name, into: &sums, diagnostics: &diagnostics)
+            let folded = input.removing(Set(dropped))
+            var failure: Error?
+            folded.forEach { bytes, _ in
+                if failure == nil {
+                    do { try checkDepth(ArraySlice(bytes), path: name, position: "a folded stack") } catch { failure = error }
+                }
+            }
+            if let failure { throw failure }
+            stacks += StackProfile(options.transforms.apply(to: folded, diagnostics: &diagnostics)).stacks
+            unit = CountUnit.combined(unit, folded.unit)
+        }
         // Every stack's count over the inputs, as `fold` adds them up: the same counts are refused, with the same
         // warnings (a line's count, a stack's sum in one input, the sum over the inputs).
         var sums = FoldedStacks()
@@ -38,33 +54,37 @@ public enum ProfileLoader {
                 stacks += options.transforms.apply(to: read)
                 continue
             }
-            if timeOrder, opened.format == .stallprof {
-                let importer = StallCaptureImporter(options: options.capture)
+            // With lines, a capture's frames stay whole (one per function, as without) and its places go to the
+            // tooltips: `fold --lines` splits a function's frames by line instead.
+            if opened.format == .stallprof, timeOrder || options.capture.symbolizer.lines {
+                var whole = options
+                whole.capture.symbolizer.lines = false
+                let importer = StallCaptureImporter(options: whole.capture)
                 let capture = try StallCaptureImporter.read(opened.stream)
-                stacks += importer.timeOrdered(capture, diagnostics: &diagnostics)
-                placed.append((stacks.count, ChartMarker.place(capture, options: options.capture)))
+                if options.capture.symbolizer.lines {
+                    places.merge(importer.places(of: capture, diagnostics: &diagnostics)) { first, _ in first }
+                }
+                if timeOrder {
+                    stacks += importer.timeOrdered(capture, diagnostics: &diagnostics)
+                    placed.append((stacks.count, ChartMarker.place(capture, options: options.capture)))
+                    continue
+                }
+                var folded = FoldedStacks()
+                importer.fold(capture, into: &folded, diagnostics: &diagnostics)
+                try add(folded, of: opened.stream.name)
                 continue
             }
             var folded = FoldedStacks()
             try Folder.fold(opened, options: options, into: &folded, diagnostics: &diagnostics)
-            let dropped = Folder.merge(folded, of: opened.stream.name, into: &sums, diagnostics: &diagnostics)
-            folded = folded.removing(Set(dropped))
-            var failure: Error?
-            folded.forEach { bytes, _ in
-                if failure == nil {
-                    do { try checkDepth(ArraySlice(bytes), path: opened.stream.name, position: "a folded stack") }
-                    catch { failure = error }
-                }
-            }
-            if let failure { throw failure }
-            stacks += StackProfile(options.transforms.apply(to: folded, diagnostics: &diagnostics)).stacks
-            unit = CountUnit.combined(unit, folded.unit)
+            try add(folded, of: opened.stream.name)
         }
         // Reversed for the chart: an input's samples start after the counts of every stack that follows them.
         var after = [Double](repeating: 0, count: stacks.count + 1)
         for index in stacks.indices.reversed() { after[index] = after[index + 1] + stacks[index].count }
         let markers = placed.flatMap { ChartMarker.shifted($0.markers, by: after[$0.stacksEnd]) }
-        return (StackProfile(stacks: stacks, unit: unit), markers, diagnostics)
+        var profile = StackProfile(stacks: stacks, unit: unit)
+        profile.places = places
+        return (profile, markers, diagnostics)
     }
 
     /// The deepest stack a flame graph draws: deeper ones (far beyond any real call stack; a frame costs a few

@@ -26,7 +26,7 @@ public struct SVGFlameGraph: StackRenderer {
     public func render(_ profile: StackProfile, diagnostics: inout Diagnostics) -> String {
         let framesWidth = Double(options.width) - 2 * Self.xpad
         let layout = FrameLayout(profile, options: options, framesWidth: framesWidth)
-        return String(decoding: render(layout, unit: profile.unit, diagnostics: &diagnostics), as: UTF8.self)
+        return String(decoding: render(layout, profile, diagnostics: &diagnostics), as: UTF8.self)
     }
 
     /// The most frames ``render(_:maxFrames:input:diagnostics:)`` draws by default: about 150 to 400 MB of SVG.
@@ -65,11 +65,11 @@ public struct SVGFlameGraph: StackRenderer {
         {
             diagnostics.warn("the profile's total exceeds 2^64-1: the root's count and the shares are rounded")
         }
-        return render(layout, unit: profile.unit, diagnostics: &diagnostics)
+        return render(layout, profile, diagnostics: &diagnostics)
     }
 
-    /// The SVG of a laid-out profile counted in `unit`, as UTF-8.
-    private func render(_ layout: FrameLayout, unit: CountUnit?, diagnostics: inout Diagnostics) -> [UInt8] {
+    /// The SVG of `profile` laid out as `layout`, as UTF-8.
+    private func render(_ layout: FrameLayout, _ profile: StackProfile, diagnostics: inout Diagnostics) -> [UInt8] {
         let framesWidth = Double(options.width) - 2 * Self.xpad
         // Readers keep every count below 2^64, so a total is finite; a profile built by hand may not be, and is
         // drawn as empty rather than with NaN widths.
@@ -89,7 +89,8 @@ public struct SVGFlameGraph: StackRenderer {
         writePrelude(&head, geometry: geometry, total: layout.total)
         var out = SVGBytes(capacity: 320 * layout.frames.count + head.utf8.count + 4096)
         out.append(head)
-        writeFrames(&out, layout, geometry: geometry, framesWidth: framesWidth, counts: CountText(options, unit))
+        writeFrames(&out, layout, geometry: geometry, framesWidth: framesWidth, counts: CountText(options, profile.unit),
+                    places: profile.places)
         var tail = "</svg>\n"
         writeMarkers(&tail, rows: rows, geometry: geometry, total: layout.total, frameDepth: layout.maxDepth)
         tail += "</svg>\n"

@@ -1,9 +1,10 @@
 /// The frames of the SVG, written as bytes straight from the layout's arena: a real perf profile draws tens of
 /// thousands of frames, and a String per name, number and tooltip was most of `stallprof flamegraph`'s time.
 extension SVGFlameGraph {
-    /// Appends one `<g>` per frame of `layout` (title, rect, and a label when the name fits) to `out`.
+    /// Appends one `<g>` per frame of `layout` (title, rect, and a label when the name fits) to `out`; a frame
+    /// whose name has a place in `places` says it in its title (``StackProfile/places``).
     func writeFrames(_ out: inout SVGBytes, _ layout: FrameLayout, geometry: Geometry, framesWidth: Double,
-                     counts: CountText) {
+                     counts: CountText, places: [String: String] = [:]) {
         let colors = FrameColors(palette: options.palette, weightedHash: options.hash)
         let total = layout.total
         let charWidth = options.fontSize * options.fontWidth
@@ -31,7 +32,8 @@ extension SVGFlameGraph {
                     raw.last == UInt8(ascii: "]") || plain == nil ? FrameColors.deannotated(layout.name(of: frame)) : nil
                 let fill = plain ?? colors.color(for: layout.name(of: frame))
                 out.append("<g><title>" as StaticString)
-                writeTooltip(&out, frame, raw: raw, name: name, total: total, counts: counts)
+                let place = places.isEmpty || frame.depth == 0 ? nil : places[String(decoding: raw, as: UTF8.self)]
+                writeTooltip(&out, frame, raw: raw, name: name, place: place, total: total, counts: counts)
                 out.append("</title><rect x=\"" as StaticString)
                 out.append(fixed: x1, 4)
                 out.append("%\" y=\"" as StaticString)
@@ -71,9 +73,11 @@ extension SVGFlameGraph {
     }
 
     /// `name (N samples, P%)` (`name (1.23 ms, P%)` for time), `all (N samples, 100%)` for the root, and `; +D%`
-    /// for frames of differential stacks (`; -D%` when it shrank), escaped for XML.
+    /// for frames of differential stacks (`; -D%` when it shrank), escaped for XML. With a place, `name at
+    /// Workloads.swift:71 (N samples, P%)`: before the counts, so the script's search and details take it as part
+    /// of the name (they drop only the last parenthesis).
     private func writeTooltip(_ out: inout SVGBytes, _ frame: LaidOutFrame, raw: UnsafeBufferPointer<UInt8>,
-                              name: Substring?, total: Double, counts: CountText)
+                              name: Substring?, place: String?, total: Double, counts: CountText)
     {
         if frame.depth == 0 {
             out.append("all (" as StaticString)
@@ -86,6 +90,10 @@ extension SVGFlameGraph {
             copy.withUTF8 { out.append(escaped: $0) }
         } else {
             out.append(escaped: raw)
+        }
+        if var place {
+            out.append(" at " as StaticString)
+            place.withUTF8 { out.append(escaped: $0) }
         }
         out.append(" (" as StaticString)
         counts.write(frame.width, exact: frame.exactWidth, to: &out)

@@ -119,6 +119,26 @@ public struct StallCaptureImporter: StackImporter {
         return entries.reversed()
     }
 
+    /// The place (`Workloads.swift:71`) where most of the selected samples were in each function, by the name
+    /// ``fold(_:into:diagnostics:)`` gives its frames without ``SymbolizerOptions/lines`` (ties: the smallest place);
+    /// functions without a known place are left out. For the flame graph's tooltips. Warns, as `fold --lines`
+    /// does, about images without line information.
+    public func places(of capture: Capture, diagnostics: inout Diagnostics) -> [String: String] {
+        var options = options.symbolizer
+        options.lines = true
+        let symbolizer = Symbolizer(capture: capture, options: options)
+        defer { if let lines = symbolizer.linesWarning { diagnostics.warn("\(capture.source): \(lines)") } }
+        var tally: [String: [String: Int]] = [:]
+        for stall in capture.stalls where self.options.accepts(stall) {
+            for sample in stall.samples where !sample.frames.isEmpty && self.options.accepts(sample, of: stall) {
+                for (name, place) in symbolizer.rootFirstNamesAndPlaces(leafFirst: sample.frames) {
+                    if let place { tally[name, default: [:]][place, default: 0] += 1 }
+                }
+            }
+        }
+        return tally.mapValues { counts in counts.max { ($0.value, $1.key) < ($1.value, $0.key) }!.key }
+    }
+
     /// Calls `body` with the root-first names of each selected sample, in capture order.
     private func forEachSample(of capture: Capture, diagnostics: inout Diagnostics, _ body: ([String]) -> Void) {
         capture.warnings.forEach { diagnostics.warn($0) }

@@ -160,7 +160,9 @@ extension Symbolizer {
     /// for this address.
     func dwarfFrames(at address: UInt64, in image: ImageRecord) -> [EmbeddedSourceFrame]? {
         if let entry = table[address] {
-            guard entry.frames.isEmpty, tableWithoutLines.contains(image.path) else { return entry.frames }
+            guard entry.frames.isEmpty, !Self.isVDSO(image.path), tableWithoutLines.contains(image.path) else {
+                return entry.frames
+            }
             withoutLines.insert(image.path)
             return nil
         }
@@ -196,18 +198,35 @@ extension Symbolizer {
         return full
     }
 
-    /// The names at `address` (one, or with inlines each inlined function's) and the same with what follows them
-    /// (`_[i]`, `:Workloads.swift:66`): made once per address.
-    private func rendered(_ address: UInt64, isReturnAddress: Bool) -> (names: [String], full: [String]) {
+    /// The names at `address` (one, or with inlines each inlined function's), the same with what follows them
+    /// (`_[i]`, `:Workloads.swift:66`), and each one's place (`Workloads.swift:66`): made once per address.
+    private func rendered(_ address: UInt64, isReturnAddress: Bool)
+        -> (names: [String], full: [String], places: [String?])
+    {
         let key = isReturnAddress && address > 0 ? address - 1 : address
         if let known = renderCache[key] { return known }
         let found = sourceFrames(for: address, isReturnAddress: isReturnAddress)
         let frames = options.inlines ? found : [found[0]]
         let made = (names: frames.map(\.function), full: frames.map { frame in
             frame.function + (frame.inlined ? "_[i]" : "") + (options.lines ? frame.shortLocation.map { ":" + $0 } ?? "" : "")
-        })
+        }, places: frames.map(\.shortLocation))
         renderCache[key] = made
         return made
+    }
+
+    /// Each frame of a stack (leaf first), root first, as ``rootFirstNames(leafFirst:)`` names it without
+    /// ``SymbolizerOptions/lines`` (inlined frames their own with ``SymbolizerOptions/inlines``), with its place
+    /// apart: `Workloads.swift:66`, nil where none is known. For outputs that keep a function's frames whole and
+    /// show lines beside them (the flame graph's tooltips).
+    public func rootFirstNamesAndPlaces(leafFirst addresses: [UInt64]) -> [(name: String, place: String?)] {
+        var names: [String] = [], places: [String?] = []
+        for index in stride(from: addresses.count - 1, through: 0, by: -1) {
+            let made = rendered(addresses[index], isReturnAddress: index > 0)
+            names += made.full.indices.map { made.names[$0] + (options.inlines && $0 > 0 ? "_[i]" : "") }
+            places += made.places
+        }
+        Self.showForwardedClosures(&names, offsets: options.showOffsets)
+        return Array(zip(names, places))
     }
 
     /// Where each frame of a stack (leaf first) was in the source, root first, aligned with

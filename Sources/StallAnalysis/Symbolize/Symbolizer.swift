@@ -52,7 +52,7 @@ public final class Symbolizer {
     /// Debug files found for images (by image path), and what the source-line lookup keeps (SourceLines.swift).
     private var debugFiles: [String: ELFSymbols?] = [:]
     var sourceCache: [UInt64: [SourceFrame]] = [:]
-    var renderCache: [UInt64: (names: [String], full: [String])] = [:]
+    var renderCache: [UInt64: (names: [String], full: [String], places: [String?])] = [:]
     var dwarfFiles: [String: DwarfLines?] = [:]
     var withoutLines = Set<String>()
     /// Problems found (a missing file, a build-id that no longer matches), once per image.
