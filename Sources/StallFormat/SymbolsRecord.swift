@@ -176,10 +176,30 @@ public struct SymbolicationRecord: Sendable, Equatable {
 
 extension CaptureFormat {
     /// A capture file made of `records`, in order: the header, then each record framed (type, length, payload,
-    /// CRC). What `stallprof symbolicate` writes: the records it read, then its own.
+    /// CRC).
     public static func file(of records: [CaptureRecord]) -> [UInt8] {
         var bytes = header
         for record in records { record.encode(into: &bytes) }
         return bytes
+    }
+
+    /// What `stallprof symbolicate` writes: the capture `bytes` (already read without error by
+    /// ``CaptureReader/records(_:source:)``) as they are, its header and every complete record byte for byte (also
+    /// records of types this reader does not know), except its symbolication and symbols records, then
+    /// `appending`. A record cut short at the end is left out.
+    public static func file(copying bytes: [UInt8], appending records: [CaptureRecord]) -> [UInt8] {
+        var out = Array(bytes.prefix(headerSize))
+        var offset = headerSize
+        let dropped: Set<UInt8> = [RecordType.symbolication.rawValue, RecordType.symbols.rawValue]
+        while offset + recordPrefixSize <= bytes.count {
+            let length = Int(bytes[offset + 1]) | Int(bytes[offset + 2]) << 8 | Int(bytes[offset + 3]) << 16
+                | Int(bytes[offset + 4]) << 24
+            let end = offset + recordPrefixSize + length + recordSuffixSize
+            guard length <= maxPayloadSize, end <= bytes.count else { break }
+            if !dropped.contains(bytes[offset]) { out += bytes[offset..<end] }
+            offset = end
+        }
+        for record in records { record.encode(into: &out) }
+        return out
     }
 }

@@ -78,8 +78,10 @@ enum SharedOptions {
                 }
                 options.names = style
             },
-            .flag("--lines", help: "captures: each frame's source line, function:File.swift:66, where its image "
-                + "has DWARF") { $0.capture.symbolizer.lines = true },
+            .flag("--lines", help: "captures: each frame's source line where its image has DWARF, "
+                + "function:File.swift:66 (flamegraph: in each frame's tooltip, frames kept whole)") {
+                $0.capture.symbolizer.lines = true
+            },
         ])
     }
 

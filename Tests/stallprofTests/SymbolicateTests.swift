@@ -92,15 +92,31 @@ import Testing
         #expect(reference[0].out.contains("BusyWork.descend"))
         #expect(reference[1].out.contains("Workloads.swift:"))
 
+        // Symbolicated without the debug file first: what could not be resolved is left to the files, so the
+        // debug file still names it later.
+        let early = directory + "/e.stalls"
+        #expect(try CLI.run(["symbolicate", capture, "-o", early]).status == 0)
+        #expect(try CLI.run(["fold"] + debug + [early]).bytes == reference[0].bytes)
+
         let symbolicated = directory + "/s.stalls"
         let made = try CLI.run(["symbolicate"] + debug + [capture, "-o", symbolicated])
         #expect(made.status == 0, "\(made.err)")
         for sub in ["bin", "debug"] { try FileManager.default.removeItem(atPath: directory + "/" + sub) }
-        // As long as the capture's path: the report names it.
-        let away = directory + "/m.stalls"
+        // Symbolicated again without the binaries: what the first run found is kept, without a warning about it.
+        let again = directory + "/a.stalls"
+        let remade = try CLI.run(["symbolicate", symbolicated, "-o", again])
+        #expect(remade.status == 0 && !remade.err.contains("stall-demo"), "\(remade.err)")
+        for (from, to) in [(symbolicated, "/m.stalls"), (again, "/n.stalls")] {
+            try compare(commands, reference, capture: capture, symbolicated: from, at: directory + to, directory: directory)
+        }
+    }
+
+    /// Runs `commands` on `symbolicated` moved away (``moveAway(_:to:)``, to `path`: as long as `capture`'s path,
+    /// which the report names) and compares with `reference`, the same commands on `capture` with its binaries.
+    func compare(_ commands: [[String]], _ reference: [CLI.Result], capture: String, symbolicated: String, at away: String,
+                 directory: String) throws {
         let moved = try Self.moveAway(symbolicated, to: away) + [(capture, away)]
         #expect(moved.count >= 7, "\(moved)")  // the executable, the Swift runtime, libc at least
-
         for (command, expected) in zip(commands, reference) {
             let result = try CLI.run(command + [away])
             #expect(result.status == 0, "\(command): \(result.err)")

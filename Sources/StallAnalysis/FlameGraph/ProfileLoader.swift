@@ -20,7 +20,7 @@ public enum ProfileLoader {
         var diagnostics = Diagnostics()
         var placed: [(stacksEnd: Int, markers: [ChartMarker])] = []
         var unit: CountUnit? = nil
-        var places: [String: String] = [:]
+        var places: [String: [String: Int]] = [:]  // samples per place per function, over the captures
         // One input's folded stacks, summed with the others' (counts too large dropped), checked for depth and
         // transformed, after those before.
         func add(_ input: FoldedStacks, of name: String) throws {
@@ -62,7 +62,9 @@ public enum ProfileLoader {
                 let importer = StallCaptureImporter(options: whole.capture)
                 let capture = try StallCaptureImporter.read(opened.stream)
                 if options.capture.symbolizer.lines {
-                    places.merge(importer.places(of: capture, diagnostics: &diagnostics)) { first, _ in first }
+                    for (name, counts) in importer.placeCounts(of: capture, diagnostics: &diagnostics) {
+                        places[name, default: [:]].merge(counts, uniquingKeysWith: +)
+                    }
                 }
                 if timeOrder {
                     stacks += importer.timeOrdered(capture, diagnostics: &diagnostics)
@@ -83,7 +85,7 @@ public enum ProfileLoader {
         for index in stacks.indices.reversed() { after[index] = after[index + 1] + stacks[index].count }
         let markers = placed.flatMap { ChartMarker.shifted($0.markers, by: after[$0.stacksEnd]) }
         var profile = StackProfile(stacks: stacks, unit: unit)
-        profile.places = places
+        profile.places = StallCaptureImporter.mostCommon(places)
         return (profile, markers, diagnostics)
     }
 

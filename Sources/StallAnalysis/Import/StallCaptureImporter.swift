@@ -119,15 +119,17 @@ public struct StallCaptureImporter: StackImporter {
         return entries.reversed()
     }
 
-    /// The place (`Workloads.swift:71`) where most of the selected samples were in each function, by the name
-    /// ``fold(_:into:diagnostics:)`` gives its frames without ``SymbolizerOptions/lines`` (ties: the smallest place);
-    /// functions without a known place are left out. For the flame graph's tooltips. Warns, as `fold --lines`
-    /// does, about images without line information.
-    public func places(of capture: Capture, diagnostics: inout Diagnostics) -> [String: String] {
+    /// How many of the selected samples were at each place (`Workloads.swift:71`) in each function, by the name
+    /// ``fold(_:into:diagnostics:)`` gives its frames without ``SymbolizerOptions/lines`` (``mostCommon(_:)`` picks
+    /// one per function). For the flame graph's tooltips. Warns, as `fold --lines` does, about images without line
+    /// information (unless ``SymbolizerOptions/inlines`` is on: folding warns then).
+    public func placeCounts(of capture: Capture, diagnostics: inout Diagnostics) -> [String: [String: Int]] {
         var options = options.symbolizer
         options.lines = true
         let symbolizer = Symbolizer(capture: capture, options: options)
-        defer { if let lines = symbolizer.linesWarning { diagnostics.warn("\(capture.source): \(lines)") } }
+        defer {
+            if !options.inlines, let lines = symbolizer.linesWarning { diagnostics.warn("\(capture.source): \(lines)") }
+        }
         var tally: [String: [String: Int]] = [:]
         for stall in capture.stalls where self.options.accepts(stall) {
             for sample in stall.samples where !sample.frames.isEmpty && self.options.accepts(sample, of: stall) {
@@ -136,7 +138,12 @@ public struct StallCaptureImporter: StackImporter {
                 }
             }
         }
-        return tally.mapValues { counts in counts.max { ($0.value, $1.key) < ($1.value, $0.key) }!.key }
+        return tally
+    }
+
+    /// The place with the most samples for each function of `counts` (ties: the smallest place).
+    public static func mostCommon(_ counts: [String: [String: Int]]) -> [String: String] {
+        counts.mapValues { places in places.max { ($0.value, $1.key) < ($1.value, $0.key) }!.key }
     }
 
     /// Calls `body` with the root-first names of each selected sample, in capture order.

@@ -46,7 +46,8 @@ public enum SyscallNames {
 
     /// The captured machine's architecture: the one `stallprof symbolicate` recorded, else the executable's.
     public static func architecture(of capture: Capture) -> Architecture {
-        architecture(machine: capture.symbolication.map(\.machine) ?? machine(ofExecutable: capture.process?.executable))
+        let recorded = capture.symbolication?.machine ?? 0
+        return architecture(machine: recorded != 0 ? recorded : machine(ofExecutable: capture.process?.executable))
     }
 
     /// The ELF `e_machine` of the executable at `path`; 0 when the file cannot be read or is no ELF file.

@@ -167,6 +167,7 @@ extension Symbolizer {
             return nil
         }
         if Self.isVDSO(image.path) { return [] }  // the vDSO's copy has no DWARF
+        readDwarf = true
         guard let dwarf = dwarf(for: image) else {
             withoutLines.insert(image.path)
             return nil
@@ -219,14 +220,16 @@ extension Symbolizer {
     /// apart: `Workloads.swift:66`, nil where none is known. For outputs that keep a function's frames whole and
     /// show lines beside them (the flame graph's tooltips).
     public func rootFirstNamesAndPlaces(leafFirst addresses: [UInt64]) -> [(name: String, place: String?)] {
-        var names: [String] = [], places: [String?] = []
+        var names: [String] = [], inlined: [Bool] = [], places: [String?] = []
         for index in stride(from: addresses.count - 1, through: 0, by: -1) {
             let made = rendered(addresses[index], isReturnAddress: index > 0)
-            names += made.full.indices.map { made.names[$0] + (options.inlines && $0 > 0 ? "_[i]" : "") }
+            names += made.names
+            inlined += made.names.indices.map { $0 > 0 }  // with inlines, every frame after the machine frame's
             places += made.places
         }
+        // As rootFirstNamesWithLines: forwarders shown as their closures on the bare names, then the marks.
         Self.showForwardedClosures(&names, offsets: options.showOffsets)
-        return Array(zip(names, places))
+        return names.indices.map { (names[$0] + (inlined[$0] ? "_[i]" : ""), places[$0]) }
     }
 
     /// Where each frame of a stack (leaf first) was in the source, root first, aligned with
@@ -241,12 +244,15 @@ extension Symbolizer {
     }
 
     /// The one warning about lines when ``SymbolizerOptions/lines`` or ``SymbolizerOptions/inlines`` asked for
-    /// them and some frames have none: libdw is missing, or the images without DWARF, by file name; nil otherwise.
+    /// them and some frames have none: libdw is missing (and some line was to be read from a file), or the images
+    /// without DWARF, by file name; nil otherwise.
     public var linesWarning: String? {
-        guard options.lines || options.inlines, !withoutLines.isEmpty || !DwarfLines.isAvailable else { return nil }
-        guard DwarfLines.isAvailable else {
+        guard options.lines || options.inlines else { return nil }
+        // Only when some line was looked up in a file: a symbolicated capture's come from the capture.
+        if readDwarf && !DwarfLines.isAvailable {
             return "libdw.so.1 (elfutils) was not found: no source lines (Debian: apt-get install libdw1)"
         }
+        guard !withoutLines.isEmpty else { return nil }
         let names = imagesWithoutLines.map { $0.split(separator: "/").last.map(String.init) ?? $0 }
         let listed = names.prefix(5).joined(separator: ", ") + (names.count > 5 ? " and \(names.count - 5) more" : "")
         return "no line information (DWARF) in \(names.count) image\(names.count == 1 ? "" : "s"): \(listed); their "

@@ -55,6 +55,8 @@ public final class Symbolizer {
     var renderCache: [UInt64: (names: [String], full: [String], places: [String?])] = [:]
     var dwarfFiles: [String: DwarfLines?] = [:]
     var withoutLines = Set<String>()
+    /// True once a line was looked up in a file's DWARF (not in ``table``).
+    var readDwarf = false
     /// Problems found (a missing file, a build-id that no longer matches), once per image.
     public private(set) var warnings: [String] = []
 
