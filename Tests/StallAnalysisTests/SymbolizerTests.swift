@@ -70,6 +70,21 @@ import Testing
         #expect(named > 0)
     }
 
+    /// A stub of a Swift function reads demangled, with `@plt` after it (`Swift.print(...) -> ()@plt`).
+    @Test func swiftPLTStubsAreDemangled() throws {
+        let elf = try #require(ELFSymbols(path: "/proc/self/exe"))
+        let (image, _) = try ownImage()
+        let symbolizer = Symbolizer(images: [image])
+        var swift = 0
+        for address in stride(from: elf.pltRange.lowerBound, to: elf.pltRange.upperBound, by: 16) {
+            guard let symbol = elf.symbol(containing: address + 4), symbol.name.hasPrefix("$s") else { continue }
+            let name = symbolizer.name(for: image.loadBias + address + 4, isReturnAddress: false)
+            #expect(name.hasSuffix("@plt") && !name.hasPrefix("$s") && name.contains("."), "\(symbol.name): \(name)")
+            swift += 1
+        }
+        #expect(swift > 0, "no stub of a Swift function in the test binary's PLT")
+    }
+
     @Test func nonELFFilesAreRejected() {
         #expect(ELFSymbols(path: "/etc/hostname") == nil)
         #expect(ELFSymbols(path: "/nonexistent") == nil)
