@@ -203,6 +203,28 @@ import Testing
         #expect(chain == names, "\(traceFrames)")
     }
 
+    /// The thread holding a lock "was in" the innermost function the compiler inlined where it was, not the
+    /// function whose machine frame holds the code: `scale`, inlined into `mix`, inlined into `entry`.
+    @Test func aLockOwnerWasInTheInnermostFunctionInlinedWhereItWas() throws {
+        let (directory, image) = try inlinedLibrary()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let plain = Symbolizer(images: [image])
+        let range = try functionRange(image.path) { $0 == "entry" }
+        let leaf = try #require(range.map { $0 + Self.bias }.first { plain.sourceFrames(for: $0, isReturnAddress: false).count == 3 })
+        let records = ReportFixtures.records(
+            [.image(image)] + ReportFixtures.episode(1, at: 2_000, durationMs: 500, state: .blocked, cpuPerMille: 0,
+                                                     samples: Array(repeating: [ReportFixtures.systemLeaf, ReportFixtures.pass], count: 3))
+            + [.blockedOn(BlockedOnRecord(
+                stallID: 1, timestampNs: ReportFixtures.startNs + 2_300_000_000, waitKind: .mutex,
+                syscall: ReportFixtures.futexNumber, ownerTID: 77, ownerName: "worker", ownerState: UInt8(ascii: "R"),
+                ownerFlags: .signalled, ownerFrames: [leaf]))])
+        let report = StallReport(captures: [try ReportFixtures.capture(records, name: "inlined-owner")])
+        let blocked = try #require(report.episodes.first?.blockedOn)
+        #expect(blocked.ownerStack == ["entry"])
+        #expect(blocked.ownerFrame == "scale")
+        #expect(report.text().contains("held by thread 77 (worker), which was in scale"), "\(report.text())")
+    }
+
     /// The fixture library with bytes of its DWARF sections overwritten (a fixed seed, so a failure reproduces):
     /// opening it and looking up every address of `entry` never traps nor hangs (libdw checks what it reads; a
     /// crash here would end the test run). 1,500 random mutations of this kind outside the suite found none either.

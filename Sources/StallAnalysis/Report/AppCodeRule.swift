@@ -134,6 +134,18 @@ final class AppCodeRule {
             || name.hasSuffix(".$main() async throws -> ()")
     }
 
+    /// Where, among the functions the compiler inlined at `address` (outermost first, as
+    /// ``SourcePlace/inlined``), the innermost one is that is code of the app or of a library, not the toolchain's
+    /// nor a helper (judged on its full demangled name: a short one has lost its module); nil when none is.
+    func innermostOwnInlined(_ address: UInt64, isReturnAddress: Bool) -> Int? {
+        let inlined = symbolizer.sourceFrames(for: address, isReturnAddress: isReturnAddress).dropFirst()
+        return inlined.lastIndex { frame in
+            let name = SwiftDemangler.readable(frame.function)
+            guard !name.hasPrefix("["), Self.isAppFunction(name) else { return false }  // `[inlined]`: no name
+            return !(Self.module(ofDemangled: name).map(Self.isToolchainModule) ?? false)
+        }.map { $0 - 1 }
+    }
+
     /// False for helpers and standard library code, by the full demangled name.
     static func isAppFunction(_ name: String) -> Bool {
         // `__swift_instantiateConcreteTypeFromMangledName` and kin: runtime helpers the compiler emits into every

@@ -30,7 +30,7 @@ extension BlockedOnSummary {
         let frames = owned ? record.ownerFrames : []
         ownerStack = symbolizer.rootFirstNames(leafFirst: frames)
         ownerStackPlaces = symbolizer.rootFirstPlaces(leafFirst: frames)
-        ownerFrame = Self.frame(frames, names: ownerStack, rule: rule)
+        ownerFrame = Self.frame(frames, names: ownerStack, places: ownerStackPlaces, rule: rule)
         ownerStackSource = frames.isEmpty ? nil
             : record.ownerFlags.contains(.signalled) ? "signal"
             : record.ownerFlags.contains(.fromStackMemory) ? "stack memory" : nil
@@ -44,12 +44,22 @@ extension BlockedOnSummary {
         addThreads(of: stall, record: record, symbolizer: symbolizer, rule: rule, architecture: architecture)
     }
 
-    /// The leaf-most app frame of `frames` (leaf first; `names` root first), else its leaf-most frame of a library
-    /// module (a SwiftPM dependency's), else the leaf.
-    static func frame(_ frames: [UInt64], names: [String], rule: AppCodeRule) -> String? {
+    /// The leaf-most app frame of `frames` (leaf first; `names` and `places` root first), else its leaf-most
+    /// frame of a library module (a SwiftPM dependency's), else the leaf. Where the compiler inlined functions at
+    /// that frame's spot (`places`), the innermost of them that is not the toolchain's nor a helper: the function
+    /// the thread was in, in the source (a closure's frame whose code is `Shapes.lockInOrderBA()`).
+    static func frame(_ frames: [UInt64], names: [String], places: [SourcePlace?], rule: AppCodeRule) -> String? {
         let judged = rule.judge(leafFirst: frames)  // root first, like `names`
-        let index = judged.app.lastIndex(of: true) ?? judged.modules.lastIndex { $0 != nil }
-        return index.map { names[$0] } ?? names.last
+        guard let index = judged.app.lastIndex(of: true) ?? judged.modules.lastIndex(where: { $0 != nil }) else {
+            return names.last
+        }
+        let leafIndex = frames.count - 1 - index
+        if index < places.count, let inlined = places[index]?.inlined, leafIndex >= 0,
+            let inner = rule.innermostOwnInlined(frames[leafIndex], isReturnAddress: leafIndex > 0), inner < inlined.count
+        {
+            return inlined[inner].function
+        }
+        return names[index]
     }
 
     /// One sentence: what the thread waited for and, when known, who held it and where that thread was.

@@ -27,6 +27,7 @@ extension BlockedOnSummary {
         threadsTotal = max(Int(first.totalThreads), first.threads.count)
         var summaries: [ThreadSummary] = first.threads.map { thread in
             let names = symbolizer.rootFirstNames(leafFirst: thread.frames)
+            let places = symbolizer.rootFirstPlaces(leafFirst: thread.frames)
             let base = startCPU[thread.tid] ?? thread.cpuNs
             let cpu = last == nil ? nil : lastCPU[thread.tid].map { Double($0 &- min($0, base)) / 1e6 }
             return ThreadSummary(
@@ -34,8 +35,8 @@ extension BlockedOnSummary {
                 syscall: thread.syscall >= 0 ? SyscallNames.name(Int(thread.syscall), architecture: architecture) : nil,
                 detail: thread.detail,
                 waitKind: WaitFrames.refine(thread.waitKind, leafFirst: Array(names.reversed())),
-                cpuMs: cpu, stack: names, stackPlaces: symbolizer.rootFirstPlaces(leafFirst: thread.frames),
-                frame: Self.frame(thread.frames, names: names, rule: rule), why: "")
+                cpuMs: cpu, stack: names, stackPlaces: places,
+                frame: Self.frame(thread.frames, names: names, places: places, rule: rule), why: "")
         }
         // A thread running at the snapshot ran, unless the readings show it used next to no CPU during the episode
         // (a pool thread going back to sleep).
