@@ -16,7 +16,7 @@ import Testing
         let binary = directory + "/bin/stall-demo", capture = directory + "/c.stalls"
         try FileManager.default.copyItem(atPath: CLI.product("stall-demo"), toPath: binary)
         let env = [EnvironmentName.threshold: "100", EnvironmentName.interval: "5"]
-        _ = try CLI.run(["--stall", "busy", "--stall-ms", "300", "--output", capture], environment: env, executable: binary)
+        _ = try CLI.run(["--stall", "busy", "--stall-ms", "600", "--output", capture], environment: env, executable: binary)
         let split = try CLI.run(["--only-keep-debug", binary, directory + "/debug/stall-demo.debug"],
                                 executable: "/usr/bin/objcopy")
         try #require(split.status == 0, "objcopy: \(split.err)")

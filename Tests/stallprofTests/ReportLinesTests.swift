@@ -38,7 +38,7 @@ import Testing
     @Test func theFlameGraphKeepsItsFramesAndItsTitlesSayTheirLines() throws {
         let path = CLI.temporary("lines-flame.stalls")
         defer { unlink(path) }
-        let run = try CLI.run(["--stall", "busy", "--stall-ms", "500", "--output", path], executable: CLI.product("stall-demo"))
+        let run = try CLI.run(["--stall", "busy", "--stall-ms", "600", "--output", path], executable: CLI.product("stall-demo"))
         #expect(run.status == 0, "\(run.err)")
         func titles(_ options: [String]) throws -> [String] {
             let svg = try CLI.run(["flamegraph"] + options + [path]).out

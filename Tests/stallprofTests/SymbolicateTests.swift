@@ -20,7 +20,7 @@ import Testing
             try #require(objcopy.status == 0, "objcopy: \(objcopy.err)")
         }
         let env = [EnvironmentName.threshold: "100", EnvironmentName.interval: "5"]
-        let run = try CLI.run(["--stall", "busy", "--stall-ms", "300", "--output", capture], environment: env, executable: binary)
+        let run = try CLI.run(["--stall", "busy", "--stall-ms", "600", "--output", capture], environment: env, executable: binary)
         try #require(run.status == 0, "\(run.err)")
         return (directory, capture)
     }
@@ -150,7 +150,7 @@ import Testing
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let first = directory + "/a/one.stalls", second = directory + "/b/two.stalls", same = directory + "/b/one.stalls"
         let env = [EnvironmentName.threshold: "100", EnvironmentName.interval: "5"]
-        let run = try CLI.run(["--stall", "busy", "--stall-ms", "400", "--output", first], environment: env,
+        let run = try CLI.run(["--stall", "busy", "--stall-ms", "600", "--output", first], environment: env,
                               executable: CLI.product("stall-demo"))
         try #require(run.status == 0, "\(run.err)")
         for copy in [second, same] { try FileManager.default.copyItem(atPath: first, toPath: copy) }
