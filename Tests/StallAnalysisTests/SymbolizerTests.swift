@@ -91,3 +91,19 @@ import Testing
         #expect(ELFSymbols(path: "/proc/self/exe")?.buildID.isEmpty == false)
     }
 }
+
+/// C++ symbols of captures (the Swift runtime's own functions) read as perf shows them.
+@Suite struct CxxDemanglerTests {
+    @Test func itaniumSymbolsDemangleAndOthersDoNot() {
+        #expect(CxxDemangler.demangle("_ZNSt6vectorIiSaIiEE9push_backERKi")
+            == "std::vector<int, std::allocator<int> >::push_back(int const&)")
+        #expect(CxxDemangler.demangle("_ZL3fooi") == "foo(int)")
+        #expect(CxxDemangler.demangle("_Zx!") == nil)  // not a valid mangling
+        #expect(CxxDemangler.demangle("main") == nil)
+        #expect(CxxDemangler.demangle("_ZL3fooi" + String(repeating: "i", count: CxxDemangler.maxLength)) == nil)
+        // Swift first, then C++, else the name as it is.
+        #expect(SwiftDemangler.symbolName("$s4main3fooyyF") == "main.foo() -> ()")
+        #expect(SwiftDemangler.symbolName("_ZL3fooi") == "foo(int)")
+        #expect(SwiftDemangler.symbolName("clock_gettime") == "clock_gettime")
+    }
+}

@@ -266,7 +266,7 @@ extension Symbolizer {
     /// `name` demangled as the options say.
     private func readable(_ name: String) -> String {
         guard options.demangle else { return name }
-        let readable = (options.simplifyNames ? SwiftDemangler.simplified(name) : nil) ?? SwiftDemangler.readable(name)
+        let readable = (options.simplifyNames ? SwiftDemangler.simplified(name) : nil) ?? SwiftDemangler.symbolName(name)
         return options.names == .short ? ShortNames.short(readable) : readable
     }
 

@@ -26,6 +26,9 @@ public enum SwiftDemangler {
     /// `demangle(name)`, or `name` itself when it does not demangle.
     public static func readable(_ name: String) -> String { demangle(name) ?? name }
 
+    /// A symbol of a binary as a person reads it: Swift demangled, else C++ (``CxxDemangler``), else as it is.
+    static func symbolName(_ name: String) -> String { demangle(name) ?? CxxDemangler.demangle(name) ?? name }
+
     private typealias SimplifyFunction = @convention(c) (UnsafePointer<CChar>?, UnsafeMutablePointer<CChar>?, Int) -> Int
 
     /// `swift_demangle_getSimplifiedDemangledName` from the toolchain's libswiftDemangle.so (not part of the

@@ -167,7 +167,7 @@ public final class Symbolizer {
         guard let (symbol, offset, isPLT) = symbol(containing: address, in: image) else { return "[\(basename)]" }
         var name = symbol
         if options.demangle {
-            name = (options.simplifyNames ? SwiftDemangler.simplified(symbol) : nil) ?? SwiftDemangler.readable(symbol)
+            name = (options.simplifyNames ? SwiftDemangler.simplified(symbol) : nil) ?? SwiftDemangler.symbolName(symbol)
         }
         if options.demangle, options.names == .short { name = ShortNames.short(name) }
         if isPLT { name += "@plt" }
