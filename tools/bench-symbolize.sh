@@ -9,7 +9,9 @@
 # about 16,000 samples) and a flood of short main-queue blocks of FLOOD_MS (default 10000). Each command runs RUNS
 # times (default 5); printed: the shortest wall time, the CPU time (user + system) of that run, the peak RSS, and the
 # ratio to llvm-symbolizer's; then what lines and inlined frames add (the fold with them less the fold without) beside
-# the target, at most 1.5x llvm-symbolizer's CPU time. No figure is asserted: a ratio over its target is marked OVER. The outputs are checked: both name the same number of frames with a line.
+# the target, at most 1.5x llvm-symbolizer's CPU time; then `stallprof symbolicate` of the busy capture, and the
+# fold with lines of both captures symbolicated (names and lines from the capture, no image file read; checked to
+# print the same). No figure is asserted: a ratio over its target is marked OVER. The outputs are checked: both name the same number of frames with a line.
 # STALLPROF overrides the binary (default: a release build of this checkout). Compare runs on one machine only.
 set -euo pipefail
 repo="$(cd "$(dirname "$0")/.." && pwd)"
@@ -93,6 +95,17 @@ wall="$(awk -v a="$wall" -v b="$names_wall" 'BEGIN { printf "%.4f", a - b }')"
 cpu="$(awk -v a="$cpu" -v b="$names_cpu" 'BEGIN { printf "%.4f", a - b }')"
 rss=0
 row "  lines and inlines alone (difference)" 1.5
+# The same captures made self-contained (`stallprof symbolicate`, timed once): folding them reads no image file.
+sym_busy="$work/busy-symbolicated.stalls" sym_flood="$work/flood-symbolicated.stalls"
+mkdir -p "$work/symbolicated"
+"$STALLPROF" symbolicate "$busy" -o "$sym_busy" 2>/dev/null
+"$STALLPROF" symbolicate "$flood" -o "$sym_flood" 2>/dev/null
+measure symbolicate "$work/symbolicate.out" "$STALLPROF" symbolicate "$busy" -o "$work/symbolicated/busy.stalls"
+row "stallprof symbolicate (busy capture)" ""
+measure symbolicated "$work/symbolicated.out" "$STALLPROF" fold --lines --inline "$sym_busy" "$sym_flood"
+row "  fold --lines --inline, symbolicated" ""
+cmp -s "$work/symbolicated.out" "$work/lines.out" \
+    || { echo "bench-symbolize: the symbolicated captures fold otherwise" >&2; exit 1; }
 # Both name frames with lines: llvm-symbolizer's lines with a line number, stallprof's distinct frames with one.
 with_line="$(grep -cE ':[1-9][0-9]*:[0-9]+$' "$work/llvm.out" || true)"
 ours="$(tr ';' '\n' <"$work/lines.out" | sed 's/ [0-9]*$//' | grep -cE '\.[a-z]+:[1-9][0-9]*$' || true)"
