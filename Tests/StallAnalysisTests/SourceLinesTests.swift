@@ -222,7 +222,8 @@ import Testing
         let blocked = try #require(report.episodes.first?.blockedOn)
         #expect(blocked.ownerStack == ["entry"])
         #expect(blocked.ownerFrame == "scale")
-        #expect(report.text().contains("held by thread 77 (worker), which was in scale"), "\(report.text())")
+        let words = report.text().split(whereSeparator: \.isWhitespace).joined(separator: " ")  // wrapped at 80
+        #expect(words.contains("held by thread 77 (worker), which was in scale"), "\(report.text())")
     }
 
     /// The fixture library with bytes of its DWARF sections overwritten (a fixed seed, so a failure reproduces):
