@@ -57,7 +57,9 @@ public enum Symbolication {
             // Nothing resolved, and no full symbol table read (the file is missing, stripped, rebuilt): no entry, so
             // that readers look at the image's files as for a capture never symbolicated (where the binary or its
             // debug file is, it is named). Only a full table's "no symbol here" is an answer worth keeping.
-            if entry.symbol == nil, entry.frames.isEmpty, symbolizer.symbols(ofImage: image)?.hasFullSymbolTable != true {
+            if entry.symbol == nil, entry.frames.isEmpty, before == nil,
+                symbolizer.symbols(ofImage: image)?.hasFullSymbolTable != true
+            {
                 continue
             }
             entries[address] = entry

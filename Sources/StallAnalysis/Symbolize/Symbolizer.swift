@@ -48,6 +48,8 @@ public final class Symbolizer {
     /// The images the symbolication found no line information for.
     let tableWithoutLines: Set<String>
     private var files: [String: ELFSymbols?] = [:]
+    /// Each image's own file, when a debug file stands in for it (``files``): its PLT stubs are named from it.
+    private var ownFiles: [String: ELFSymbols?] = [:]
     private var cache: [UInt64: String] = [:]
     /// Debug files found for images (by image path), and what the source-line lookup keeps (SourceLines.swift).
     private var debugFiles: [String: ELFSymbols?] = [:]
@@ -179,7 +181,13 @@ public final class Symbolizer {
     /// has one, else the image file's (or its debug file's) symbol.
     func symbol(containing address: UInt64, in image: ImageRecord) -> (name: String, offset: UInt64, isPLT: Bool)? {
         if let entry = table[address] { return entry.symbol.map { ($0, entry.offset, entry.isPLT) } }
-        return symbols(for: image)?.symbol(containing: address &- image.loadBias)
+        let offset = address &- image.loadBias
+        if let found = symbols(for: image)?.symbol(containing: offset) { return found }
+        // A debug file holds no PLT (objcopy leaves it empty): a stub is named from the image's own file.
+        if let own = ownFiles[image.path], let own, own !== files[image.path] ?? nil, own.pltRange.contains(offset) {
+            return own.symbol(containing: offset)
+        }
+        return nil
     }
 
     private func symbols(for image: ImageRecord) -> ELFSymbols? {
@@ -202,6 +210,7 @@ public final class Symbolizer {
             problem = "build-id differs from the capture's (the file was rebuilt)"
             elf = nil
         }
+        ownFiles[image.path] = .some(elf)
         if elf?.hasFullSymbolTable != true, let debug = debugFile(for: image) {
             elf = debug
         } else if let problem {
