@@ -91,8 +91,13 @@ public struct StallCaptureImporter: StackImporter {
 
     /// Parses the capture `stream` holds; a corrupt one is ``AnalysisError/badData(path:position:reason:)``.
     public static func read(_ stream: ByteStream) throws -> Capture {
+        try parse(try stream.readAll(), source: stream.name)
+    }
+
+    /// Parses the capture `bytes` read from `source`; a corrupt one is ``AnalysisError/badData(path:position:reason:)``.
+    public static func parse(_ bytes: [UInt8], source: String) throws -> Capture {
         do {
-            return try CaptureReader.parse(try stream.readAll(), source: stream.name)
+            return try CaptureReader.parse(bytes, source: source)
         } catch let error as CaptureFormatError {
             throw AnalysisError.badData(path: error.source, position: "byte \(error.offset)", reason: error.reason)
         }

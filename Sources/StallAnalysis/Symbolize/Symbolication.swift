@@ -23,19 +23,14 @@ public enum Symbolication {
     /// The capture `input` holds, with its addresses resolved: its records byte for byte (a record cut short at the
     /// end is dropped with a warning; an earlier symbolication's records are replaced), then the symbolication and
     /// symbols records. What this machine cannot resolve (a symbol, lines) keeps what an earlier symbolication found;
-    /// an address nothing resolved, in an image whose file could not be read, gets no entry. Problems found (an
+    /// an address nothing resolved, nor an earlier run, in an image without a full symbol table, gets no entry. Problems found (an
     /// image file missing or rebuilt, images without line information) are `diagnostics`' warnings.
     public static func symbolicate(
         _ input: InputSource, options: SymbolicateOptions = .init(), diagnostics: inout Diagnostics
     ) throws -> [UInt8] {
         let stream = try input.open()
         let bytes = try stream.readAll()
-        let capture: Capture
-        do {
-            capture = try CaptureReader.parse(bytes, source: stream.name)
-        } catch let error as CaptureFormatError {
-            throw AnalysisError.badData(path: error.source, position: "byte \(error.offset)", reason: error.reason)
-        }
+        let capture = try StallCaptureImporter.parse(bytes, source: stream.name)
         capture.warnings.forEach { diagnostics.warn($0) }
         var lookup = options.symbolizer
         lookup.lines = true  // the warning about images without lines
