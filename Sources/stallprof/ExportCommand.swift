@@ -14,8 +14,8 @@ enum ExportCommand {
 
     static var command: Command<Run> {
         Command(
-            name: "export", abstract: "speedscope, Chrome trace (Perfetto) or pprof from captures or anything fold reads",
-            synopsis: "--format speedscope|chrome-trace|pprof [options] [-o OUT] [FILE ... | -]",
+            name: "export", abstract: "speedscope, Perfetto, Chrome trace or pprof from captures or anything fold reads",
+            synopsis: "--format speedscope|chrome-trace|pprof|perfetto [options] [-o OUT] [FILE ... | -]",
             discussion: """
                 Writes the episodes and samples of captures for the viewers engineers already use: speedscope, \
                 Perfetto or chrome://tracing, go tool pprof. Other inputs (perf script, macOS sample, folded \
@@ -36,8 +36,9 @@ enum ExportCommand {
                             default: Weight.ms) { $0.export.speedscope.weight = $1 == .ms ? .milliseconds : .samples },
                 ]),
                 OptionGroup(title: "CHROME-TRACE", options: [
-                    .flag("--no-samples", help: "episodes and markers only, no stack samples") {
+                    .flag("--no-samples", help: "episodes and markers only, no stack samples (perfetto too)") {
                         $0.export.chromeTrace.samples = false
+                        $0.export.perfetto.samples = false
                     },
                     .number("--untimed-ms", value: "N", help: "untimed input: milliseconds one count lasts on the "
                         + "time axis", default: "1", most: 1e9) {
@@ -59,11 +60,11 @@ enum ExportCommand {
     static func run(_ invocation: Invocation<Run>) throws {
         let options = invocation.options.export
         guard invocation.options.formatGiven else {
-            throw UsageError(message: "--format is required: speedscope, chrome-trace or pprof")
+            throw UsageError(message: "--format is required: speedscope, chrome-trace, pprof or perfetto")
         }
         let output = invocation.options.output
-        if options.format == .pprof, output == nil || output == "-", isatty(1) != 0 {
-            throw UsageError(message: "pprof output is binary; give -o FILE or redirect standard output")
+        if options.format == .pprof || options.format == .perfetto, output == nil || output == "-", isatty(1) != 0 {
+            throw UsageError(message: "\(options.format.rawValue) output is binary; give -o FILE or redirect standard output")
         }
         let inputs = try inputsOrStandardInput(invocation.positionals)
         let target = try OutputTarget(output)  // before reading, as the shell's `>`

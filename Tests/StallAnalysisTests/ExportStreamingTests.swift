@@ -24,8 +24,25 @@ import Testing
         for format in ExportFormat.allCases {
             var options = ExportOptions()
             options.format = format
-            try body(timeline, options, format)
+            // Perfetto takes timed samples only: the same stacks, one a millisecond.
+            try body(format == .perfetto ? Self.timed(timeline) : timeline, options, format)
         }
+    }
+
+    /// `timeline`'s samples as a capture's: one episode on pid and tid 7, a sample each millisecond.
+    static func timed(_ timeline: Timeline) -> Timeline {
+        var timed = timeline
+        timed.isTimed = true
+        var episode = timed.episodes[0]
+        episode.kind = .stall
+        (episode.pid, episode.tid, episode.startNs) = (7, 7, 0)
+        episode.durationNs = UInt64(episode.samples.count) * 1_000_000
+        for index in episode.samples.indices {
+            episode.samples[index].timestampNs = UInt64(index) * 1_000_000
+            episode.samples[index].count = 1
+        }
+        timed.episodes = [episode]
+        return timed
     }
 
     @Test func everyFormatStreamsInPiecesTheBytesItWritesInMemory() throws {

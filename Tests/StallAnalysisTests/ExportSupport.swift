@@ -28,6 +28,10 @@ struct ProtoMessage {
             case 0:
                 guard let value = varint() else { return nil }
                 fields.append((number, value, nil))
+            case 1:  // fixed64 (a double): its eight bytes, as `bytes`
+                guard at + 8 <= bytes.count else { return nil }
+                fields.append((number, nil, Array(bytes[at..<at + 8])))
+                at += 8
             case 2:
                 guard let length = varint(), at + Int(length) <= bytes.count else { return nil }
                 fields.append((number, nil, Array(bytes[at..<at + Int(length)])))
@@ -45,6 +49,12 @@ struct ProtoMessage {
     /// Every string in field `number`.
     func strings(_ number: Int) -> [String] {
         fields.filter { $0.number == number }.compactMap { $0.bytes.map { String(decoding: $0, as: UTF8.self) } }
+    }
+
+    /// The double in field `number` (a fixed64 field); nil when absent.
+    func double(_ number: Int) -> Double? {
+        guard let bytes = fields.last(where: { $0.number == number })?.bytes, bytes.count == 8 else { return nil }
+        return Double(bitPattern: bytes.reversed().reduce(0) { $0 << 8 | UInt64($1) })
     }
 
     /// The varint in field `number` (0 when absent, as proto3 reads it).

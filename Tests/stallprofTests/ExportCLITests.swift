@@ -26,6 +26,9 @@ import Testing
         let (pprofStatus, stdout, _) = try Self.run(["--format", "pprof", capture, "-o", out])
         #expect(pprofStatus == 0 && stdout.isEmpty)
         #expect(try Data(contentsOf: URL(fileURLWithPath: out)).starts(with: [0x1F, 0x8B]))
+        // Perfetto: a Trace, packets (field 1, length-delimited) from its first byte.
+        let (perfettoStatus, perfetto, _) = try Self.run(["--format", "perfetto", capture])
+        #expect(perfettoStatus == 0 && perfetto.first == 0x0A && perfetto.count > 100)
     }
 
     @Test func foldedStandardInputExportsWithoutTimes() throws {
@@ -50,6 +53,9 @@ import Testing
         defer { try? FileManager.default.removeItem(atPath: folded) }
         let (mixed, _, mixedError) = try Self.run(["--format", "speedscope", capture, folded])
         #expect(mixed == 64 && mixedError.contains("export them separately"))
+        // Folded stacks have no times, and Perfetto's samples no weights: a usage error that says where to go.
+        let (untimed, untimedOut, untimedError) = try Self.run(["--format", "perfetto", folded])
+        #expect(untimed == 64 && untimedOut.isEmpty && untimedError.contains("perfetto needs timed samples"))
     }
 
     @Test func perfCpuClockExportsKeepNanoseconds() throws {

@@ -47,7 +47,7 @@ import Testing
             (["check", "--window"], "stallprof: error: --window needs a value"),
             (["bisect", "--resume=yes"], "stallprof: error: --resume takes no value"),
             (["diff", "only-one"], "stallprof: error: diff takes exactly two inputs: BEFORE AFTER"),
-            (["export", "-"], "stallprof: error: --format is required: speedscope, chrome-trace or pprof"),
+            (["export", "-"], "stallprof: error: --format is required: speedscope, chrome-trace, pprof or perfetto"),
             (["check", "--", ], "stallprof: error: no command after --"),
         ]
         for (arguments, message) in cases {

@@ -34,6 +34,9 @@ public enum ExportFormat: String, Sendable, CaseIterable {
     case chromeTrace = "chrome-trace"
     /// pprof's gzipped `perftools.profiles.Profile` protobuf (`go tool pprof`).
     case pprof
+    /// Perfetto's native protobuf trace (TracePacket): episodes and markers on thread tracks, every sample with its
+    /// stack at its time (the UI's flame graph of a selected range). Timed input only.
+    case perfetto
 }
 
 /// Options of an export: the format, each format's options and how inputs are read.
@@ -48,6 +51,8 @@ public struct ExportOptions: Sendable {
     public var chromeTrace = ChromeTraceExporter.Options()
     /// pprof options. Default: ``PprofExporter/Options/init()``.
     public var pprof = PprofExporter.Options()
+    /// Perfetto options. Default: ``PerfettoExporter/Options/init()``.
+    public var perfetto = PerfettoExporter.Options()
 
     /// Creates the default options.
     public init() {}
@@ -81,6 +86,8 @@ public enum Exporter {
         case .chromeTrace:
             try ChromeTraceExporter(options: options.chromeTrace).export(timeline, to: sink, diagnostics: &diagnostics)
         case .pprof: try PprofExporter(options: options.pprof).export(timeline, to: sink, diagnostics: &diagnostics)
+        case .perfetto:
+            try PerfettoExporter(options: options.perfetto).export(timeline, to: sink, diagnostics: &diagnostics)
         }
     }
 

@@ -44,6 +44,12 @@ struct ProtobufWriter {
     /// A bool field (omitted when false).
     mutating func bool(_ field: Int, _ value: Bool) { uint(field, value ? 1 : 0) }
 
+    /// A double field: wire type 1, eight little-endian bytes. Always written (a message's value field).
+    mutating func double(_ field: Int, _ value: Double) {
+        varint(UInt64(field) << 3 | 1)
+        withUnsafeBytes(of: value.bitPattern.littleEndian) { bytes.append(contentsOf: $0) }
+    }
+
     /// A length-delimited field holding `payload` (a string's UTF-8 or an embedded message). Always written: an
     /// empty string in a repeated field (pprof's string table entry 0) must be there.
     mutating func bytes(_ field: Int, _ payload: [UInt8]) {

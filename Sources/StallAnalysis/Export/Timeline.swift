@@ -28,6 +28,9 @@ public struct Timeline: Sendable {
     /// What a sample's ``TimelineSample/count`` measures (untimed input: the folded stacks' unit, e.g.
     /// nanoseconds for perf `cpu-clock` periods); nil means sample counts. Captures leave it nil.
     public var countUnit: CountUnit?
+    /// Thread names by kernel thread id, where the input names its threads (perf script's `comm`); exporters call
+    /// a capture's sampled thread `main queue (tid N)`. Default: none.
+    public var threadNames: [Int32: String] = [:]
 
     /// Creates a timeline.
     public init(name: String, isTimed: Bool, startWallNs: UInt64? = nil, durationNs: UInt64? = nil,
@@ -76,6 +79,7 @@ public struct Timeline: Sendable {
         }
         markers += other.markers
         images += other.images.filter { !images.contains($0) }
+        threadNames.merge(other.threadNames) { first, _ in first }
         durationNs = max(durationNs ?? 0, other.durationNs ?? 0)
     }
 }
