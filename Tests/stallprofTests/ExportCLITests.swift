@@ -58,18 +58,24 @@ import Testing
         #expect(untimed == 64 && untimedOut.isEmpty && untimedError.contains("perfetto needs timed samples"))
     }
 
-    @Test func perfCpuClockExportsKeepNanoseconds() throws {
+    @Test func perfScriptKeepsItsTimesAndPprofItsCpuNanoseconds() throws {
         let perf = CLI.fixture("perf-script.txt")
         let (status, json, _) = try Self.run(["--format", "speedscope", perf])
         #expect(status == 0)
         let profiles = try #require(try CLI.json(json)["profiles"] as? [[String: Any]])
-        #expect(profiles.map { $0["unit"] as? String } == ["nanoseconds"])
-        #expect(profiles.compactMap { $0["weights"] as? [Double] }.flatMap { $0 }.reduce(0, +) > 1000)
+        // A profile per thread, in milliseconds: each cpu-clock sample weighs its period.
+        #expect(profiles.first?["name"] as? String == "my app (tid 4243)" && profiles.count == 5)
+        #expect(profiles.allSatisfy { $0["unit"] as? String == "milliseconds" })
+        #expect(profiles.first?["weights"] as? [Double] == [0.25, 0.25])
         let (traceStatus, trace, _) = try Self.run(["--format", "chrome-trace", perf])
         let events = try #require(try CLI.json(trace)["traceEvents"] as? [[String: Any]])
-        let profile = try #require(events.first { $0["cat"] as? String == "profile" })
-        // The fixture's cpu-clock periods add up to about half a millisecond: the slice lasts that, in microseconds.
-        #expect(traceStatus == 0 && ((profile["dur"] as? Double) ?? 1e9) < 10_000)
+        #expect(traceStatus == 0 && events.contains { $0["name"] as? String == "thread_name" && $0["tid"] as? Int == 4243 })
+        let out = FileManager.default.temporaryDirectory.appendingPathComponent("perf-cli-\(getpid()).pb").path
+        defer { try? FileManager.default.removeItem(atPath: out) }
+        #expect(try Self.run(["--format", "pprof", "--no-gzip", perf, "-o", out]).0 == 0)
+        // The string table holds its sample types verbatim: cpu/nanoseconds, no wall time.
+        let profile = try Data(contentsOf: URL(fileURLWithPath: out))
+        #expect(profile.range(of: Data("\u{3}cpu".utf8)) != nil && profile.range(of: Data("\u{4}wall".utf8)) == nil)
     }
 
     /// Folded stacks whose export is longer than the piece an export is written in (256 KiB).

@@ -34,8 +34,12 @@ import Testing
         #expect(export.status == 0)
         let frames = try #require((try CLI.json(export.bytes)["shared"] as? [String: Any])?["frames"] as? [[String: Any]])
         #expect(frames.compactMap { $0["name"] as? String } == ["app-100", "main", "work"])
+        // Timed (a profile per thread): with --count samples a sample weighs the time to its thread's next one (1 ms
+        // for a thread's only sample), not its 250000 ns cpu-clock period.
         let profile = try #require((try CLI.json(export.bytes)["profiles"] as? [[String: Any]])?.first)
-        #expect(profile["weights"] as? [Int] == [2])
+        #expect(profile["weights"] as? [Double] == [1])
+        let periods = try CLI.run(["export", "--format", "speedscope", path])
+        #expect((try CLI.json(periods.bytes)["profiles"] as? [[String: Any]])?.first?["weights"] as? [Double] == [0.25])
     }
 
     @Test func formatIsHonouredByFlamegraphDiffAndExport() throws {

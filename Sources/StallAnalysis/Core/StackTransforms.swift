@@ -60,7 +60,7 @@ public struct StackTransforms: Sendable {
     }
 
     /// One folded stack rewritten; `cache` remembers demangled frames.
-    private func rewrite(_ text: String, cache: inout [Substring: String]) -> String {
+    func rewrite(_ text: String, cache: inout [Substring: String]) -> String {
         var frames = text.split(separator: ";", omittingEmptySubsequences: false).map(String.init)
         if demangleSwift {
             frames = frames.map { frame in

@@ -78,13 +78,11 @@ public struct ChromeTraceExporter: ProfileExporter {
             events.append(TraceEvent(members: members + [("pid", .int(Int(pid))), ("tid", .int(Int(tid)))],
                                      args: nil, start: marker.startNs, slice: slice))
         }
-        let process = timeline.executable.map { $0.split(separator: "/").last.map(String.init) ?? $0 } ?? timeline.name
         var metadata: [JSONValue] = []
         for pid in threads.keys.sorted() {
-            metadata.append(Self.metadata("process_name", pid: pid, tid: 0, value: process))
+            metadata.append(Self.metadata("process_name", pid: pid, tid: 0, value: timeline.processName(pid: pid)))
             for tid in threads[pid, default: []].sorted() {
-                let thread = timed ? "main queue (tid \(tid))" : "stacks (no timestamps)"
-                metadata.append(Self.metadata("thread_name", pid: pid, tid: tid, value: thread))
+                metadata.append(Self.metadata("thread_name", pid: pid, tid: tid, value: timeline.threadName(tid: tid)))
             }
         }
         let ends = SliceNesting.ends(of: slices)

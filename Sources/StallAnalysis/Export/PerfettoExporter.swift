@@ -59,14 +59,14 @@ public struct PerfettoExporter: ProfileExporter {
         if options.samples {
             var interner = PerfettoInterner(timeline)
             for episode in timeline.episodes {
-                let pid = UInt64(UInt32(bitPattern: episode.pid ?? 0)), tid = UInt64(UInt32(bitPattern: episode.tid ?? 0))
+                let pid = Int64(episode.pid ?? 0), tid = Int64(episode.tid ?? 0)
                 for sample in episode.samples where sample.count > 0 && sample.stack != 0 {
                     let interned = interner.intern(sample.stack)
                     packet { packet in
                         packet.uint(8, sample.timestampNs ?? episode.startNs ?? 0)
                         packet.message(66) { perf in  // perf_sample
-                            perf.uint(2, pid)
-                            perf.uint(3, tid)
+                            perf.present(2, pid)
+                            perf.present(3, tid)
                             perf.uint(4, UInt64(sample.stack))  // callstack_iid: the stack's leaf node
                         }
                         if !interned.isEmpty { packet.bytes(12, interned) }  // interned_data
@@ -97,7 +97,6 @@ struct PerfettoTracks {
             let pid = marker.pid ?? fallback
             pairs.insert(Self.key(pid, marker.tid ?? pid))
         }
-        let process = timeline.executable.map { $0.split(separator: "/").last.map(String.init) ?? $0 } ?? timeline.name
         var processes: [Int32: UInt64] = [:]
         for pair in pairs.sorted() {
             let (pid, tid) = (Int32(truncatingIfNeeded: pair >> 32), Int32(truncatingIfNeeded: pair))
@@ -107,20 +106,20 @@ struct PerfettoTracks {
                 descriptors.append { track in
                     track.uint(1, uuid)
                     track.message(3) { descriptor in  // ProcessDescriptor
-                        descriptor.int(1, Int64(pid))
-                        descriptor.string(6, process)
+                        descriptor.present(1, Int64(pid))
+                        descriptor.string(6, timeline.processName(pid: pid))
                     }
                 }
             }
             let uuid = UInt64(1) << 32 + UInt64(threads.count + 1)
             threads[pair] = uuid
-            let name = timeline.threadNames[tid] ?? "main queue (tid \(tid))"
+            let name = timeline.threadName(tid: tid)
             descriptors.append { [parent = processes[pid]!] track in
                 track.uint(1, uuid)
                 track.uint(5, parent)  // parent_uuid
                 track.message(4) { descriptor in  // ThreadDescriptor
-                    descriptor.int(1, Int64(pid))
-                    descriptor.int(2, Int64(tid))
+                    descriptor.present(1, Int64(pid))
+                    descriptor.present(2, Int64(tid))
                     descriptor.string(5, name)
                 }
             }

@@ -39,6 +39,12 @@ public enum ExportFormat: String, Sendable, CaseIterable {
     case perfetto
 }
 
+extension ExportFormat {
+    /// True when perf script text with times is exported timed in this format (every format but pprof, whose
+    /// samples carry no time: there perf's periods stay `cpu/nanoseconds` counts).
+    public var timesPerfSamples: Bool { self != .pprof }
+}
+
 /// Options of an export: the format, each format's options and how inputs are read.
 public struct ExportOptions: Sendable {
     /// The output format. Default: `.speedscope`.
@@ -62,7 +68,7 @@ public struct ExportOptions: Sendable {
 public enum Exporter {
     /// The exported bytes of `inputs`, and the tolerated problems.
     public static func export(_ inputs: [InputSource], options: ExportOptions) throws -> ([UInt8], Diagnostics) {
-        let (timeline, loaded) = try load(inputs, options: options.input)
+        let (timeline, loaded) = try load(inputs, options: options.input, timedPerf: options.format.timesPerfSamples)
         var diagnostics = loaded
         let bytes = try write(timeline, options: options, diagnostics: &diagnostics)
         return (bytes, diagnostics)
@@ -92,32 +98,50 @@ public enum Exporter {
     }
 
     /// One timeline from every input. Captures keep their episodes, samples and times (each capture's times count
-    /// from its own start; several captures' episodes follow each other in input order). Every other input `fold`
-    /// reads is folded, all together, into one untimed episode. Captures and untimed inputs cannot be mixed in one
-    /// export (a usage error): their samples would not mean the same thing.
-    public static func load(_ inputs: [InputSource], options: FoldOptions) throws -> (Timeline, Diagnostics) {
+    /// from its own start; several captures' episodes follow each other in input order). With `timedPerf`, perf
+    /// script text whose samples all have times is timed too (``PerfTimelineBuilder``: an episode per thread, times
+    /// from its first sample). Every other input `fold` reads is folded, all together, into one untimed episode,
+    /// and so is timed perf text exported with them. Captures and untimed inputs cannot be mixed in one export (a
+    /// usage error): their samples would not mean the same thing.
+    public static func load(_ inputs: [InputSource], options: FoldOptions, timedPerf: Bool = true) throws
+        -> (Timeline, Diagnostics)
+    {
         var diagnostics = Diagnostics()
         var timeline: Timeline?
         var folded = FoldedStacks()
         var untimed: [String] = []
+        var captures: [String] = []
+        var perf: [(name: String, stacks: FoldedStacks)] = []
+        func add(_ next: Timeline) { if timeline == nil { timeline = next } else { timeline!.append(next) } }
         for input in inputs {
             guard let opened = try Folder.open(input, format: options.format, diagnostics: &diagnostics) else { continue }
+            if opened.format == .perf && timedPerf {
+                let (timed, stacks) = try PerfTimelineBuilder.build(opened, options: options, diagnostics: &diagnostics)
+                if let timed {
+                    add(timed)
+                    perf.append((opened.stream.name, stacks))
+                } else {
+                    Folder.merge(stacks, of: opened.stream.name, into: &folded, diagnostics: &diagnostics)
+                    untimed.append(opened.stream.name)
+                }
+                continue
+            }
             guard opened.format == .stallprof else {
                 try Folder.fold(opened, options: options, into: &folded, diagnostics: &diagnostics)
                 untimed.append(opened.stream.name)
                 continue
             }
             let capture = try StallCaptureImporter.read(opened.stream)
-            let next = TimelineBuilder.build(capture, options: options.capture, diagnostics: &diagnostics)
-            if timeline == nil { timeline = next } else { timeline!.append(next) }
+            add(TimelineBuilder.build(capture, options: options.capture, diagnostics: &diagnostics))
+            captures.append(capture.source)
         }
-        if let timeline {
-            guard untimed.isEmpty else {
-                throw AnalysisError.usage("cannot export captures (\(timeline.name)) together with untimed stacks ("
-                    + untimed.joined(separator: ", ") + "); export them separately")
-            }
-            return (timeline, diagnostics)
+        if let timeline, untimed.isEmpty { return (timeline, diagnostics) }
+        guard captures.isEmpty else {
+            throw AnalysisError.usage("cannot export captures (\(captures.joined(separator: ", "))) together with "
+                + "untimed stacks (" + untimed.joined(separator: ", ") + "); export them separately")
         }
+        // Timed perf text among untimed inputs: folded with them (its stacks were folded while it was read).
+        for (name, stacks) in perf { Folder.merge(stacks, of: name, into: &folded, diagnostics: &diagnostics) }
         let name = inputs.map(\.description).joined(separator: ", ")
         return (TimelineBuilder.build(folded: options.transforms.apply(to: folded, diagnostics: &diagnostics), name: name), diagnostics)
     }

@@ -38,6 +38,12 @@ struct ProtobufWriter {
         varint(value)
     }
 
+    /// An integer field written even when 0 (a pid or tid of 0 is a value: the kernel's idle task).
+    mutating func present(_ field: Int, _ value: Int64) {
+        tag(field, .varint)
+        varint(UInt64(bitPattern: value))
+    }
+
     /// A signed integer field, two's complement as int64 is encoded (omitted when 0).
     mutating func int(_ field: Int, _ value: Int64) { uint(field, UInt64(bitPattern: value)) }
 

@@ -59,6 +59,22 @@ public struct Timeline: Sendable {
         return nil
     }
 
+    /// What viewers call process `pid`: the executable's file name, else the name of its thread `pid` or of the
+    /// first of its threads the input names (perf's `comm`), else the timeline's name.
+    public func processName(pid: Int32) -> String {
+        if let executable { return executable.split(separator: "/").last.map(String.init) ?? executable }
+        if let name = threadNames[pid] { return name }
+        let named = episodes.first { $0.pid == pid && $0.tid.flatMap { threadNames[$0] } != nil }
+        return named?.tid.flatMap { threadNames[$0] } ?? name
+    }
+
+    /// What viewers call thread `tid`: its name in the input (perf's `comm`: viewers show the tid beside it), else
+    /// a capture's sampled thread, `main queue (tid 12)`; `stacks (no timestamps)` for untimed input.
+    public func threadName(tid: Int32) -> String {
+        guard isTimed else { return "stacks (no timestamps)" }
+        return threadNames[tid] ?? "main queue (tid \(tid))"
+    }
+
     /// Number of samples in all episodes.
     public var sampleCount: Int { episodes.reduce(0) { $0 + $1.samples.count } }
 
@@ -106,6 +122,8 @@ public struct TimelineEpisode: Sendable {
     public var blockedOn: String?
     /// Samples in time order (untimed input: one entry per distinct stack, in byte order).
     public var samples: [TimelineSample]
+    /// What viewers call the episode when it is not a capture's: a perf thread's `comm (tid N)`. Default: nil.
+    public var label: String? = nil
 
     /// Creates an episode.
     public init(id: UInt32, kind: EpisodeKind? = nil, state: StallState? = nil, startNs: UInt64? = nil,
@@ -123,9 +141,10 @@ public struct TimelineEpisode: Sendable {
         self.samples = samples
     }
 
-    /// How viewers name the episode: `busy stall`, `blocked stall`, `saturated`, or `stall` when its state is
-    /// unknown; `profile` for untimed input.
+    /// How viewers name the episode: its ``label`` when it has one, else `busy stall`, `blocked stall`,
+    /// `saturated`, or `stall` when its state is unknown; `profile` for untimed input.
     public var title: String {
+        if let label { return label }
         switch kind {
         case nil: return "profile"
         case .saturated?: return "saturated"

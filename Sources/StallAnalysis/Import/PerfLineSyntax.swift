@@ -22,6 +22,37 @@ enum PerfLineSyntax {
         var second: Range<Int>?
     }
 
+    /// The sample's time in nanoseconds: the first word after `from` that reads `SECONDS.FRACTION:` (perf script's
+    /// `100.000001:`, or nine digits with `--ns`); nil when the line has none (`perf script -F` without `time`).
+    static func timestamp(_ line: Bytes, from: Int) -> UInt64? {
+        var index = from
+        let n = line.count
+        while index < n {
+            while index < n && isSpace(line[index]) { index += 1 }
+            let start = index
+            while index < n && !isSpace(line[index]) { index += 1 }
+            guard index - start >= 4, line[index - 1] == UInt8(ascii: ":") else { continue }
+            var seconds: UInt64 = 0, fraction: UInt64 = 0, digits = 0, at = start
+            while at < index - 1 && isDigit(line[at]) && seconds < 1 << 40 {
+                seconds = seconds * 10 + UInt64(line[at] - 48)
+                at += 1
+            }
+            guard at > start, at < index - 1, line[at] == UInt8(ascii: ".") else { continue }
+            at += 1
+            while at < index - 1 && isDigit(line[at]) {
+                if digits < 9 {
+                    fraction = fraction * 10 + UInt64(line[at] - 48)
+                    digits += 1
+                }
+                at += 1
+            }
+            guard at == index - 1, digits > 0 else { continue }
+            for _ in digits..<9 { fraction *= 10 }
+            return seconds * 1_000_000_000 + fraction
+        }
+        return nil
+    }
+
     /// Matches the event line regex; nil when the line is not an event line.
     static func eventFields(_ line: Bytes) -> EventFields? {
         let n = line.count

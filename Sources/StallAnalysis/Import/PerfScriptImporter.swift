@@ -85,6 +85,36 @@ public struct PerfScriptImporter: StackImporter {
         try stream.forEachLine { line, number in try state.consume(line, number: number, into: &stacks) }
         state.finish(into: &stacks, diagnostics: &diagnostics)
     }
+
+    /// One sample as it is folded: its stack (`comm;root;...;leaf`, the bytes ``importStacks(from:into:diagnostics:)``
+    /// counts), its weight, and where and when it was taken.
+    public struct Sample {
+        /// The folded stack's bytes, valid during the call only.
+        public var stack: UnsafeRawBufferPointer
+        /// Its weight: the period, or 1 (``Options/countSamples``, or no period on the line).
+        public var weight: FoldedCount
+        /// The sample's time in nanoseconds (perf's clock, since boot); nil when the line has none.
+        public var timeNs: UInt64?
+        /// Process id; nil when the line gives the thread id alone.
+        public var pid: Int32?
+        /// Thread id.
+        public var tid: Int32?
+        /// The command name as perf prints it.
+        public var comm: Substring
+    }
+
+    /// Streams `stream` and calls `body` with each sample, in input order, as ``importStacks(from:into:diagnostics:)``
+    /// would count it (same options, same warnings). Returns the unit of the weights (nil: none was read).
+    public func forEachSample(in stream: ByteStream, diagnostics: inout Diagnostics, _ body: @escaping (Sample) -> Void)
+        throws -> CountUnit?
+    {
+        var state = PerfFoldState(options: options, path: stream.name)
+        state.sampleSink = body
+        var none = FoldedStacks()
+        try stream.forEachLine { line, number in try state.consume(line, number: number, into: &none) }
+        state.finish(into: &none, diagnostics: &diagnostics)
+        return none.unit
+    }
 }
 
 /// The state of one perf script input: stackcollapse-perf.pl's main loop.
@@ -120,6 +150,13 @@ struct PerfFoldState {
     lazy var skipAfterKeys: Set<[UInt8]> = Set(options.skipAfter.map { Array((";" + $0).utf8) })
     /// The folded stack being assembled.
     var key: [UInt8] = []
+    /// Where samples go instead of the stacks (``PerfScriptImporter/forEachSample(in:diagnostics:_:)``); nil: folded.
+    var sampleSink: ((PerfScriptImporter.Sample) -> Void)? = nil
+    /// The current event's time, process, thread and command, for ``sampleSink``.
+    var eventTime: UInt64? = nil
+    var eventPID: Int32? = nil
+    var eventTID: Int32? = nil
+    var eventComm = ""
     var unrecognized: UnrecognizedLines
     /// Folded frames of frame lines already seen, while it pays: it is switched off for 2^22 frame lines when fewer
     /// than a quarter of 2^17 lookups were found (addresses that do not repeat), then tried again.
@@ -223,6 +260,13 @@ struct PerfFoldState {
                 name.append(contentsOf: line[hasPID ? second! : first])
             }
         }
+        if sampleSink != nil {
+            func number(_ range: Range<Int>) -> Int32? { Int32(String(decoding: line[range], as: UTF8.self)) }
+            eventPID = hasPID ? number(first) : nil
+            eventTID = number(hasPID ? second! : first)
+            eventTime = PerfLineSyntax.timestamp(line, from: (second ?? first).upperBound)
+            eventComm = String(decoding: line[comm], as: UTF8.self)
+        }
         for i in name.indices where name[i] == UInt8(ascii: " ") { name[i] = UInt8(ascii: "_") }
         java = name.starts(with: [106, 97, 118, 97])  // "java"
         pname = name
@@ -287,7 +331,14 @@ struct PerfFoldState {
                 end = start
             }
         }
-        if key.withUnsafeBytes({ stacks.add(bytes: $0, period) }) == nil { overflowed += 1 }
+        if let sampleSink {
+            key.withUnsafeBytes {
+                sampleSink(.init(stack: $0, weight: period, timeNs: eventTime, pid: eventPID, tid: eventTID,
+                                 comm: Substring(eventComm)))
+            }
+        } else if key.withUnsafeBytes({ stacks.add(bytes: $0, period) }) == nil {
+            overflowed += 1
+        }
         frames.removeAll(keepingCapacity: true)
         lineStarts.removeAll(keepingCapacity: true)
         pname = nil
