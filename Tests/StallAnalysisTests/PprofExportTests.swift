@@ -51,6 +51,27 @@ import Testing
         #expect(strings[Int(profile.int(14))] == "wall")
     }
 
+    @Test func severalCapturesLabelEachSampleWithItsCaptureAndPid() throws {
+        var capture = try ExportTests.mixedCapture()
+        var timeline = ExportTests.timeline(capture)
+        capture.source = "second.stalls"
+        capture.process?.pid = 4321
+        timeline.append(ExportTests.timeline(capture))
+        let profile = try #require(ProtoMessage(try Self.profile(timeline)))
+        let strings = profile.strings(6)
+        func label(_ sample: ProtoMessage, _ key: String) -> ProtoMessage? {
+            sample.messages(3).first { strings[Int($0.int(1))] == key }
+        }
+        let samples = profile.messages(2)
+        let captures = samples.compactMap { label($0, "capture").map { strings[Int($0.int(2))] } }
+        #expect(captures.count == samples.count && Set(captures).count == 2 && captures.contains("second.stalls"))
+        let pids = Set(samples.compactMap { label($0, "pid")?.int(3) })
+        #expect(pids.count == 2 && pids.contains(4321))
+        // One capture alone: no such labels (every sample would carry the same one).
+        let single = try #require(ProtoMessage(try Self.profile(ExportTests.timeline(capture))))
+        #expect(single.messages(2).allSatisfy { $0.messages(3).count == 3 || $0.messages(3).count == 2 })
+    }
+
     @Test func speedscopeFilesAndLinesBecomeFunctionFilesAndLines() throws {
         // py-spy's frames carry file and line: `main (app.py:12)` is in app.py at line 12.
         let (stacks, _) = try Folder.fold([InputSource(path: FoldFixture.path("speedscope/pyspy-sampled.json"))],

@@ -91,6 +91,7 @@ enum PerfTimelineBuilder {
             var episode = TimelineEpisode(id: UInt32(episodes.count + 1), startNs: start, durationNs: duration,
                                           pid: thread.pid ?? tid, tid: tid, samples: samples)
             episode.label = "\(thread.comm) (tid \(tid))"
+            episode.source = input.stream.name
             episodes.append(episode)
             threadNames[tid] = thread.comm
         }

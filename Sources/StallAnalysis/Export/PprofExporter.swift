@@ -2,7 +2,8 @@
 /// read it: sample types `samples/count` then `wall/nanoseconds` (untimed input whose counts measure time:
 /// `cpu/nanoseconds`; counts of a named event: `<event>/count`), one location per frame address (functions already
 /// resolved: mappings say `has_functions`), the main binary's mapping first with its build-id, and labels `stall`
-/// (number), `kind` and `state` on every sample. See docs/EXPORT.md.
+/// (number), `kind` and `state` on every sample (with several captures, `capture` and `pid` too). See
+/// docs/EXPORT.md.
 public struct PprofExporter: ProfileExporter {
     /// Options for pprof output. Every field documents its default.
     public struct Options: Sendable {
@@ -86,10 +87,17 @@ public struct PprofExporter: ProfileExporter {
             diagnostics.warn("\(timeline.name): \(fractional) fractional count\(fractional == 1 ? "" : "s") rounded to "
                 + "whole \(types[0].type) (pprof values are integers)")
         }
+        // Several inputs exported together: which capture and process each sample is from (stall numbers repeat).
+        let several = Set(timeline.episodes.compactMap(\.source)).count > 1
         let labels = timeline.episodes.map { episode -> [(key: Int64, str: Int64, num: Int64)] in
-            guard let kind = episode.kind else { return [] }
-            var result = [(table.string("stall"), Int64(0), Int64(episode.id)),
-                          (table.string("kind"), table.string(kind.description), Int64(0))]
+            var result: [(key: Int64, str: Int64, num: Int64)] = []
+            if several, let source = episode.source {
+                result.append((table.string("capture"), table.string(source), 0))
+                if let pid = episode.pid { result.append((table.string("pid"), 0, Int64(pid))) }
+            }
+            guard let kind = episode.kind else { return result }
+            result += [(table.string("stall"), Int64(0), Int64(episode.id)),
+                       (table.string("kind"), table.string(kind.description), Int64(0))]
             if let state = episode.state { result.append((table.string("state"), table.string(state.description), 0)) }
             return result
         }

@@ -124,6 +124,8 @@ public struct TimelineEpisode: Sendable {
     public var samples: [TimelineSample]
     /// What viewers call the episode when it is not a capture's: a perf thread's `comm (tid N)`. Default: nil.
     public var label: String? = nil
+    /// The input the episode comes from (the capture's path); nil for untimed input. Default: nil.
+    public var source: String? = nil
 
     /// Creates an episode.
     public init(id: UInt32, kind: EpisodeKind? = nil, state: StallState? = nil, startNs: UInt64? = nil,

@@ -43,9 +43,11 @@ public enum TimelineBuilder {
             }
             let start = relative(stall.begin.startNs)
             end = max(end, relative(stall.endNs))
-            episodes.append(TimelineEpisode(
+            var episode = TimelineEpisode(
                 id: stall.id, kind: stall.kind, state: stall.state, startNs: start, durationNs: stall.durationNs,
-                pid: capture.process?.pid, tid: stall.begin.threadID, cpuRatio: stall.cpuRatio, blockedOn: blocked, samples: samples))
+                pid: capture.process?.pid, tid: stall.begin.threadID, cpuRatio: stall.cpuRatio, blockedOn: blocked, samples: samples)
+            episode.source = capture.source
+            episodes.append(episode)
         }
         symbolizer.warnings.forEach { diagnostics.warn("\(capture.source): \($0)") }
         end = capture.markers.reduce(end) { max($0, relative($1.endNs)) }
