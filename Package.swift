@@ -12,6 +12,8 @@ let package = Package(
     products: [
         .library(name: "StallProfiler", targets: ["StallProfiler"]),
         .executable(name: "stallprof", targets: ["stallprof"]),
+        // `swift package stallprof ARGUMENTS`, here and in any package that depends on this one.
+        .plugin(name: "StallprofCommand", targets: ["StallprofCommand"]),
         .executable(name: "stall-demo", targets: ["stall-demo"]),
         .executable(name: "stall-demo-async", targets: ["stall-demo-async"]),
         .executable(name: "stallprof-bench-capture", targets: ["stallprof-bench-capture"]),
@@ -52,6 +54,11 @@ let package = Package(
         .target(name: "CStallOutput"),
         .executableTarget(
             name: "stallprof", dependencies: ["StallAnalysis", "StallBisect", "StallFormat", "CStallOutput"]),
+        .plugin(
+            name: "StallprofCommand",
+            capability: .command(intent: .custom(
+                verb: "stallprof", description: "Runs the stallprof CLI (fold, flamegraph, report, export, bisect, ...)")),
+            dependencies: ["stallprof"]),
 
         // Example stalling apps (samples/): used by the tests, the demo and the docs.
         .target(name: "StallSamples", dependencies: ["StallProfiler"], path: "samples/StallSamples"),

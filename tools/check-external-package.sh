@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Checks that a Swift package outside this repo can depend on stallprof by path and use the StallProfiler API as
 # documented: it builds a throwaway app in a temporary directory, runs it (a busy and a blocked stall), folds its
-# captures with this repo's stallprof and checks the app's own function names and --state. Exits non-zero on
-# any failure. (A path dependency is named after its directory: here that of this checkout.)
+# captures with this repo's stallprof and checks the app's own function names and --state, then runs the same
+# through the command plugin (`swift package stallprof ...`) from the outside package. Exits non-zero on any
+# failure. (A path dependency is named after its directory: here that of this checkout.)
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
 work=$(mktemp -d)
@@ -56,4 +57,13 @@ fail=0
 grep -q "ExternalApp.externalSpin" <<<"$busy" || { echo "FAIL: busy stacks lack externalSpin"; fail=1; }
 grep -q "ExternalApp.externalWait" <<<"$blocked" || { echo "FAIL: blocked stacks lack externalWait"; fail=1; }
 grep -q "externalWait" <<<"$busy" && { echo "FAIL: --state busy kept the blocked stall"; fail=1; }
+# The command plugin, from the outside package: `swift package stallprof ...` runs the CLI on its files (paths
+# relative to where it runs), and a failing gate fails the command (SwiftPM reports the CLI's status).
+plugin=$(cd "$work/ExternalApp" && swift package stallprof fold --state busy "../app.stalls" 2>/dev/null) \
+    || { echo "FAIL: swift package stallprof fold exited non-zero"; fail=1; }
+grep -q "ExternalApp.externalSpin" <<<"$plugin" || { echo "FAIL: the plugin's fold lacks externalSpin"; fail=1; }
+if (cd "$work/ExternalApp" && swift package stallprof report --fail-on 'stall>100ms' ../app.stalls >/dev/null 2>"$work/gate.err"); then
+    echo "FAIL: swift package stallprof report --fail-on passed a capture with stalls"; fail=1
+fi
+grep -q "exit code 1" "$work/gate.err" || { echo "FAIL: the gate's status is not reported: $(tail -2 "$work/gate.err")"; fail=1; }
 [ $fail -eq 0 ] && echo "external package: 1 passed, 0 failed" || { echo "external package: 0 passed, 1 failed"; exit 1; }

@@ -11,7 +11,7 @@ enum CxxDemangler {
         UnsafePointer<CChar>?, UnsafeMutablePointer<CChar>?, UnsafeMutablePointer<Int>?, UnsafeMutablePointer<Int32>?
     ) -> UnsafeMutablePointer<CChar>?
 
-    nonisolated(unsafe) private static let function: Demangle? = {
+    private static let function: Demangle? = {
         guard let library = dlopen("libstdc++.so.6", RTLD_NOW | RTLD_LOCAL),
             let symbol = dlsym(library, "__cxa_demangle")
         else { return nil }
