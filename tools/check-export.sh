@@ -90,8 +90,8 @@ for input in "${fixtures[@]}"; do
     raw=$(awk '{ s += $NF } END { printf "%.6f", s }' "$out/$name.folded")
     validate pprof "$out/$name.pb.gz" "$expected" "$raw"
     if [ "$name" = perf-script.txt ]; then
-        # perf text is exported timed (each sample weighs its time in milliseconds): its round trip counts samples.
-        "$stallprof" fold --count samples "$input" -o "$out/$name.folded" 2>/dev/null
+        # perf text is exported timed (each sample weighs its time in milliseconds); with --weight samples each
+        # weighs its count, the period in the event's unit, as fold counts it.
         "$stallprof" export --format speedscope --weight samples "$input" -o "$out/$name.speedscope.json" 2>/dev/null
         validate speedscope "$out/$name.speedscope.json"
     fi

@@ -19,7 +19,7 @@ enum ExportCommand {
             discussion: """
                 Writes the episodes and samples of captures for the viewers engineers already use: Perfetto, \
                 speedscope, chrome://tracing, go tool pprof. perf script text keeps its times too (an episode per \
-                thread; not in pprof). Other inputs (macOS sample, folded stacks, speedscope) are folded and \
+                thread) and its addresses. Other inputs (macOS sample, folded stacks, speedscope) are folded and \
                 exported without timestamps, which Perfetto cannot take. Several captures are exported together, \
                 each timed from its own start; captures and untimed inputs cannot be mixed. pprof and perfetto are \
                 binary: on a terminal, give -o. See docs/EXPORT.md.
@@ -69,8 +69,7 @@ enum ExportCommand {
         }
         let inputs = try inputsOrStandardInput(invocation.positionals)
         let target = try OutputTarget(output)  // before reading, as the shell's `>`
-        let (timeline, loadDiagnostics) = try Exporter.load(
-            inputs.map(InputSource.init(path:)), options: options.input, timedPerf: options.format.timesPerfSamples)
+        let (timeline, loadDiagnostics) = try Exporter.load(inputs.map(InputSource.init(path:)), options: options.input)
         loadDiagnostics.warnings.forEach { Output.error("stallprof: warning: \($0)") }
         // Empty inputs only: warned about, an empty export, exit 0 (as fold). Inputs with data but nothing to
         // export are bad data.

@@ -2,8 +2,9 @@ import Foundation
 import Testing
 @testable import StallAnalysis
 
-/// perf script text keeps its time in every export but pprof (issue 20): an episode per thread, each sample at its
-/// own time, stacks exactly as `fold` prints them; without times it is exported untimed, as before.
+/// perf script text keeps its time and addresses in every export (issue 20): an episode per thread, each sample at
+/// its own time, stacks exactly as `fold` prints them, frames with perf's address and module; without times it is
+/// exported untimed, as before.
 @Suite struct PerfTimelineTests {
     static func load(_ path: String, timedPerf: Bool = true, _ configure: (inout FoldOptions) -> Void = { _ in })
         throws -> Timeline
@@ -56,19 +57,47 @@ import Testing
         #expect(samples.map(\.wallNs) == [300_000, 100_000, 300_000])
     }
 
-    @Test func perfTextWithoutTimesAndPprofStayUntimed() throws {
+    @Test func perfTextWithoutTimesStaysUntimed() throws {
         let text = "app 10/11 1000 cycles:u:\n\t1000 work (/app)\n\n"
         let path = try ExportTools.temporary(Array(text.utf8), suffix: ".perf")
         defer { try? FileManager.default.removeItem(atPath: path) }
         #expect(try !Self.load(path).isTimed)
-        let pprof = try Self.load(FoldFixture.path("perf-script.txt"), timedPerf: ExportFormat.pprof.timesPerfSamples)
-        #expect(!pprof.isTimed && pprof.nanosecondsPerCount == 1, "pprof keeps cpu/nanoseconds counts")
+        #expect(try !Self.load(FoldFixture.path("perf-script.txt"), timedPerf: false).isTimed)
         // Timed perf text among untimed inputs is folded with them.
         let folded = try ExportTools.temporary(Array("main;a 1\n".utf8), suffix: ".folded")
         defer { try? FileManager.default.removeItem(atPath: folded) }
         let mixed = try Exporter.load([InputSource(path: FoldFixture.path("perf-script.txt")), InputSource(path: folded)],
                                       options: FoldOptions()).0
         #expect(!mixed.isTimed && mixed.sampleCount > 5)
+    }
+
+    @Test func framesKeepPerfsAddressAndModuleAndCountsTheirPeriod() throws {
+        let timeline = try Self.load(FoldFixture.path("perf-script.txt"))
+        let app = timeline.episodes[0]
+        #expect(app.samples.map(\.count) == [250_000, 250_000] && timeline.nanosecondsPerCount == 1)
+        let frames = timeline.frames(of: app.samples[0])
+        #expect(frames.first?.name == "my_app" && frames.first?.address == nil, "the command has no place")
+        let main = try #require(frames.first { $0.name == "main" })
+        #expect(main.image == "/opt/app/MyApp" && main.address == 0x5555_0000_c000)
+        // One image per module over the addresses seen in it, the first sample's program first.
+        let image = try #require(timeline.images.first)
+        #expect(image.path == "/opt/app/MyApp" && image.start == 0x5555_0000_b000 && image.end == 0x5555_0000_c001)
+        // --merge-recursion merges frames: names only, never a frame at another frame's address.
+        let merged = try Self.load(FoldFixture.path("perf-script.txt")) { $0.transforms.mergeRecursion = true }
+        #expect(merged.stacks.frames.allSatisfy { $0.address == nil } && merged.images.isEmpty)
+    }
+
+    @Test func pprofOfPerfTextHasMappingsAddressesAndCpuNanoseconds() throws {
+        let timeline = try Self.load(FoldFixture.path("perf-script.txt"))
+        let profile = try #require(ProtoMessage(try PprofExportTests.profile(timeline)))
+        let strings = profile.strings(6)
+        #expect(profile.messages(1).map { strings[Int($0.int(1))] } == ["cpu"], "cpu/nanoseconds alone, no wall")
+        let values = profile.messages(2).flatMap { $0.integers(2) }
+        #expect(values.reduce(0, +) == 500_138, "the periods, as fold counts them")
+        let mappings = profile.messages(3)
+        #expect(strings[Int(mappings.first?.int(5) ?? 0)] == "/opt/app/MyApp")
+        let addresses = Set(profile.messages(4).map { $0.int(3) })
+        #expect(addresses.contains(0x5555_0000_c000) && addresses.contains(0xffff_ffff_8100_0000))
     }
 
     @Test func nameTransformsApplyToTimedStacks() throws {

@@ -1,15 +1,20 @@
+import StallFormat
+
 /// A timed ``Timeline`` from `perf script` text, whose every sample has a timestamp: one episode per thread
 /// (`comm (tid N)`, from its first sample to its last), each sample at its own time on its thread, its stack the one
-/// `fold` prints for it (the command name as its root frame; fold's perf options and name transforms apply). Times
-/// count from the recording's first sample. A sample's wall time (speedscope's weight) is its period when the
-/// event counts time (`cpu-clock`, `task-clock`: nanoseconds), else the gap to the thread's next sample (the last
-/// sample: the thread's median gap, 1 ms for a thread of one sample).
+/// `fold` prints for it (the command name as its root frame; fold's perf options and name transforms apply), each
+/// frame with the address and module perf printed (``Timeline/images``: one per module, spanning the addresses
+/// seen in it, in order of first appearance root first, so the first sample's program comes first; not with
+/// `--merge-recursion`, which merges frames). Times count from the recording's first sample.
+/// A sample's count is its weight (the period, or 1), in ``Timeline/countUnit`` (the event's unit); its wall time
+/// (speedscope's weight) is its period when the event counts time (`cpu-clock`, `task-clock`: nanoseconds), else
+/// the gap to the thread's next sample (the last sample: the thread's median gap, 1 ms for a thread of one sample).
 enum PerfTimelineBuilder {
     /// One thread's samples while reading: time, stack node, and period in nanoseconds where it measures time.
     private struct Thread {
         var pid: Int32?
         var comm: String
-        var samples: [(time: UInt64, stack: Int32, weight: Double)] = []
+        var samples: [(time: UInt64, stack: Int32, weight: Double, exact: UInt64?)] = []
     }
 
     /// The timeline of `input` (perf script text) and its stacks folded as `fold` folds them (before the name
@@ -20,8 +25,9 @@ enum PerfTimelineBuilder {
     {
         var folded = FoldedStacks()
         var stacks = TimelineStacks()
-        var names = FoldedFrameNames()
-        var nodes: [[UInt8]: Int32] = [:]
+        var nodes: [StackKey: Int32] = [:]
+        var spans: [String: (low: UInt64, high: UInt64)] = [:]
+        var modules: [String] = []  // in order of first appearance, root first: pprof's first mapping is the program
         var threads: [Int32: Thread] = [:]
         var order: [Int32] = []
         var untimed = false
@@ -34,31 +40,38 @@ enum PerfTimelineBuilder {
                 untimed = true
                 return
             }
-            let key = Array(sample.stack)
+            let key = StackKey(bytes: Array(sample.stack), addresses: sample.places.map(\.address))
             let node: Int32
             if let known = nodes[key] {
                 node = known
             } else {
-                var bytes = key
+                var bytes = key.bytes
                 if !transforms.isIdentity {
-                    bytes = Array(transforms.rewrite(String(decoding: key, as: UTF8.self), cache: &cache).utf8)
+                    bytes = Array(transforms.rewrite(String(decoding: key.bytes, as: UTF8.self), cache: &cache).utf8)
                 }
-                bytes.withUnsafeBufferPointer { buffer in
-                    names.split(buffer) { stacks.number(of: TimelineFrame(name: $0)) }
-                }
-                node = stacks.node(for: names.frames)
+                let names = bytes.split(separator: UInt8(ascii: ";"), omittingEmptySubsequences: false)
+                    .map { String(decoding: $0, as: UTF8.self) }
+                // The command, then one place per frame (unless --merge-recursion merged some).
+                let placed = !transforms.mergeRecursion && names.count == sample.places.count + 1
+                node = stacks.node(for: names.enumerated().map { index, name in
+                    guard placed, index > 0 else { return TimelineFrame(name: name) }
+                    let place = sample.places[index - 1]
+                    let module = String(place.module)
+                    if spans[module] == nil { modules.append(module) }
+                    let span = spans[module] ?? (place.address, place.address)
+                    spans[module] = (min(span.low, place.address), max(span.high, place.address))
+                    return TimelineFrame(name: name, image: module, address: place.address)
+                })
                 nodes[key] = node
             }
             if threads[tid] == nil {
                 threads[tid] = Thread(pid: sample.pid, comm: String(sample.comm))
                 order.append(tid)
             }
-            let weight: Double
             switch sample.weight {
-            case .whole(let value): weight = Double(value)
-            case .fraction(let value): weight = value
+            case .whole(let value): threads[tid]!.samples.append((time, node, Double(value), value))
+            case .fraction(let value): threads[tid]!.samples.append((time, node, value, nil))
             }
-            threads[tid]!.samples.append((time, node, weight))
         }
         if overflowed > 0 {
             diagnostics.warn("\(input.stream.name): \(overflowed) event\(overflowed == 1 ? "" : "s") skipped: the "
@@ -82,7 +95,8 @@ enum PerfTimelineBuilder {
             for (index, sample) in thread.samples.enumerated() {
                 let wall = scale.map { UInt64(min(sample.weight * $0, 9e18)) }
                     ?? (index + 1 < times.count ? times[index + 1] &- sample.time : typical)
-                samples.append(TimelineSample(timestampNs: sample.time &- origin, wallNs: wall, stack: sample.stack))
+                samples.append(TimelineSample(timestampNs: sample.time &- origin, wallNs: wall, count: sample.weight,
+                                              exact: sample.exact, stack: sample.stack))
             }
             let start = times[0] &- origin
             let last = samples.last!
@@ -95,9 +109,18 @@ enum PerfTimelineBuilder {
             episodes.append(episode)
             threadNames[tid] = thread.comm
         }
+        let images = modules.map { module in
+            ImageRecord(path: module, loadBias: 0, start: spans[module]!.low, end: spans[module]!.high &+ 1, buildID: [])
+        }
         var timeline = Timeline(name: input.stream.name, isTimed: true, durationNs: end, episodes: episodes,
-                                stacks: stacks)
+                                stacks: stacks, images: images, countUnit: unit == .samples ? nil : unit)
         timeline.threadNames = threadNames
         return (timeline, folded)
+    }
+
+    /// A distinct stack: its folded bytes and its frames' addresses.
+    private struct StackKey: Hashable {
+        var bytes: [UInt8]
+        var addresses: [UInt64]
     }
 }

@@ -138,7 +138,7 @@ public struct PprofExporter: ProfileExporter {
         let last = types[types.count - 1]
         let period = (table.string(last.type), table.string(last.unit))
         let comment = table.string("exported by stallprof from \(timeline.name)")
-        let defaultType = table.string(timeline.isTimed ? "wall" : types[0].type)
+        let defaultType = table.string(timeline.isTimed && types.contains { $0.type == "wall" } ? "wall" : types[0].type)
         for string in table.strings {
             out.string(6, string)
             try out.drain(into: body)

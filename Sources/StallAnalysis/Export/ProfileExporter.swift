@@ -39,12 +39,6 @@ public enum ExportFormat: String, Sendable, CaseIterable {
     case perfetto
 }
 
-extension ExportFormat {
-    /// True when perf script text with times is exported timed in this format (every format but pprof, whose
-    /// samples carry no time: there perf's periods stay `cpu/nanoseconds` counts).
-    public var timesPerfSamples: Bool { self != .pprof }
-}
-
 /// Options of an export: the format, each format's options and how inputs are read.
 public struct ExportOptions: Sendable {
     /// The output format. Default: `.speedscope`.
@@ -68,7 +62,7 @@ public struct ExportOptions: Sendable {
 public enum Exporter {
     /// The exported bytes of `inputs`, and the tolerated problems.
     public static func export(_ inputs: [InputSource], options: ExportOptions) throws -> ([UInt8], Diagnostics) {
-        let (timeline, loaded) = try load(inputs, options: options.input, timedPerf: options.format.timesPerfSamples)
+        let (timeline, loaded) = try load(inputs, options: options.input)
         var diagnostics = loaded
         let bytes = try write(timeline, options: options, diagnostics: &diagnostics)
         return (bytes, diagnostics)

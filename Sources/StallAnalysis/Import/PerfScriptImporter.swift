@@ -101,6 +101,9 @@ public struct PerfScriptImporter: StackImporter {
         public var tid: Int32?
         /// The command name as perf prints it.
         public var comm: Substring
+        /// Where each frame of ``stack`` after the command was, root first: the address perf printed and the
+        /// module between its parentheses (a frame line split at `->` gives each piece its line's).
+        public var places: [(address: UInt64, module: Substring)]
     }
 
     /// Streams `stream` and calls `body` with each sample, in input order, as ``importStacks(from:into:diagnostics:)``
@@ -157,6 +160,8 @@ struct PerfFoldState {
     var eventPID: Int32? = nil
     var eventTID: Int32? = nil
     var eventComm = ""
+    /// For ``sampleSink``: each frame line's address and module, by line (as ``lineStarts``).
+    var linePlaces: [(address: UInt64, module: Substring)] = []
     var unrecognized: UnrecognizedLines
     /// Folded frames of frame lines already seen, while it pays: it is switched off for 2^22 frame lines when fewer
     /// than a quarter of 2^17 lookups were found (addresses that do not repeat), then tried again.
@@ -193,6 +198,7 @@ struct PerfFoldState {
             if !frames.isEmpty { emit(into: &stacks) }
             frames.removeAll(keepingCapacity: true)
             lineStarts.removeAll(keepingCapacity: true)
+        linePlaces.removeAll(keepingCapacity: true)
             pname = nil
             return
         }
@@ -303,6 +309,7 @@ struct PerfFoldState {
         guard cache.append(Self.trimmed(line), flag: java, to: &frames) else { return false }
         cacheHits += 1
         lineStarts.append(start)
+        if sampleSink != nil { notePlace(line, PerfLineSyntax.frameFields(line)) }
         return true
     }
 
@@ -315,6 +322,7 @@ struct PerfFoldState {
     /// A frame line of the current event.
     private mutating func addFrame(_ line: Bytes, _ fields: PerfLineSyntax.FrameFields) {
         lineStarts.append(frames.count)
+        if sampleSink != nil { notePlace(line, fields) }
         rules.append(line: line, fields: fields, java: java, to: &frames)
     }
 
@@ -332,16 +340,32 @@ struct PerfFoldState {
             }
         }
         if let sampleSink {
+            // Each line's place once per frame it made, root first (lines are leaf first).
+            var places: [(address: UInt64, module: Substring)] = []
+            var end = frames.count
+            for (line, start) in lineStarts.enumerated().reversed() {
+                let made = frames[start..<end].reduce(0) { $1 == UInt8(ascii: ";") ? $0 + 1 : $0 }
+                places += repeatElement(linePlaces[line], count: made)
+                end = start
+            }
             key.withUnsafeBytes {
                 sampleSink(.init(stack: $0, weight: period, timeNs: eventTime, pid: eventPID, tid: eventTID,
-                                 comm: Substring(eventComm)))
+                                 comm: Substring(eventComm), places: places))
             }
         } else if key.withUnsafeBytes({ stacks.add(bytes: $0, period) }) == nil {
             overflowed += 1
         }
         frames.removeAll(keepingCapacity: true)
         lineStarts.removeAll(keepingCapacity: true)
+        linePlaces.removeAll(keepingCapacity: true)
         pname = nil
+    }
+
+    /// Notes a frame line's address (hex) and module for ``sampleSink``.
+    private mutating func notePlace(_ line: Bytes, _ fields: PerfLineSyntax.FrameFields?) {
+        guard let fields else { return linePlaces.append((0, "")) }
+        let address = UInt64(String(decoding: line[fields.pc], as: UTF8.self), radix: 16) ?? 0
+        linePlaces.append((address, Substring(String(decoding: line[fields.module], as: UTF8.self))))
     }
 
     /// The frame ``PerfScriptImporter/Options/markEmptyStacks`` adds.
