@@ -28,13 +28,49 @@ import Testing
         #expect(app.startNs == 0 && app.durationNs == 251_000)
         let java = timeline.episodes[1]
         #expect(java.pid == 77 && java.tid == 77 && java.samples.map(\.timestampNs) == [2000])
-        #expect(timeline.threadName(tid: 4243) == "my app" && timeline.processName(pid: 4242) == "my app")
+        #expect(timeline.threadName(pid: 4242, tid: 4243) == "my app" && timeline.processName(pid: 4242) == "my app")
         // Stacks as fold prints them, the command as the root frame.
         let folded = try Folder.fold([InputSource(path: FoldFixture.path("perf-script.txt"))], options: FoldOptions()).0
         let stacks = Set(timeline.episodes.flatMap { episode in
             episode.samples.map { timeline.frames(of: $0).map(\.name).joined(separator: ";") }
         })
         #expect(stacks == Set(folded.rendered().split(separator: "\n").map { String($0.split(separator: " ").dropLast().joined(separator: " ")) }))
+    }
+
+    /// One perf sample of `comm` on pid/tid at `time` (seconds text), weighing `period` events of `event`.
+    static func event(_ comm: String, _ ids: String, _ time: String, _ frame: String = "leaf",
+                      period: Int = 1000, event: String = "cycles:u") -> String {
+        "\(comm) \(ids) [000] \(time): \(period) \(event):\n\t 400000 \(frame) (/opt/a)\n\n"
+    }
+
+    static func timeline(_ text: String, _ configure: (inout FoldOptions) -> Void = { _ in }) throws -> (Timeline, Diagnostics) {
+        let path = try ExportTools.temporary(Array(text.utf8), suffix: ".perf")
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        var options = FoldOptions()
+        configure(&options)
+        return try Exporter.load([InputSource(path: path)], options: options)
+    }
+
+    @Test func threadsAreTheirProcessTidAndCommandAndTheirSamplesInTimeOrder() throws {
+        let text = Self.event("app", "10/11", "100.000002", "second") + Self.event("app", "10/11", "100.000001", "first")
+            + Self.event("other", "20/11", "100.000003") + Self.event("ls", "10/11", "100.000004")
+        let (timeline, _) = try Self.timeline(text)
+        // A tid reused by another process, and a thread that exec'd, are threads of their own.
+        #expect(timeline.episodes.map(\.title) == ["app (tid 11)", "other (tid 11)", "ls (tid 11)"])
+        #expect(timeline.episodes.map(\.pid) == [10, 20, 10])
+        let app = timeline.episodes[0]
+        #expect(app.samples.map(\.timestampNs) == [0, 1000], "sorted, from the earliest sample")
+        #expect(app.samples.map { timeline.frames(of: $0).last?.name } == ["first", "second"])
+        #expect(timeline.processName(pid: 20) == "other" && timeline.threadName(pid: 20, tid: 11) == "other")
+    }
+
+    @Test func aSampleWithoutAUsableTimeMakesTheFileUntimedWithAWarningNamingItsLine() throws {
+        let text = Self.event("app", "10/11", "100.000001") + "app 10/11 [000] 1000 cycles:u:\n\t 400000 leaf (/opt/a)\n\n"
+        let (timeline, diagnostics) = try Self.timeline(text)
+        #expect(!timeline.isTimed)
+        #expect(diagnostics.warnings.contains { $0.contains(": line 4: a sample without a usable time") }, "\(diagnostics.warnings)")
+        let (huge, hugeDiagnostics) = try Self.timeline(Self.event("app", "10/11", "18446744074.0"))
+        #expect(!huge.isTimed && hugeDiagnostics.warnings.contains { $0.contains("line 1:") })
     }
 
     @Test func sampleWallTimeIsTheGapToTheNextWhenCountsAreNotTime() throws {
@@ -53,8 +89,13 @@ import Testing
         defer { try? FileManager.default.removeItem(atPath: path) }
         let samples = try Self.load(path).episodes[0].samples
         #expect(samples.map(\.timestampNs) == [0, 300_000, 400_000])
-        // The gaps, then the median gap for the last.
+        // The gaps, at most the recording's median gap (300 us here), which the last one gets.
         #expect(samples.map(\.wallNs) == [300_000, 100_000, 300_000])
+        // A thread sampled rarely ran rarely: its gap is capped at the median of the busy thread's gaps.
+        let busy = (0..<9).map { Self.event("busy", "1/1", String(format: "5.%06d", $0 * 100)) }.joined()
+        let sparse = Self.event("sparse", "2/2", "5.000000") + Self.event("sparse", "2/2", "9.000000")
+        let walls = try Self.timeline(busy + sparse).0.episodes.first { $0.title == "sparse (tid 2)" }?.samples.map(\.wallNs)
+        #expect(walls == [100_000, 100_000])
     }
 
     @Test func perfTextWithoutTimesStaysUntimed() throws {
@@ -115,6 +156,10 @@ import Testing
         #expect(trace.stack(trace.samples[0].stack).first == "my_app")
         let threads = trace.packets.flatMap { $0.messages(60) }.flatMap { $0.messages(4) }
         #expect(threads.contains { $0.int(2) == 4243 && $0.strings(5) == ["my app"] })
+        // A thread's extent is a slice in category profile, with no stall number.
+        let begins = trace.packets.flatMap { $0.messages(11) }.filter { $0.int(9) == 1 }
+        #expect(begins.count == 5 && begins.allSatisfy { $0.strings(22) == ["profile"] })
+        #expect(begins.allSatisfy { !$0.messages(4).contains { $0.strings(10) == ["stall"] } })
         let chrome = try ChromeTraceExporter(options: .init()).export(timeline, diagnostics: &diagnostics)
         let root = try #require(try JSONSerialization.jsonObject(with: Data(chrome)) as? [String: Any])
         let samples = try #require(root["samples"] as? [[String: Any]])

@@ -33,6 +33,7 @@ import Testing
                     let resolved = callstacks[stack].map { ids in
                         ids.allSatisfy { frames[$0].map { names[$0.name] != nil && mappings[$0.mapping] != nil } ?? false }
                     } ?? false
+                    #expect(packet.fields.contains { $0.number == 8 }, "every sample has its timestamp, 0 too")
                     samples.append((packet.int(8), perf.int(2), perf.int(3), stack, resolved))
                 }
             }
@@ -59,6 +60,7 @@ import Testing
         var events: [(time: UInt64, type: UInt64, track: UInt64, name: String, args: [String: ProtoMessage])] {
             packets.flatMap { packet in
                 packet.messages(11).map { event in
+                    #expect(packet.fields.contains { $0.number == 8 }, "every event has its timestamp, 0 too")
                     let args = Dictionary(event.messages(4).map { ($0.strings(10).first ?? "", $0) }) { a, _ in a }
                     return (packet.int(8), event.int(9), event.int(11), event.strings(23).first ?? "", args)
                 }

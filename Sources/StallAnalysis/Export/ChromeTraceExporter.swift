@@ -82,7 +82,7 @@ public struct ChromeTraceExporter: ProfileExporter {
         for pid in threads.keys.sorted() {
             metadata.append(Self.metadata("process_name", pid: pid, tid: 0, value: timeline.processName(pid: pid)))
             for tid in threads[pid, default: []].sorted() {
-                metadata.append(Self.metadata("thread_name", pid: pid, tid: tid, value: timeline.threadName(tid: tid)))
+                metadata.append(Self.metadata("thread_name", pid: pid, tid: tid, value: timeline.threadName(pid: pid, tid: tid)))
             }
         }
         let ends = SliceNesting.ends(of: slices)

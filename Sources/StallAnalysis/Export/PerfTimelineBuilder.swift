@@ -1,126 +1,177 @@
 import StallFormat
 
-/// A timed ``Timeline`` from `perf script` text, whose every sample has a timestamp: one episode per thread
-/// (`comm (tid N)`, from its first sample to its last), each sample at its own time on its thread, its stack the one
-/// `fold` prints for it (the command name as its root frame; fold's perf options and name transforms apply), each
-/// frame with the address and module perf printed (``Timeline/images``: one per module, spanning the addresses
-/// seen in it, in order of first appearance root first, so the first sample's program comes first; not with
-/// `--merge-recursion`, which merges frames). Times count from the recording's first sample.
-/// A sample's count is its weight (the period, or 1), in ``Timeline/countUnit`` (the event's unit); its wall time
-/// (speedscope's weight) is its period when the event counts time (`cpu-clock`, `task-clock`: nanoseconds), else
-/// the gap to the thread's next sample (the last sample: the thread's median gap, 1 ms for a thread of one sample).
+/// A timed ``Timeline`` from `perf script` text, whose every sample has a timestamp: one episode per thread (its
+/// pid, tid and command: a thread that execs starts another), labelled `comm (tid N)`, from its first sample to its
+/// last, each sample at its own time on its thread (a thread's samples in time order), its stack the one `fold`
+/// prints for it (the command name as its root frame; fold's perf options and name transforms apply), each frame
+/// with the address and module perf printed (``Timeline/images``: one per module, spanning the addresses seen in
+/// it, in order of first appearance root first, so the first sample's program comes first; not with
+/// `--merge-recursion`, which merges frames). Times count from the recording's first sample. A sample's count is its
+/// weight (the period, or 1), in ``Timeline/countUnit`` (the event's unit); its wall time (speedscope's weight) is
+/// its period when the event counts time (`cpu-clock`, `task-clock`: nanoseconds), else the gap to the thread's
+/// next sample, at most the recording's median gap (a thread sampled rarely ran rarely: the gap is not its time),
+/// which the last sample of a thread also gets (1 ms when no thread has two samples).
+///
+/// Memory follows the distinct frames and stacks (the output), not the samples' text: a stack is built frame by
+/// frame from ids of names, modules and addresses.
 enum PerfTimelineBuilder {
-    /// One thread's samples while reading: time, stack node, and period in nanoseconds where it measures time.
-    private struct Thread {
+    /// A thread: process, thread id and command.
+    private struct ThreadKey: Hashable {
         var pid: Int32?
+        var tid: Int32
         var comm: String
-        var samples: [(time: UInt64, stack: Int32, weight: Double, exact: UInt64?)] = []
+    }
+
+    /// A frame: its name's and module's ids and its address.
+    private struct FrameKey: Hashable {
+        var name: Int32
+        var module: Int32
+        var address: UInt64
     }
 
     /// The timeline of `input` (perf script text) and its stacks folded as `fold` folds them (before the name
-    /// transforms, which apply once all inputs are folded); the timeline is nil when a sample has no time
-    /// (`perf script -F` without `time`), and the input is then exported untimed.
+    /// transforms, which apply once all inputs are folded); the timeline is nil when a sample has no usable time or
+    /// thread id (`perf script -F` without `time`; a pid past 2^31), and the input is then exported untimed, with a
+    /// warning naming that sample's line.
     static func build(_ input: DetectedInput, options: FoldOptions, diagnostics: inout Diagnostics) throws
         -> (Timeline?, FoldedStacks)
     {
+        let name = input.stream.name
         var folded = FoldedStacks()
         var stacks = TimelineStacks()
-        var nodes: [StackKey: Int32] = [:]
-        var spans: [String: (low: UInt64, high: UInt64)] = [:]
-        var modules: [String] = []  // in order of first appearance, root first: pprof's first mapping is the program
-        var threads: [Int32: Thread] = [:]
-        var order: [Int32] = []
-        var untimed = false
+        var names = ByteKeyTable(capacity: 1024), nameStrings: [String] = []
+        var moduleIDs: [Substring: Int32] = [:], modules: [String] = [], spans: [(low: UInt64, high: UInt64)] = []
+        var frames: [FrameKey: Int32] = [:]
+        var wholeStacks: [[UInt8]: Int32] = [:]  // --merge-recursion: names only, by the stack's text
+        var threads: [ThreadKey: [(time: UInt64, stack: Int32, weight: Double, exact: UInt64?)]] = [:]
+        var order: [ThreadKey] = []
+        var untimedLine: Int? = nil
         var overflowed = 0
         var cache: [Substring: String] = [:]
         let transforms = options.transforms
+        func rewritten(_ text: String) -> String {
+            transforms.isIdentity ? text : transforms.rewrite(text, cache: &cache)
+        }
         let unit = try PerfScriptImporter(options: options.perf).forEachSample(in: input.stream, diagnostics: &diagnostics) { sample in
             if folded.add(bytes: sample.stack, sample.weight) == nil { overflowed += 1 }
-            guard !untimed, let time = sample.timeNs, let tid = sample.tid else {
-                untimed = true
+            guard untimedLine == nil, let time = sample.timeNs, let tid = sample.tid else {
+                if untimedLine == nil { untimedLine = sample.line }
                 return
             }
-            let key = StackKey(bytes: Array(sample.stack), addresses: sample.places.map(\.address))
-            let node: Int32
-            if let known = nodes[key] {
-                node = known
-            } else {
-                var bytes = key.bytes
-                if !transforms.isIdentity {
-                    bytes = Array(transforms.rewrite(String(decoding: key.bytes, as: UTF8.self), cache: &cache).utf8)
+            var node: Int32 = 0
+            if transforms.mergeRecursion {
+                let key = Array(sample.stack)
+                if let known = wholeStacks[key] {
+                    node = known
+                } else {
+                    let text = rewritten(String(decoding: key, as: UTF8.self))
+                    node = stacks.node(for: text.split(separator: ";", omittingEmptySubsequences: false)
+                        .map { TimelineFrame(name: String($0)) })
+                    wholeStacks[key] = node
                 }
-                let names = bytes.split(separator: UInt8(ascii: ";"), omittingEmptySubsequences: false)
-                    .map { String(decoding: $0, as: UTF8.self) }
-                // The command, then one place per frame (unless --merge-recursion merged some).
-                let placed = !transforms.mergeRecursion && names.count == sample.places.count + 1
-                node = stacks.node(for: names.enumerated().map { index, name in
-                    guard placed, index > 0 else { return TimelineFrame(name: name) }
-                    let place = sample.places[index - 1]
-                    let module = String(place.module)
-                    if spans[module] == nil { modules.append(module) }
-                    let span = spans[module] ?? (place.address, place.address)
-                    spans[module] = (min(span.low, place.address), max(span.high, place.address))
-                    return TimelineFrame(name: name, image: module, address: place.address)
-                })
-                nodes[key] = node
+            } else {
+                let bytes = sample.stack
+                let placed = bytes.reduce(0) { $1 == UInt8(ascii: ";") ? $0 + 1 : $0 } == sample.places.count
+                var start = 0, index = 0
+                while start <= bytes.count {
+                    var end = start
+                    while end < bytes.count && bytes[end] != UInt8(ascii: ";") { end += 1 }
+                    let piece = UnsafeRawBufferPointer(rebasing: bytes[start..<end])
+                    let (nameID, inserted) = names.findOrInsert(piece, hash: ByteKeyTable.hash(piece))
+                    if inserted { nameStrings.append(rewritten(String(decoding: piece, as: UTF8.self))) }
+                    var key = FrameKey(name: Int32(nameID), module: -1, address: 0)
+                    if placed, index > 0 {
+                        let place = sample.places[index - 1]
+                        if let known = moduleIDs[place.module] {
+                            key.module = known
+                        } else {
+                            key.module = Int32(modules.count)
+                            moduleIDs[place.module] = key.module
+                            modules.append(String(place.module))
+                            spans.append((place.address, place.address))
+                        }
+                        key.address = place.address
+                        let span = spans[Int(key.module)]
+                        spans[Int(key.module)] = (min(span.low, place.address), max(span.high, place.address))
+                    }
+                    let frame: Int32
+                    if let known = frames[key] {
+                        frame = known
+                    } else {
+                        frame = stacks.number(of: key.module < 0 ? TimelineFrame(name: nameStrings[nameID])
+                            : TimelineFrame(name: nameStrings[nameID], image: modules[Int(key.module)], address: key.address))
+                        frames[key] = frame
+                    }
+                    node = stacks.child(of: node, frame: frame)
+                    start = end + 1
+                    index += 1
+                }
             }
-            if threads[tid] == nil {
-                threads[tid] = Thread(pid: sample.pid, comm: String(sample.comm))
-                order.append(tid)
-            }
+            let thread = ThreadKey(pid: sample.pid, tid: tid, comm: String(sample.comm))
+            if threads[thread] == nil { order.append(thread) }
             switch sample.weight {
-            case .whole(let value): threads[tid]!.samples.append((time, node, Double(value), value))
-            case .fraction(let value): threads[tid]!.samples.append((time, node, value, nil))
+            case .whole(let value): threads[thread, default: []].append((time, node, Double(value), value))
+            case .fraction(let value): threads[thread, default: []].append((time, node, value, nil))
             }
-        }
-        if overflowed > 0 {
-            diagnostics.warn("\(input.stream.name): \(overflowed) event\(overflowed == 1 ? "" : "s") skipped: the "
-                + "stack's count would exceed 2^64-1")
         }
         folded.unit = CountUnit.combined(folded.unit, unit)
-        guard !untimed, !threads.isEmpty else { return (nil, folded) }
-        let origin = threads.values.compactMap { $0.samples.first?.time }.min() ?? 0
-        var scale: Double? = nil
-        if case .time(let nanoseconds) = unit { scale = nanoseconds }
-        var episodes: [TimelineEpisode] = []
-        var threadNames: [Int32: String] = [:]
-        var end: UInt64 = 0
-        for tid in order.sorted(by: { threads[$0]!.samples[0].time < threads[$1]!.samples[0].time }) {
-            let thread = threads[tid]!
-            let times = thread.samples.map(\.time)
-            let gaps = zip(times.dropFirst(), times).map { $0 - $1 }.sorted()
-            let typical = gaps.isEmpty ? 1_000_000 : gaps[gaps.count / 2]
-            var samples: [TimelineSample] = []
-            samples.reserveCapacity(thread.samples.count)
-            for (index, sample) in thread.samples.enumerated() {
-                let wall = scale.map { UInt64(min(sample.weight * $0, 9e18)) }
-                    ?? (index + 1 < times.count ? times[index + 1] &- sample.time : typical)
-                samples.append(TimelineSample(timestampNs: sample.time &- origin, wallNs: wall, count: sample.weight,
-                                              exact: sample.exact, stack: sample.stack))
+        if let untimedLine {
+            diagnostics.warn("\(name): line \(untimedLine): a sample without a usable time or thread id (perf script "
+                + "-F without time, a time past 9e9 s, or a pid past 2^31); the file is exported without timestamps")
+        }
+        guard untimedLine == nil, !threads.isEmpty else {
+            if overflowed > 0 {
+                diagnostics.warn("\(name): \(overflowed) event\(overflowed == 1 ? "" : "s") skipped: the stack's count "
+                    + "would exceed 2^64-1")
             }
-            let start = times[0] &- origin
-            let last = samples.last!
-            let duration = last.timestampNs! &- start &+ (last.wallNs ?? 0)
-            end = max(end, start &+ duration)
-            var episode = TimelineEpisode(id: UInt32(episodes.count + 1), startNs: start, durationNs: duration,
-                                          pid: thread.pid ?? tid, tid: tid, samples: samples)
-            episode.label = "\(thread.comm) (tid \(tid))"
-            episode.source = input.stream.name
-            episodes.append(episode)
-            threadNames[tid] = thread.comm
+            return (nil, folded)
         }
-        let images = modules.map { module in
-            ImageRecord(path: module, loadBias: 0, start: spans[module]!.low, end: spans[module]!.high &+ 1, buildID: [])
+        var timeline = timeline(of: threads, in: order, unit: unit, name: name)
+        timeline.stacks = stacks
+        timeline.images = modules.indices.map { index in
+            ImageRecord(path: modules[index], loadBias: 0, start: spans[index].low, end: spans[index].high &+ 1, buildID: [])
         }
-        var timeline = Timeline(name: input.stream.name, isTimed: true, durationNs: end, episodes: episodes,
-                                stacks: stacks, images: images, countUnit: unit == .samples ? nil : unit)
-        timeline.threadNames = threadNames
         return (timeline, folded)
     }
 
-    /// A distinct stack: its folded bytes and its frames' addresses.
-    private struct StackKey: Hashable {
-        var bytes: [UInt8]
-        var addresses: [UInt64]
+    /// The episodes of `threads` (each thread's samples sorted by time), first sample first, times from the
+    /// earliest sample.
+    private static func timeline(of threads: [ThreadKey: [(time: UInt64, stack: Int32, weight: Double, exact: UInt64?)]],
+                                 in order: [ThreadKey], unit: CountUnit?, name: String) -> Timeline {
+        let sorted = threads.mapValues { $0.sorted { $0.time < $1.time } }  // stable: equal times keep file order
+        let origin = sorted.values.compactMap { $0.first?.time }.min() ?? 0
+        var scale: Double? = nil
+        if case .time(let nanoseconds) = unit { scale = nanoseconds }
+        let gaps = sorted.values.flatMap { samples in zip(samples.dropFirst(), samples).map { $0.time - $1.time } }.sorted()
+        let typical = gaps.isEmpty ? 1_000_000 : max(gaps[gaps.count / 2], 1)
+        var episodes: [TimelineEpisode] = []
+        var threadNames: [Int64: String] = [:]
+        var end: UInt64 = 0
+        for key in order.sorted(by: { sorted[$0]![0].time < sorted[$1]![0].time }) {
+            let thread = sorted[key]!
+            var samples: [TimelineSample] = []
+            samples.reserveCapacity(thread.count)
+            for (index, sample) in thread.enumerated() {
+                let wall = scale.map { UInt64(min(sample.weight * $0, 9e18)) }
+                    ?? (index + 1 < thread.count ? min(thread[index + 1].time - sample.time, typical) : typical)
+                samples.append(TimelineSample(timestampNs: sample.time - origin, wallNs: wall, count: sample.weight,
+                                              exact: sample.exact, stack: sample.stack))
+            }
+            let start = thread[0].time - origin
+            let last = samples[samples.count - 1]
+            let duration = last.timestampNs! - start + (last.wallNs ?? 0)
+            end = max(end, start + duration)
+            let pid = key.pid ?? key.tid
+            var episode = TimelineEpisode(id: UInt32(episodes.count + 1), startNs: start, durationNs: duration,
+                                          pid: pid, tid: key.tid, samples: samples)
+            episode.label = "\(key.comm) (tid \(key.tid))"
+            episode.source = name
+            episodes.append(episode)
+            threadNames[Timeline.threadKey(pid: pid, tid: key.tid)] = threadNames[Timeline.threadKey(pid: pid, tid: key.tid)] ?? key.comm
+        }
+        var timeline = Timeline(name: name, isTimed: true, durationNs: end, episodes: episodes,
+                                countUnit: unit == .samples ? nil : unit)
+        timeline.threadNames = threadNames
+        return timeline
     }
 }

@@ -30,7 +30,8 @@ enum PerfettoSlices {
         var instants: [(TimelineMarker, Int32, Int32)] = []
         for episode in timeline.episodes {
             let start = episode.startNs ?? 0
-            var args: [(String, Argument)] = [("stall", .int(Int64(episode.id)))]
+            // A capture's episode: its number, kind and state; a perf thread's extent: its samples only.
+            var args: [(String, Argument)] = episode.kind == nil ? [] : [("stall", .int(Int64(episode.id)))]
             if let kind = episode.kind { args.append(("kind", .string(kind.description))) }
             if let state = episode.state { args.append(("state", .string(state.description))) }
             args.append(("samples", .int(Int64(episode.samples.count))))
@@ -38,7 +39,8 @@ enum PerfettoSlices {
             if let blocked = episode.blockedOn { args.append(("blockedOn", .string(blocked))) }
             let slice = SliceNesting.Slice(pid: episode.pid ?? 0, tid: episode.tid ?? 0, start: start,
                                            end: ChromeTraceExporter.end(start, episode.durationNs ?? 0))
-            pending.append(Pending(slice: slice, name: episode.title, category: "stall", args: args))
+            pending.append(Pending(slice: slice, name: episode.title, category: episode.kind == nil ? "profile" : "stall",
+                                   args: args))
         }
         let fallback = timeline.episodes.first?.pid ?? 0
         for marker in timeline.markers {
@@ -57,9 +59,9 @@ enum PerfettoSlices {
         for index in pending.indices {
             byTrack[PerfettoTracks.key(pending[index].slice.pid, pending[index].slice.tid), default: []].append(index)
         }
+        let slices = pending.map(\.slice)
         for key in byTrack.keys.sorted() {
             var members = byTrack[key]!
-            let slices = pending.map(\.slice)
             members.sort { SliceNesting.order(slices[$0], slices[$1], $0, $1) }
             let track = tracks.track(pid: pending[members[0]].slice.pid, tid: pending[members[0]].slice.tid)
             var open: [(index: Int, end: UInt64)] = []

@@ -33,8 +33,9 @@ public struct PerfettoExporter: ProfileExporter {
     /// first to use.
     public func export(_ timeline: Timeline, to sink: ByteSink, diagnostics: inout Diagnostics) throws {
         guard timeline.isTimed else {
-            throw AnalysisError.usage("perfetto needs timed samples (captures, perf script text); \(timeline.name) has "
-                + "none: export it as speedscope, pprof or chrome-trace, which keep its counts")
+            throw AnalysisError.usage("perfetto needs timed samples (captures, perf script text with times); "
+                + "\(timeline.name) has no timed samples: export it as speedscope, pprof or chrome-trace, which keep "
+                + "its counts")
         }
         var out = ProtobufWriter()
         func packet(_ body: (inout ProtobufWriter) -> Void) {
@@ -51,7 +52,7 @@ public struct PerfettoExporter: ProfileExporter {
         for descriptor in tracks.descriptors { packet { $0.message(60, descriptor) } }  // track_descriptor
         for event in PerfettoSlices.events(of: timeline, tracks: tracks) {
             packet { packet in
-                packet.uint(8, event.time)  // timestamp
+                packet.present(8, Int64(clamping: event.time))  // timestamp, written even at 0
                 packet.message(11, event.body)  // track_event
             }
             try out.drain(into: sink)
@@ -63,7 +64,7 @@ public struct PerfettoExporter: ProfileExporter {
                 for sample in episode.samples where sample.count > 0 && sample.stack != 0 {
                     let interned = interner.intern(sample.stack)
                     packet { packet in
-                        packet.uint(8, sample.timestampNs ?? episode.startNs ?? 0)
+                        packet.present(8, Int64(clamping: sample.timestampNs ?? episode.startNs ?? 0))
                         packet.message(66) { perf in  // perf_sample
                             perf.present(2, pid)
                             perf.present(3, tid)
@@ -113,7 +114,7 @@ struct PerfettoTracks {
             }
             let uuid = UInt64(1) << 32 + UInt64(threads.count + 1)
             threads[pair] = uuid
-            let name = timeline.threadName(tid: tid)
+            let name = timeline.threadName(pid: pid, tid: tid)
             descriptors.append { [parent = processes[pid]!] track in
                 track.uint(1, uuid)
                 track.uint(5, parent)  // parent_uuid

@@ -28,9 +28,12 @@ public struct Timeline: Sendable {
     /// What a sample's ``TimelineSample/count`` measures (untimed input: the folded stacks' unit, e.g.
     /// nanoseconds for perf `cpu-clock` periods); nil means sample counts. Captures leave it nil.
     public var countUnit: CountUnit?
-    /// Thread names by kernel thread id, where the input names its threads (perf script's `comm`); exporters call
-    /// a capture's sampled thread `main queue (tid N)`. Default: none.
-    public var threadNames: [Int32: String] = [:]
+    /// Thread names by ``threadKey(pid:tid:)``, where the input names its threads (perf script's `comm`);
+    /// exporters call a capture's sampled thread `main queue (tid N)`. Default: none.
+    public var threadNames: [Int64: String] = [:]
+
+    /// The key of thread `tid` of process `pid` in ``threadNames`` (a tid is reused by another process over time).
+    public static func threadKey(pid: Int32, tid: Int32) -> Int64 { Int64(pid) << 32 | Int64(UInt32(bitPattern: tid)) }
 
     /// Creates a timeline.
     public init(name: String, isTimed: Bool, startWallNs: UInt64? = nil, durationNs: UInt64? = nil,
@@ -59,20 +62,23 @@ public struct Timeline: Sendable {
         return nil
     }
 
-    /// What viewers call process `pid`: the executable's file name, else the name of its thread `pid` or of the
-    /// first of its threads the input names (perf's `comm`), else the timeline's name.
+    /// What viewers call process `pid`: the name of its thread `pid` or of the first of its threads the input
+    /// names (perf's `comm`), else the executable's file name (a capture's process), else the timeline's name.
     public func processName(pid: Int32) -> String {
+        if let name = threadNames[Self.threadKey(pid: pid, tid: pid)] { return name }
+        for episode in episodes where episode.pid == pid {
+            if let tid = episode.tid, let name = threadNames[Self.threadKey(pid: pid, tid: tid)] { return name }
+        }
         if let executable { return executable.split(separator: "/").last.map(String.init) ?? executable }
-        if let name = threadNames[pid] { return name }
-        let named = episodes.first { $0.pid == pid && $0.tid.flatMap { threadNames[$0] } != nil }
-        return named?.tid.flatMap { threadNames[$0] } ?? name
+        return name
     }
 
-    /// What viewers call thread `tid`: its name in the input (perf's `comm`: viewers show the tid beside it), else
-    /// a capture's sampled thread, `main queue (tid 12)`; `stacks (no timestamps)` for untimed input.
-    public func threadName(tid: Int32) -> String {
+    /// What viewers call thread `tid` of process `pid`: its name in the input (perf's `comm`: viewers show the tid
+    /// beside it), else a capture's sampled thread, `main queue (tid 12)`; `stacks (no timestamps)` for untimed
+    /// input.
+    public func threadName(pid: Int32, tid: Int32) -> String {
         guard isTimed else { return "stacks (no timestamps)" }
-        return threadNames[tid] ?? "main queue (tid \(tid))"
+        return threadNames[Self.threadKey(pid: pid, tid: tid)] ?? "main queue (tid \(tid))"
     }
 
     /// Number of samples in all episodes.
@@ -96,6 +102,7 @@ public struct Timeline: Sendable {
         markers += other.markers
         images += other.images.filter { !images.contains($0) }
         threadNames.merge(other.threadNames) { first, _ in first }
+        executable = executable ?? other.executable
         durationNs = max(durationNs ?? 0, other.durationNs ?? 0)
     }
 }

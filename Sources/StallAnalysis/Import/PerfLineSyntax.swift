@@ -23,7 +23,8 @@ enum PerfLineSyntax {
     }
 
     /// The sample's time in nanoseconds: the first word after `from` that reads `SECONDS.FRACTION:` (perf script's
-    /// `100.000001:`, or nine digits with `--ns`); nil when the line has none (`perf script -F` without `time`).
+    /// `100.000001:`, or nine digits with `--ns`); nil when the line has none (`perf script -F` without `time`) or
+    /// it is past 9e9 seconds (viewers keep nanoseconds in signed 64 bits).
     static func timestamp(_ line: Bytes, from: Int) -> UInt64? {
         var index = from
         let n = line.count
@@ -47,6 +48,7 @@ enum PerfLineSyntax {
                 at += 1
             }
             guard at == index - 1, digits > 0 else { continue }
+            guard seconds < 9_000_000_000 else { return nil }
             for _ in digits..<9 { fraction *= 10 }
             return seconds * 1_000_000_000 + fraction
         }

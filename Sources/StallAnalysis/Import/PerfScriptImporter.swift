@@ -101,6 +101,8 @@ public struct PerfScriptImporter: StackImporter {
         public var tid: Int32?
         /// The command name as perf prints it.
         public var comm: Substring
+        /// The line number of the sample's event line.
+        public var line: Int
         /// Where each frame of ``stack`` after the command was, root first: the address perf printed and the
         /// module between its parentheses (a frame line split at `->` gives each piece its line's).
         public var places: [(address: UInt64, module: Substring)]
@@ -160,6 +162,9 @@ struct PerfFoldState {
     var eventPID: Int32? = nil
     var eventTID: Int32? = nil
     var eventComm = ""
+    var eventLine = 0
+    /// The line being consumed.
+    var lineNumber = 0
     /// For ``sampleSink``: each frame line's address and module, by line (as ``lineStarts``).
     var linePlaces: [(address: UInt64, module: Substring)] = []
     var unrecognized: UnrecognizedLines
@@ -183,6 +188,7 @@ struct PerfFoldState {
 
     /// One line of input.
     mutating func consume(_ line: Bytes, number: Int, into stacks: inout FoldedStacks) throws {
+        lineNumber = number
         if line.first == UInt8(ascii: "#") { return }
         if line.isEmpty {
             if pname != nil { emit(into: &stacks) }
@@ -272,6 +278,7 @@ struct PerfFoldState {
             eventTID = number(hasPID ? second! : first)
             eventTime = PerfLineSyntax.timestamp(line, from: (second ?? first).upperBound)
             eventComm = String(decoding: line[comm], as: UTF8.self)
+            eventLine = lineNumber
         }
         for i in name.indices where name[i] == UInt8(ascii: " ") { name[i] = UInt8(ascii: "_") }
         java = name.starts(with: [106, 97, 118, 97])  // "java"
@@ -350,7 +357,7 @@ struct PerfFoldState {
             }
             key.withUnsafeBytes {
                 sampleSink(.init(stack: $0, weight: period, timeNs: eventTime, pid: eventPID, tid: eventTID,
-                                 comm: Substring(eventComm), places: places))
+                                 comm: Substring(eventComm), line: eventLine, places: places))
             }
         } else if key.withUnsafeBytes({ stacks.add(bytes: $0, period) }) == nil {
             overflowed += 1
