@@ -1,5 +1,5 @@
 // libFuzzer target: stallprof capture files (CaptureReader.parse, the importer's fold, the report, chart markers,
-// the flame graph and flame chart SVGs, and the speedscope, Chrome trace and pprof exports).
+// the flame graph and flame chart SVGs, and the speedscope, Chrome trace, pprof and Perfetto exports).
 // Built by tools/fuzz.sh with -sanitize=fuzzer,address against the StallFormat and StallAnalysis sources.
 @testable import StallAnalysis
 @testable import StallFormat
@@ -39,6 +39,7 @@ public func fuzzCapture(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
         _ = try? SpeedscopeExporter(options: .init()).export(timeline, diagnostics: &diagnostics)
         _ = try? ChromeTraceExporter(options: .init()).export(timeline, diagnostics: &diagnostics)
         _ = try? PprofExporter(options: .init()).export(timeline, diagnostics: &diagnostics)
+        _ = try? PerfettoExporter(options: .init()).export(timeline, diagnostics: &diagnostics)
     }
     return 0
 }
