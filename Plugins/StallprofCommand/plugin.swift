@@ -2,10 +2,12 @@ import Foundation
 import PackagePlugin
 
 /// `swift package stallprof ARGUMENTS`: runs the `stallprof` CLI, which SwiftPM builds from this package for the
-/// host, with the arguments as given, in the directory the command was run from; its output is the CLI's and so is
-/// its exit status. A package that depends on stallprof gets it too: `swift package stallprof report app.stalls`,
-/// `swift package stallprof bisect ...`. No permissions are asked for: on Linux plugins are not sandboxed; on
-/// macOS, writing files (`-o`) needs `swift package --allow-writing-to-directory DIR stallprof ...`.
+/// host, with the arguments as given, in the directory the command was run from; its output is the CLI's, and a
+/// non-zero status fails the command (SwiftPM exits 1, saying `Plugin ended with exit code N`). Standard input is
+/// empty (`-` reads nothing) and standard output is a pipe, so binary outputs need `-o`. A package that depends on
+/// stallprof gets it too: `swift package stallprof report app.stalls`, `swift package stallprof bisect ...`. No
+/// permissions are asked for: on Linux plugins are not sandboxed; on macOS, writing files (`-o`) needs
+/// `swift package --allow-writing-to-directory DIR stallprof ...`.
 @main
 struct StallprofCommand: CommandPlugin {
     func performCommand(context: PluginContext, arguments: [String]) async throws {
@@ -13,6 +15,7 @@ struct StallprofCommand: CommandPlugin {
         let process = Process()
         process.executableURL = tool.url
         process.arguments = arguments
+        process.standardInput = FileHandle.nullDevice  // never a closed descriptor 0 the CLI could open a file on
         // The CLI's messages go through SwiftPM's diagnostics, to standard error, line by line as they come (the
         // plugin's own standard error reaches the terminal's standard output, where it would mix with the CLI's
         // output): `stallprof: error: X` as an error, `stallprof: warning: X` as a warning, any other line

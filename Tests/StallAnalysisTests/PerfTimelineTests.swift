@@ -141,6 +141,31 @@ import Testing
         #expect(addresses.contains(0x5555_0000_c000) && addresses.contains(0xffff_ffff_8100_0000))
     }
 
+    @Test func demangledStacksReadAsFoldReadsThemForwardersIncluded() throws {
+        // A closure called through its partial apply forwarder: the forwarder keeps its name beside its closure.
+        let text = "app 10/11 [000] 5.000000: 1000 cycles:u:\n"
+            + "\t 1000 $s6ChatUI6WindowC10layoutPassyyFyycfU_ (/opt/a)\n"
+            + "\t 2000 $s6ChatUI6WindowC10layoutPassyyFyycfU_TA (/opt/a)\n\t 3000 main (/opt/a)\n\n"
+        let (timeline, _) = try Self.timeline(text) { $0.transforms.demangleSwift = true }
+        let path = try ExportTools.temporary(Array(text.utf8), suffix: ".perf")
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        var options = FoldOptions()
+        options.transforms.demangleSwift = true
+        let folded = try Folder.fold([InputSource(path: path)], options: options).0.rendered()
+        let stack = timeline.frames(of: timeline.episodes[0].samples[0]).map(\.name).joined(separator: ";")
+        #expect(folded == stack + " 1000\n")
+        #expect(stack.contains("partial apply forwarder for closure #1"), "\(stack)")
+        // A capture and perf text count different things: not one export.
+        let capture = try ReportFixtures.write(ReportFixtures.mixedRecords(), name: "perf-and-capture")
+        defer { try? FileManager.default.removeItem(atPath: capture) }
+        #expect {
+            try Exporter.load([InputSource(path: capture), InputSource(path: path)], options: FoldOptions())
+        } throws: { error in
+            guard case AnalysisError.usage(let message) = error else { return false }
+            return message.contains("count different things")
+        }
+    }
+
     @Test func nameTransformsApplyToTimedStacks() throws {
         let timeline = try Self.load(FoldFixture.path("perf-script.txt")) { $0.transforms.demangleSwift = true }
         let names = timeline.stacks.frames.map(\.name)

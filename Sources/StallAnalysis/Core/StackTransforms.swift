@@ -61,7 +61,14 @@ public struct StackTransforms: Sendable {
 
     /// One folded stack rewritten; `cache` remembers demangled frames.
     func rewrite(_ text: String, cache: inout [Substring: String]) -> String {
-        var frames = text.split(separator: ";", omittingEmptySubsequences: false).map(String.init)
+        rewrite(frames: text.split(separator: ";", omittingEmptySubsequences: false).map(String.init), cache: &cache)
+            .joined(separator: ";")
+    }
+
+    /// One stack's frames (root first) rewritten, as ``rewrite(_:cache:)`` rewrites a folded stack: a frame's new
+    /// name may depend on its neighbour (a closure's forwarder, `--demangle`), and `--merge-recursion` merges frames.
+    func rewrite(frames: [String], cache: inout [Substring: String]) -> [String] {
+        var frames = frames
         if demangleSwift {
             frames = frames.map { frame in
                 if let known = cache[Substring(frame)] { return known }
@@ -85,7 +92,7 @@ public struct StackTransforms: Sendable {
             for frame in frames where merged.last != frame { merged.append(frame) }
             frames = merged
         }
-        return frames.joined(separator: ";")
+        return frames
     }
 
     /// One frame demangled, an annotation suffix and a PLT stub's `@plt` kept after the readable name and a

@@ -40,6 +40,7 @@ enum PerfTimelineBuilder {
         var folded = FoldedStacks()
         var stacks = TimelineStacks()
         var names = ByteKeyTable(capacity: 1024), nameStrings: [String] = []
+        var rewrittenIDs: [String: Int32] = [:], rewrittenNames: [String] = [], pieces: [Int] = []
         var moduleIDs: [Substring: Int32] = [:], modules: [String] = [], spans: [(low: UInt64, high: UInt64)] = []
         var frames: [FrameKey: Int32] = [:]
         var wholeStacks: [[UInt8]: Int32] = [:]  // --merge-recursion: names only, by the stack's text
@@ -51,6 +52,17 @@ enum PerfTimelineBuilder {
         let transforms = options.transforms
         func rewritten(_ text: String) -> String {
             transforms.isIdentity ? text : transforms.rewrite(text, cache: &cache)
+        }
+        // With --demangle or --names short, a stack's names are rewritten together (a closure's forwarder is named
+        // from its neighbour), then numbered; without, each raw name is its own.
+        func nameIDs(_ raw: [Int]) -> [Int] {
+            guard !transforms.isIdentity else { return raw }
+            return transforms.rewrite(frames: raw.map { nameStrings[$0] }, cache: &cache).map { name in
+                if let known = rewrittenIDs[name] { return Int(known) }
+                rewrittenIDs[name] = Int32(rewrittenNames.count)
+                rewrittenNames.append(name)
+                return rewrittenNames.count - 1
+            }
         }
         let unit = try PerfScriptImporter(options: options.perf).forEachSample(in: input.stream, diagnostics: &diagnostics) { sample in
             if folded.add(bytes: sample.stack, sample.weight) == nil { overflowed += 1 }
@@ -72,13 +84,18 @@ enum PerfTimelineBuilder {
             } else {
                 let bytes = sample.stack
                 let placed = bytes.reduce(0) { $1 == UInt8(ascii: ";") ? $0 + 1 : $0 } == sample.places.count
-                var start = 0, index = 0
+                pieces.removeAll(keepingCapacity: true)
+                var start = 0
                 while start <= bytes.count {
                     var end = start
                     while end < bytes.count && bytes[end] != UInt8(ascii: ";") { end += 1 }
                     let piece = UnsafeRawBufferPointer(rebasing: bytes[start..<end])
                     let (nameID, inserted) = names.findOrInsert(piece, hash: ByteKeyTable.hash(piece))
-                    if inserted { nameStrings.append(rewritten(String(decoding: piece, as: UTF8.self))) }
+                    if inserted { nameStrings.append(String(decoding: piece, as: UTF8.self)) }
+                    pieces.append(nameID)
+                    start = end + 1
+                }
+                for (index, nameID) in nameIDs(pieces).enumerated() {
                     var key = FrameKey(name: Int32(nameID), module: -1, address: 0)
                     if placed, index > 0 {
                         let place = sample.places[index - 1]
@@ -95,16 +112,15 @@ enum PerfTimelineBuilder {
                         spans[Int(key.module)] = (min(span.low, place.address), max(span.high, place.address))
                     }
                     let frame: Int32
-                    if let known = frames[key] {
-                        frame = known
+                    if let number = frames[key] {
+                        frame = number
                     } else {
-                        frame = stacks.number(of: key.module < 0 ? TimelineFrame(name: nameStrings[nameID])
-                            : TimelineFrame(name: nameStrings[nameID], image: modules[Int(key.module)], address: key.address))
+                        let name = transforms.isIdentity ? nameStrings[nameID] : rewrittenNames[nameID]
+                        frame = stacks.number(of: key.module < 0 ? TimelineFrame(name: name)
+                            : TimelineFrame(name: name, image: modules[Int(key.module)], address: key.address))
                         frames[key] = frame
                     }
                     node = stacks.child(of: node, frame: frame)
-                    start = end + 1
-                    index += 1
                 }
             }
             let thread = ThreadKey(pid: sample.pid, tid: tid, comm: String(sample.comm))

@@ -38,7 +38,7 @@ enum PerfettoSlices {
             if let cpu = episode.cpuRatio { args.append(("cpuRatio", .double(cpu))) }
             if let blocked = episode.blockedOn { args.append(("blockedOn", .string(blocked))) }
             let slice = SliceNesting.Slice(pid: episode.pid ?? 0, tid: episode.tid ?? 0, start: start,
-                                           end: ChromeTraceExporter.end(start, episode.durationNs ?? 0))
+                                           end: max(start, ChromeTraceExporter.end(start, episode.durationNs ?? 0)))
             pending.append(Pending(slice: slice, name: episode.title, category: episode.kind == nil ? "profile" : "stall",
                                    args: args))
         }
@@ -49,7 +49,7 @@ enum PerfettoSlices {
             case .instant: instants.append((marker, pid, tid))
             case .interval(let duration):
                 let slice = SliceNesting.Slice(pid: pid, tid: tid, start: marker.startNs,
-                                               end: ChromeTraceExporter.end(marker.startNs, duration))
+                                               end: max(marker.startNs, ChromeTraceExporter.end(marker.startNs, duration)))
                 pending.append(Pending(slice: slice, name: marker.name, category: "marker", args: []))
             }
         }

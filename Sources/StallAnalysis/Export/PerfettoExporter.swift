@@ -1,10 +1,11 @@
 /// Writes Perfetto's native trace (`perfetto.protos.Trace`, a stream of `TracePacket`s), which the Perfetto UI and
-/// trace processor open: a track per process and per thread (``TrackDescriptor``s), each episode a slice on its
-/// thread's track (category `stall`; its number, kind, state, samples, CPU ratio and what it waited for as
-/// arguments), each marker an instant or a slice on its thread, and each sample a `PerfSample` at its time on its
-/// thread, its stack interned once (function names, mappings, frames, callstacks), so selecting a range in the UI
-/// shows the samples in it as a flame graph. Times are nanoseconds from the capture's start on the default trace
-/// clock. Slices that would cross on a track are clipped as for Chrome traces (``SliceNesting``), and the clipped
+/// trace processor open: a track per process and per thread (`TrackDescriptor`s), each episode a slice on its
+/// thread's track (a capture's in category `stall`, with its number, kind, state, samples, CPU ratio and what it
+/// waited for as arguments; a perf thread's extent in category `profile`), each marker an instant or a slice on its
+/// thread, and each sample a `PerfSample` at its time on its thread, its stack interned once (function names,
+/// mappings, frames, callstacks), so selecting a range in the UI shows the samples in it as a flame graph. Times
+/// are nanoseconds from the timeline's start (the capture's, or a perf recording's first sample) on the default
+/// trace clock. Slices that would cross on a track are clipped as for Chrome traces (``SliceNesting``), and the clipped
 /// slice's arguments say by how much. See docs/EXPORT.md.
 ///
 /// Perfetto samples carry no weight: only timed input (captures, perf script text) can be exported. Untimed input

@@ -1,6 +1,6 @@
 /// Writes pprof's `perftools.profiles.Profile` (profile.proto), gzipped, for `go tool pprof` and the tools that
-/// read it: sample types `samples/count` then `wall/nanoseconds` (untimed input whose counts measure time:
-/// `cpu/nanoseconds`; counts of a named event: `<event>/count`), one location per frame address (functions already
+/// read it: sample types `samples/count` then `wall/nanoseconds` (input whose counts measure time, untimed stacks
+/// or perf text: `cpu/nanoseconds`; counts of a named event: `<event>/count`), one location per frame address (functions already
 /// resolved: mappings say `has_functions`), the main binary's mapping first with its build-id, and labels `stall`
 /// (number), `kind` and `state` on every sample (with several captures, `capture` and `pid` too). See
 /// docs/EXPORT.md.
@@ -167,8 +167,9 @@ public struct PprofExporter: ProfileExporter {
     }
 
     /// The sample types (type, unit) of `timeline`'s values: `samples/count` and `wall/nanoseconds` for captures
-    /// and untimed sample counts (wall 0: unknown); for untimed counts that measure time, `cpu/nanoseconds` alone
-    /// (values in nanoseconds); for counts of a named event (perf `cycles`), `<event>/count` alone.
+    /// and untimed sample counts (wall 0: unknown); for counts that measure time (untimed stacks, perf text's
+    /// `cpu-clock` periods), `cpu/nanoseconds` alone (values in nanoseconds); for counts of a named event (perf
+    /// `cycles`), `<event>/count` alone.
     static func sampleTypes(of timeline: Timeline) -> [(type: String, unit: String)] {
         switch timeline.countUnit {
         case .time?: return [("cpu", "nanoseconds")]

@@ -106,13 +106,32 @@ public enum Exporter {
         var untimed: [String] = []
         var captures: [String] = []
         var perf: [(name: String, stacks: FoldedStacks)] = []
-        func add(_ next: Timeline) { if timeline == nil { timeline = next } else { timeline!.append(next) } }
+        func add(_ next: Timeline) throws {
+            guard let current = timeline else {
+                timeline = next
+                return
+            }
+            // A capture's sample counts 1; perf text's its period in its event's unit: they cannot be summed.
+            guard current.countUnit == next.countUnit else {
+                throw AnalysisError.usage("cannot export \(current.name) (\(unitName(current.countUnit))) together with "
+                    + "\(next.name) (\(unitName(next.countUnit))): their samples count different things; export them "
+                    + "separately")
+            }
+            timeline!.append(next)
+        }
+        func unitName(_ unit: CountUnit?) -> String {
+            switch unit {
+            case nil, .samples?: return "samples"
+            case .time?: return "time"
+            case .named(let name)?: return name
+            }
+        }
         for input in inputs {
             guard let opened = try Folder.open(input, format: options.format, diagnostics: &diagnostics) else { continue }
             if opened.format == .perf && timedPerf {
                 let (timed, stacks) = try PerfTimelineBuilder.build(opened, options: options, diagnostics: &diagnostics)
                 if let timed {
-                    add(timed)
+                    try add(timed)
                     perf.append((opened.stream.name, stacks))
                 } else {
                     Folder.merge(stacks, of: opened.stream.name, into: &folded, diagnostics: &diagnostics)
@@ -126,7 +145,7 @@ public enum Exporter {
                 continue
             }
             let capture = try StallCaptureImporter.read(opened.stream)
-            add(TimelineBuilder.build(capture, options: options.capture, diagnostics: &diagnostics))
+            try add(TimelineBuilder.build(capture, options: options.capture, diagnostics: &diagnostics))
             captures.append(capture.source)
         }
         if let timeline, untimed.isEmpty { return (timeline, diagnostics) }

@@ -1,5 +1,6 @@
-/// A protocol buffers encoder: just what pprof's messages need (varints, length-delimited fields, packed repeated
-/// integers), writing fields in the order they are added. Zero scalars are left out, as proto3 does.
+/// A protocol buffers encoder: what pprof's and Perfetto's messages need (varints, doubles, length-delimited fields,
+/// packed repeated integers), writing fields in the order they are added. Zero scalars are left out, as proto3
+/// does, except by ``present(_:_:)`` and ``double(_:_:)``, which always write theirs.
 struct ProtobufWriter {
     /// The encoded bytes so far.
     private(set) var bytes: [UInt8] = []

@@ -131,7 +131,7 @@ public struct TimelineEpisode: Sendable {
     public var samples: [TimelineSample]
     /// What viewers call the episode when it is not a capture's: a perf thread's `comm (tid N)`. Default: nil.
     public var label: String? = nil
-    /// The input the episode comes from (the capture's path); nil for untimed input. Default: nil.
+    /// The input the episode comes from (a capture's or a perf text's path); nil for untimed input. Default: nil.
     public var source: String? = nil
 
     /// Creates an episode.
@@ -166,7 +166,8 @@ public struct TimelineEpisode: Sendable {
 public struct TimelineSample: Sendable {
     /// When it was taken, nanoseconds from the timeline's start; nil for untimed input.
     public var timestampNs: UInt64?
-    /// Wall time the sample stands for, nanoseconds (the gap to the next sample of its episode); nil when untimed.
+    /// Wall time the sample stands for, nanoseconds (a capture's: the gap to the next sample of its episode; perf
+    /// text's: its period, or the gap to its thread's next sample; docs/EXPORT.md); nil when untimed.
     public var wallNs: UInt64?
     /// How many samples this entry counts (1 for a capture's sample; the folded count otherwise).
     public var count: Double

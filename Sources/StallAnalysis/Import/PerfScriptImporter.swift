@@ -85,41 +85,6 @@ public struct PerfScriptImporter: StackImporter {
         try stream.forEachLine { line, number in try state.consume(line, number: number, into: &stacks) }
         state.finish(into: &stacks, diagnostics: &diagnostics)
     }
-
-    /// One sample as it is folded: its stack (`comm;root;...;leaf`, the bytes ``importStacks(from:into:diagnostics:)``
-    /// counts), its weight, and where and when it was taken.
-    public struct Sample {
-        /// The folded stack's bytes, valid during the call only.
-        public var stack: UnsafeRawBufferPointer
-        /// Its weight: the period, or 1 (``Options/countSamples``, or no period on the line).
-        public var weight: FoldedCount
-        /// The sample's time in nanoseconds (perf's clock, since boot); nil when the line has none.
-        public var timeNs: UInt64?
-        /// Process id; nil when the line gives the thread id alone.
-        public var pid: Int32?
-        /// Thread id.
-        public var tid: Int32?
-        /// The command name as perf prints it.
-        public var comm: Substring
-        /// The line number of the sample's event line.
-        public var line: Int
-        /// Where each frame of ``stack`` after the command was, root first: the address perf printed and the
-        /// module between its parentheses (a frame line split at `->` gives each piece its line's).
-        public var places: [(address: UInt64, module: Substring)]
-    }
-
-    /// Streams `stream` and calls `body` with each sample, in input order, as ``importStacks(from:into:diagnostics:)``
-    /// would count it (same options, same warnings). Returns the unit of the weights (nil: none was read).
-    public func forEachSample(in stream: ByteStream, diagnostics: inout Diagnostics, _ body: @escaping (Sample) -> Void)
-        throws -> CountUnit?
-    {
-        var state = PerfFoldState(options: options, path: stream.name)
-        state.sampleSink = body
-        var none = FoldedStacks()
-        try stream.forEachLine { line, number in try state.consume(line, number: number, into: &none) }
-        state.finish(into: &none, diagnostics: &diagnostics)
-        return none.unit
-    }
 }
 
 /// The state of one perf script input: stackcollapse-perf.pl's main loop.
@@ -275,7 +240,8 @@ struct PerfFoldState {
         if sampleSink != nil {
             func number(_ range: Range<Int>) -> Int32? { Int32(String(decoding: line[range], as: UTF8.self)) }
             eventPID = hasPID ? number(first) : nil
-            eventTID = number(hasPID ? second! : first)
+            // A pid that does not fit is no usable thread either: the file is then exported untimed.
+            eventTID = hasPID && eventPID == nil ? nil : number(hasPID ? second! : first)
             eventTime = PerfLineSyntax.timestamp(line, from: (second ?? first).upperBound)
             eventComm = String(decoding: line[comm], as: UTF8.self)
             eventLine = lineNumber
@@ -366,13 +332,6 @@ struct PerfFoldState {
         lineStarts.removeAll(keepingCapacity: true)
         linePlaces.removeAll(keepingCapacity: true)
         pname = nil
-    }
-
-    /// Notes a frame line's address (hex) and module for ``sampleSink``.
-    private mutating func notePlace(_ line: Bytes, _ fields: PerfLineSyntax.FrameFields?) {
-        guard let fields else { return linePlaces.append((0, "")) }
-        let address = UInt64(String(decoding: line[fields.pc], as: UTF8.self), radix: 16) ?? 0
-        linePlaces.append((address, Substring(String(decoding: line[fields.module], as: UTF8.self))))
     }
 
     /// The frame ``PerfScriptImporter/Options/markEmptyStacks`` adds.
