@@ -53,13 +53,13 @@ enum PerfettoSlices {
                 pending.append(Pending(slice: slice, name: marker.name, category: "marker", args: []))
             }
         }
-        let ends = SliceNesting.ends(of: pending.map(\.slice))
+        let slices = pending.map(\.slice)
+        let ends = SliceNesting.ends(of: slices)
         var events: [Event] = []
         var byTrack: [Int64: [Int]] = [:]
         for index in pending.indices {
-            byTrack[PerfettoTracks.key(pending[index].slice.pid, pending[index].slice.tid), default: []].append(index)
+            byTrack[Timeline.threadKey(pid: slices[index].pid, tid: slices[index].tid), default: []].append(index)
         }
-        let slices = pending.map(\.slice)
         for key in byTrack.keys.sorted() {
             var members = byTrack[key]!
             members.sort { SliceNesting.order(slices[$0], slices[$1], $0, $1) }

@@ -94,10 +94,10 @@ struct PerfettoTracks {
     init(_ timeline: Timeline) {
         var pairs = Set<Int64>()
         let fallback = timeline.episodes.first?.pid ?? 0
-        for episode in timeline.episodes { pairs.insert(Self.key(episode.pid ?? 0, episode.tid ?? 0)) }
+        for episode in timeline.episodes { pairs.insert(Timeline.threadKey(pid: episode.pid ?? 0, tid: episode.tid ?? 0)) }
         for marker in timeline.markers {
             let pid = marker.pid ?? fallback
-            pairs.insert(Self.key(pid, marker.tid ?? pid))
+            pairs.insert(Timeline.threadKey(pid: pid, tid: marker.tid ?? pid))
         }
         var processes: [Int32: UInt64] = [:]
         for pair in pairs.sorted() {
@@ -129,7 +129,5 @@ struct PerfettoTracks {
     }
 
     /// The thread track of `pid`'s thread `tid`.
-    func track(pid: Int32, tid: Int32) -> UInt64 { threads[Self.key(pid, tid)] ?? 0 }
-
-    static func key(_ pid: Int32, _ tid: Int32) -> Int64 { Int64(pid) << 32 | Int64(UInt32(bitPattern: tid)) }
+    func track(pid: Int32, tid: Int32) -> UInt64 { threads[Timeline.threadKey(pid: pid, tid: tid)] ?? 0 }
 }
