@@ -21,7 +21,7 @@ public final class BisectCommandRunner {
 
     /// Creates a runner; makes a scratch directory for the flag reports.
     public init(command: [String], classifier: RunClassifierOptions) throws {
-        guard !command.isEmpty else { throw BisectError.usage("no command after --") }
+        guard !command.isEmpty else { throw StallError.usage("no command after --") }
         self.command = command
         self.classifier = classifier
         scratchDirectory = try ScratchDirectory(prefix: "stallprof-bisect")
@@ -64,7 +64,7 @@ public final class ScratchDirectory {
         let base = getenv("TMPDIR").map { String(cString: $0) } ?? "/tmp"
         var template = Array("\(base)/\(prefix)-XXXXXX".utf8CString)
         guard template.withUnsafeMutableBufferPointer({ mkdtemp($0.baseAddress!) }) != nil else {
-            throw BisectError.output(path: base, reason: "cannot create a scratch directory")
+            throw StallError.output(path: base, reason: "cannot create a scratch directory")
         }
         path = String(decoding: template.dropLast().map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }

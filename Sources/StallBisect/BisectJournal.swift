@@ -31,7 +31,7 @@ public final class BisectJournal {
         do {
             text = String(decoding: try FileReader.contents(of: path), as: UTF8.self)
         } catch let error as FileReadError {
-            throw BisectError.input(path: path, reason: error.reason)  // errno as it was, not after close
+            throw StallError.input(path: path, reason: error.reason)  // errno as it was, not after close
         }
         var lines = text.split(separator: "\n", omittingEmptySubsequences: true)
         if !text.hasSuffix("\n"), !lines.isEmpty { lines.removeLast() }
@@ -39,16 +39,16 @@ public final class BisectJournal {
         let decoder = JSONDecoder()
         let header = try? decoder.decode(Header.self, from: Data(first.utf8))
         guard let header, header.schema == Header(flags: [], command: []).schema else {
-            throw BisectError.badData(path: path, line: 1, reason: "not a stallprof bisect journal")
+            throw StallError.badData(path: path, position: "line 1", reason: "not a stallprof bisect journal")
         }
         guard header.flags == flags, header.command == command else {
-            throw BisectError.usage(
+            throw StallError.usage(
                 "\(path) was written for --flags \(header.flags.joined(separator: ",")) -- "
                     + "\(header.command.joined(separator: " ")); give the same flags and command to resume")
         }
         return try lines.dropFirst().enumerated().map { index, line in
             do { return try decoder.decode(BisectTrial.self, from: Data(line.utf8)) } catch {
-                throw BisectError.badData(path: path, line: index + 2, reason: "not a trial: \(error)")
+                throw StallError.badData(path: path, position: "line \(index + 2)", reason: "not a trial: \(error)")
             }
         }
     }
@@ -61,9 +61,9 @@ public final class BisectJournal {
         let complete = existing.lastIndex(of: UInt8(ascii: "\n")).map { $0 + 1 } ?? 0
         let fresh = complete == 0
         fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | (fresh ? O_TRUNC : 0), 0o644)
-        guard fd >= 0 else { throw BisectError.output(path: path, reason: String(cString: strerror(errno))) }
+        guard fd >= 0 else { throw StallError.output(path: path, reason: String(cString: strerror(errno))) }
         if complete < existing.count && ftruncate(fd, off_t(complete)) != 0 {
-            throw BisectError.output(path: path, reason: String(cString: strerror(errno)))
+            throw StallError.output(path: path, reason: String(cString: strerror(errno)))
         }
         if fresh { try writeLine(Header(flags: flags, command: command)) }
     }
@@ -79,7 +79,7 @@ public final class BisectJournal {
         let line = Array(try encoder.encode(value)) + [UInt8(ascii: "\n")]
         let written = line.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
         guard written == line.count else {
-            throw BisectError.output(path: path, reason: String(cString: strerror(errno)))
+            throw StallError.output(path: path, reason: String(cString: strerror(errno)))
         }
     }
 }

@@ -1,3 +1,5 @@
+import StallFormat
+
 /// Finds every minimal set of flags that must all be enabled for a freeze, as a pure function of a predicate.
 ///
 /// The predicate is `run`: given configurations (each the names of the flags to disable), it runs the command
@@ -58,7 +60,7 @@ public final class BisectSearch {
     }
 
     /// Adds runs from an earlier, interrupted search (a journal) as if they had just been made.
-    /// Throws ``BisectError/usage(_:)`` when a trial names a flag not in ``flags``.
+    /// Throws ``StallError/usage(_:)`` when a trial names a flag not in ``flags``.
     public func replay(_ earlier: [BisectTrial]) throws {
         for trial in earlier {
             try record(disabled: indices(of: trial.disabled), trial: trial)
@@ -100,7 +102,7 @@ public final class BisectSearch {
     private func indices(of names: [String]) throws -> Set<Int> {
         Set(try names.map { name in
             guard let index = flags.firstIndex(of: name) else {
-                throw BisectError.usage("the journal names flag '\(name)', which is not in --flags")
+                throw StallError.usage("the journal names flag '\(name)', which is not in --flags")
             }
             return index
         })

@@ -192,7 +192,7 @@ private final class Child {
 
 /// Starts `launch` in a new process group with default signal dispositions and an empty signal mask.
 private func spawn(_ launch: ProcessRunner.Launch) throws -> pid_t {
-    guard let program = launch.arguments.first else { throw BisectError.usage("no command to run") }
+    guard let program = launch.arguments.first else { throw StallError.usage("no command to run") }
     var attributes = posix_spawnattr_t()
     posix_spawnattr_init(&attributes)
     defer { posix_spawnattr_destroy(&attributes) }
@@ -231,7 +231,7 @@ private func spawn(_ launch: ProcessRunner.Launch) throws -> pid_t {
     var pid: pid_t = 0
     let result = posix_spawnp(&pid, program, &actions, &attributes, argv, envp)
     guard result == 0 else {
-        throw BisectError.input(path: program, reason: "cannot run: \(String(cString: strerror(result)))")
+        throw StallError.cannotRun(program: program, reason: "cannot run: \(String(cString: strerror(result)))")
     }
     return pid
 }

@@ -48,20 +48,20 @@ public struct RunClassifierOptions: Sendable, Equatable {
     /// Creates the default options.
     public init() {}
 
-    /// Checks the values; throws ``BisectError/usage(_:)`` naming the first bad one.
+    /// Checks the values; throws ``StallError/usage(_:)`` naming the first bad one.
     public func validate() throws {
-        guard busyThreshold > 0, busyThreshold <= 1 else { throw BisectError.usage("the busy threshold must be in (0, 1]") }
+        guard busyThreshold > 0, busyThreshold <= 1 else { throw StallError.usage("the busy threshold must be in (0, 1]") }
         guard idleThreshold >= 0, idleThreshold < busyThreshold else {
-            throw BisectError.usage("the idle threshold must be at least 0 and below the busy threshold")
+            throw StallError.usage("the idle threshold must be at least 0 and below the busy threshold")
         }
-        guard sleepsPerSecond > 0 else { throw BisectError.usage("the sleeps per second must be above 0") }
+        guard sleepsPerSecond > 0 else { throw StallError.usage("the sleeps per second must be above 0") }
         guard intervalSeconds >= 0.01, sustainedSeconds >= intervalSeconds else {
-            throw BisectError.usage("the sustained period must be at least one measurement interval (\(intervalSeconds) s)")
+            throw StallError.usage("the sustained period must be at least one measurement interval (\(intervalSeconds) s)")
         }
         guard windowSeconds >= sustainedSeconds else {
-            throw BisectError.usage("--window must be at least the sustained period (\(sustainedSeconds) s)")
+            throw StallError.usage("--window must be at least the sustained period (\(sustainedSeconds) s)")
         }
-        guard windowStretch >= 1 else { throw BisectError.usage("the window stretch must be at least 1") }
+        guard windowStretch >= 1 else { throw StallError.usage("the window stretch must be at least 1") }
     }
 }
 

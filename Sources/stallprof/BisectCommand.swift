@@ -62,53 +62,20 @@ enum BisectCommand {
 
     static func run(_ invocation: Invocation<Run>) throws {
         let given = invocation.options
-        let classifier = try CheckCommand.validated(given.classifier)
-        let command = try CheckCommand.commandAfterDashDash(invocation)
-        let flags = given.flags
-        guard !flags.isEmpty else { throw UsageError(message: "--flags needs at least one flag name") }
-        let options = given.search
-        if given.resume && given.journal == nil { throw UsageError(message: "--resume needs --journal") }
-
-        ProcessRunner.installInterruptHandlers()
-        let runner = try BisectCommandRunner(command: command, classifier: classifier)
-        let search = BisectSearch(flags: flags, options: options, run: runner.run)
-        var journal: BisectJournal?
-        if let path = given.journal {
-            if given.resume { try search.replay(BisectJournal.load(path: path, flags: flags, command: command)) }
-            journal = try BisectJournal(path: path, flags: flags, command: command, resuming: given.resume)
-        }
-        var progress = BisectProgress()
-        defer { progress.finish() }  // also when interrupted
-        var journalError: Error?
-        search.onTrial = { trial in
-            progress.report(trial)
-            do { try journal?.append(trial) } catch { journalError = journalError ?? error }
-        }
-        let outcome = try search.search()
-        progress.finish()
-        if let journalError { throw journalError }
-
-        let report = BisectReport(outcome, command: command, consulted: runner.consultedFlags)
+        var request = Bisection.Request()
+        (request.flags, request.classifier, request.search) = (given.flags, given.classifier, given.search)
+        (request.journal, request.resume) = (given.journal, given.resume)
+        request.command = try CheckCommand.commandAfterDashDash(invocation)
+        let report = try Bisection.run(request)
         if let path = given.json { try Output.write(try report.json(), to: path) }
         if let path = given.junit { try Output.write(report.junit(), to: path) }
         try Output.appendStepSummary(report.markdownSummary())
         if let unconsulted = report.unconsultedFlags, !unconsulted.isEmpty {
             Output.error("stallprof: warning: the app never consulted: \(unconsulted.joined(separator: ", ")) (check the names)")
         }
-        print(summary(report))
-        guard outcome.verdict == .found else {
-            throw BisectVerdictError(verdict: outcome.verdict, message: outcome.message ?? "")
+        print(report.summary)
+        guard report.verdict == .found else {
+            throw Verdict("bisect: \(report.verdict.rawValue): \(report.message ?? "")", exitCode: report.verdict.exitCode)
         }
-    }
-
-    private static func summary(_ report: BisectReport) -> String {
-        func set(_ names: [String]) -> String { "{" + names.joined(separator: ", ") + "}" }
-        var lines = ["verdict: \(report.verdict.rawValue) after \(report.runs) runs"]
-        if report.verdict == .found {
-            lines.append("causes: " + report.causes.map(set).joined(separator: " "))
-            lines.append("fixes: " + (report.fixes.isEmpty ? "none alone" : report.fixes.joined(separator: ", ")))
-            lines.append("minimal fix: " + set(report.minimalFix))
-        }
-        return lines.joined(separator: "\n")
     }
 }

@@ -49,14 +49,6 @@ enum CheckCommand {
     /// The positional rows of commands that run a program.
     static let commandArguments = [("-- COMMAND [ARGS...]", "the program to run and its arguments")]
 
-    /// The classifier options, checked as a whole (the sampling interval follows --sustain).
-    static func validated(_ given: RunClassifierOptions) throws -> RunClassifierOptions {
-        var options = given
-        options.intervalSeconds = min(options.intervalSeconds, options.sustainedSeconds / 5)
-        do { try options.validate() } catch let error as BisectError { throw UsageError(message: error.description) }
-        return options
-    }
-
     /// The command after `--`.
     static func commandAfterDashDash<Root>(_ invocation: Invocation<Root>) throws -> [String] {
         guard invocation.positionals.isEmpty else {
@@ -67,23 +59,6 @@ enum CheckCommand {
     }
 
     static func run(_ invocation: Invocation<Run>) throws {
-        let options = try validated(invocation.options.classifier)
-        let command = try commandAfterDashDash(invocation)
-        ProcessRunner.installInterruptHandlers()
-        var launch = ProcessRunner.Launch(arguments: command, inheritOutput: true)
-        let scratch = options.measure == .watchdog ? try ScratchDirectory(prefix: "stallprof-check") : nil
-        if let scratch { launch.environment[EnvironmentName.output] = scratch.path + "/run.stalls" }
-        defer { launch.environment[EnvironmentName.output].map { _ = unlink($0) } }
-        let observation: BisectObservation
-        do {
-            observation = try ProcessRunner.run([launch], options: options)[0]
-        } catch BisectError.input(let program, let reason) {
-            // A commit whose program is missing or cannot run says nothing about the freeze: git bisect's "skip".
-            throw CheckVerdictError(verdict: .inconclusive, description: "check: \(program): \(reason)")
-        }
-        let trial = BisectTrial(disabled: [], phase: .verify, observation: observation)
-        let line = "check: " + BisectProgress.line(trial, number: 1).drop { $0 != ":" }.dropFirst(2)
-        guard observation.verdict == .good else { throw CheckVerdictError(verdict: observation.verdict, description: line) }
-        Output.error(line)
+        Output.error(try CheckRun.run(commandAfterDashDash(invocation), classifier: invocation.options.classifier))
     }
 }

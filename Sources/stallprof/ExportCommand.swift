@@ -61,10 +61,11 @@ enum ExportCommand {
     static func run(_ invocation: Invocation<Run>) throws {
         let options = invocation.options.export
         guard invocation.options.formatGiven else {
-            throw UsageError(message: "--format is required: speedscope, chrome-trace, pprof or perfetto")
+            let names = ExportFormat.allCases.map(\.name)
+            throw UsageError(message: "--format is required: " + names.dropLast().joined(separator: ", ") + " or " + names.last!)
         }
         let output = invocation.options.output
-        if options.format == .pprof || options.format == .perfetto, output == nil || output == "-", isatty(1) != 0 {
+        if options.format.exporter?.isBinary == true, output == nil || output == "-", isatty(1) != 0 {
             throw UsageError(message: "\(options.format.rawValue) output is binary; give -o FILE or redirect standard output")
         }
         let inputs = try inputsOrStandardInput(invocation.positionals)

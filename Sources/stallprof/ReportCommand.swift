@@ -100,6 +100,9 @@ enum ReportCommand {
         guard let gate else { return }
         if let path = invocation.options.junit { try Output.write(gate.junit(), to: path) }
         try Output.appendStepSummary(gate.markdownSummary())
-        if gate.failed { throw GateFailed(text: gate.text) }
+        if gate.failed {
+            throw Verdict(gate.text.split(separator: "\n").map { "stallprof: " + $0 }.joined(separator: "\n"),
+                          exitCode: .failure)
+        }
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import StallBisect
+import StallFormat
 import Testing
 #if canImport(Glibc)
 import Glibc
@@ -104,7 +105,7 @@ import Glibc
         _ = "{\"disabled\":[\"a\"],\"pha".withCString { write(fd, $0, strlen($0)) }
         close(fd)
         #expect(try BisectJournal.load(path: path, flags: flags, command: ["app"]) == trials)
-        #expect(throws: BisectError.self) { try BisectJournal.load(path: path, flags: ["a"], command: ["app"]) }
+        #expect(throws: StallError.self) { try BisectJournal.load(path: path, flags: ["a"], command: ["app"]) }
         #expect(try BisectJournal.load(path: path + ".missing", flags: flags, command: ["app"]).isEmpty)
         let more = BisectTrial(disabled: ["a"], phase: .search, observation: BisectObservation(.good))
         do {

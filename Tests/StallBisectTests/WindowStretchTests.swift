@@ -53,6 +53,6 @@ import Testing
     @Test func aStretchBelowOneIsRefused() {
         var options = options(.cpu)
         options.windowStretch = 0.5
-        #expect(throws: BisectError.self) { try options.validate() }
+        #expect(throws: StallError.self) { try options.validate() }
     }
 }

@@ -89,6 +89,25 @@ import Glibc
         #expect(try run(stallprof(["bisect", "--flags", "a", "--"])) == 64)
     }
 
+    @Test func bisectErrorsEndWithTheirOwnCodesAndMessages() throws {
+        let directory = scratch("journal-directory")
+        #expect(mkdir(directory, 0o700) == 0)
+        defer { rmdir(directory) }
+        let resume = try CLI.run(["bisect", "--flags", "a", "--journal", directory, "--resume", "--", "true"], input: "")
+        #expect(resume.0 == 66, "a journal to resume from that cannot be read is an input that cannot be read")
+        #expect(resume.2 == "stallprof: error: \(directory): Is a directory\n")
+        let foreign = scratch("foreign.journal")
+        defer { unlink(foreign) }
+        #expect(FileManager.default.createFile(atPath: foreign, contents: Data("{}\n".utf8)))
+        let bad = try CLI.run(["bisect", "--flags", "a", "--journal", foreign, "--resume", "--", "true"], input: "")
+        #expect(bad.0 == 65)
+        #expect(bad.2 == "stallprof: error: \(foreign): line 1: not a stallprof bisect journal\n")
+        let options = try CLI.run(["check", "--busy", "0.1", "--idle", "0.5", "--", "true"], input: "")
+        #expect(options.0 == 64)
+        #expect(options.2.hasPrefix("stallprof: error: the idle threshold must be at least 0 and below the busy "))
+        #expect(options.2.hasSuffix("\nsee `stallprof check --help`\n"))
+    }
+
     @Test func checkExitCodesDriveGitBisect() throws {
         let frozen = ["check"] + Self.fast + ["--"] + repro("a", ["--freeze-when", "a"])
         #expect(try run(stallprof(frozen)) == 1)

@@ -26,6 +26,11 @@ public struct ChromeTraceExporter: ProfileExporter {
     /// Creates an exporter.
     public init(options: Options) { self.options = options }
 
+    /// `--format chrome-trace`.
+    public static var format: ExportFormat { .chromeTrace }
+    /// ``ExportOptions/chromeTrace``.
+    public static func options(in export: ExportOptions) -> Options { export.chromeTrace }
+
     /// The process and thread ids untimed input is shown under.
     static let untimedID: Int32 = 1
 
@@ -268,4 +273,9 @@ public struct ChromeTraceExporter: ProfileExporter {
             }
         }
     }
+}
+
+extension ExportFormat {
+    /// Chrome's trace-event JSON (Perfetto, chrome://tracing): episodes and markers as slices, samples with stacks.
+    public static let chromeTrace = ExportFormat(name: "chrome-trace")
 }

@@ -26,6 +26,13 @@ public struct PerfettoExporter: ProfileExporter {
     /// Creates an exporter.
     public init(options: Options) { self.options = options }
 
+    /// `--format perfetto`.
+    public static var format: ExportFormat { .perfetto }
+    /// Binary.
+    public static var isBinary: Bool { true }
+    /// ``ExportOptions/perfetto``.
+    public static func options(in export: ExportOptions) -> Options { export.perfetto }
+
     /// The one packet sequence this writer uses.
     static let sequence: UInt64 = 1
 
@@ -130,4 +137,10 @@ struct PerfettoTracks {
 
     /// The thread track of `pid`'s thread `tid`.
     func track(pid: Int32, tid: Int32) -> UInt64 { threads[Timeline.threadKey(pid: pid, tid: tid)] ?? 0 }
+}
+
+extension ExportFormat {
+    /// Perfetto's native protobuf trace (TracePacket): episodes and markers on thread tracks, every sample with its
+    /// stack at its time (the UI's flame graph of a selected range). Timed input only.
+    public static let perfetto = ExportFormat(name: "perfetto")
 }

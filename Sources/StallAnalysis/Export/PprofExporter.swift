@@ -20,6 +20,13 @@ public struct PprofExporter: ProfileExporter {
     /// Creates an exporter.
     public init(options: Options) { self.options = options }
 
+    /// `--format pprof`.
+    public static var format: ExportFormat { .pprof }
+    /// Binary.
+    public static var isBinary: Bool { true }
+    /// ``ExportOptions/pprof``.
+    public static func options(in export: ExportOptions) -> Options { export.pprof }
+
     /// Writes the profile of `timeline` (gzipped unless ``Options/gzip`` is off). The `samples` values add up to the
     /// number of samples exported (untimed input: its counts in their unit, see ``sampleTypes(of:)``, rounded to
     /// whole numbers with a warning when any is fractional). Empty stacks stay, as samples without locations.
@@ -265,4 +272,9 @@ public struct PprofExporter: ProfileExporter {
             }
         }
     }
+}
+
+extension ExportFormat {
+    /// pprof's gzipped `perftools.profiles.Profile` protobuf (`go tool pprof`).
+    public static let pprof = ExportFormat(name: "pprof")
 }

@@ -2,9 +2,21 @@
 /// `stallprof export` writes. Each format lives in its own file with an `Options` struct whose fields document
 /// their defaults. The output is bytes, written piece by piece into a ``ByteSink`` (some formats are binary: pprof
 /// is gzipped protobuf), so memory follows the timeline and the format's tables, never the output's size.
+///
+/// Adding a format is that file plus its row in ``Exporter/exporters``: the file declares its ``ExportFormat``
+/// (a static in an `ExportFormat` extension), the exporter, and where its options live in ``ExportOptions``.
 public protocol ProfileExporter {
     /// The format's options.
     associatedtype Options: Sendable
+
+    /// The format this exporter writes: its `--format` name.
+    static var format: ExportFormat { get }
+
+    /// True when the output is binary (the CLI then refuses to write it to a terminal). Default: false.
+    static var isBinary: Bool { get }
+
+    /// This format's options within an export's options (the defaults, for a format that has none to set).
+    static func options(in export: ExportOptions) -> Options
 
     /// The options this exporter was made with.
     var options: Options { get }
@@ -18,6 +30,9 @@ public protocol ProfileExporter {
 }
 
 extension ProfileExporter {
+    /// Text.
+    public static var isBinary: Bool { false }
+
     /// The whole output for `timeline`, in memory.
     public func export(_ timeline: Timeline, diagnostics: inout Diagnostics) throws -> [UInt8] {
         let sink = ByteSink()
@@ -26,17 +41,29 @@ extension ProfileExporter {
     }
 }
 
-/// The formats `stallprof export` writes.
-public enum ExportFormat: String, Sendable, CaseIterable {
-    /// speedscope's JSON file format: one sampled profile per episode.
-    case speedscope
-    /// Chrome's trace-event JSON (Perfetto, chrome://tracing): episodes and markers as slices, samples with stacks.
-    case chromeTrace = "chrome-trace"
-    /// pprof's gzipped `perftools.profiles.Profile` protobuf (`go tool pprof`).
-    case pprof
-    /// Perfetto's native protobuf trace (TracePacket): episodes and markers on thread tracks, every sample with its
-    /// stack at its time (the UI's flame graph of a selected range). Timed input only.
-    case perfetto
+/// An output format of `stallprof export`, by its `--format` name. Each format's value is declared in its
+/// exporter's file; ``allCases`` lists them in the order of ``Exporter/exporters``, the one table of formats.
+public struct ExportFormat: RawRepresentable, Hashable, Sendable, CaseIterable, CustomStringConvertible {
+    /// The `--format` name.
+    public let rawValue: String
+
+    /// The format named `rawValue`, or nil when no exporter writes it.
+    public init?(rawValue: String) {
+        guard Exporter.exporters.contains(where: { $0.format.name == rawValue }) else { return nil }
+        self.rawValue = rawValue
+    }
+
+    /// A format named `name` (for an exporter's declaration).
+    public init(name: String) { rawValue = name }
+
+    /// The `--format` name.
+    public var name: String { rawValue }
+    /// The name.
+    public var description: String { rawValue }
+    /// Every format, in the order help lists them.
+    public static var allCases: [ExportFormat] { Exporter.exporters.map { $0.format } }
+    /// The exporter that writes this format; nil for a name no row of ``Exporter/exporters`` declares.
+    public var exporter: (any ProfileExporter.Type)? { Exporter.exporters.first { $0.format == self } }
 }
 
 /// Options of an export: the format, each format's options and how inputs are read.
@@ -60,6 +87,11 @@ public struct ExportOptions: Sendable {
 
 /// Reads inputs into one ``Timeline`` and writes it in the requested format.
 public enum Exporter {
+    /// Every format `stallprof export` writes, one row each, in the order help lists them.
+    public static let exporters: [any ProfileExporter.Type] = [
+        SpeedscopeExporter.self, ChromeTraceExporter.self, PprofExporter.self, PerfettoExporter.self,
+    ]
+
     /// The exported bytes of `inputs`, and the tolerated problems.
     public static func export(_ inputs: [InputSource], options: ExportOptions) throws -> ([UInt8], Diagnostics) {
         let (timeline, loaded) = try load(inputs, options: options.input)
@@ -80,15 +112,16 @@ public enum Exporter {
     /// Writes `timeline` in `options.format` into `sink` (and flushes it).
     public static func write(_ timeline: Timeline, options: ExportOptions, to sink: ByteSink,
                              diagnostics: inout Diagnostics) throws {
-        switch options.format {
-        case .speedscope:
-            try SpeedscopeExporter(options: options.speedscope).export(timeline, to: sink, diagnostics: &diagnostics)
-        case .chromeTrace:
-            try ChromeTraceExporter(options: options.chromeTrace).export(timeline, to: sink, diagnostics: &diagnostics)
-        case .pprof: try PprofExporter(options: options.pprof).export(timeline, to: sink, diagnostics: &diagnostics)
-        case .perfetto:
-            try PerfettoExporter(options: options.perfetto).export(timeline, to: sink, diagnostics: &diagnostics)
+        guard let exporter = options.format.exporter else {
+            throw AnalysisError.usage("no exporter writes the format '\(options.format)'")
         }
+        try write(exporter, timeline, options: options, to: sink, diagnostics: &diagnostics)
+    }
+
+    /// Writes `timeline` with `exporter`, given its options from `options`.
+    private static func write<E: ProfileExporter>(_ exporter: E.Type, _ timeline: Timeline, options: ExportOptions,
+                                                  to sink: ByteSink, diagnostics: inout Diagnostics) throws {
+        try E(options: E.options(in: options)).export(timeline, to: sink, diagnostics: &diagnostics)
     }
 
     /// One timeline from every input. Captures keep their episodes, samples and times (each capture's times count

@@ -34,6 +34,11 @@ public struct SpeedscopeExporter: ProfileExporter {
     /// Creates an exporter.
     public init(options: Options) { self.options = options }
 
+    /// `--format speedscope`.
+    public static var format: ExportFormat { .speedscope }
+    /// ``ExportOptions/speedscope``.
+    public static func options(in export: ExportOptions) -> Options { export.speedscope }
+
     /// Writes the speedscope JSON of `timeline`: the frame table first (frames numbered as they first appear,
     /// sample by sample, root first), then each episode's samples and weights, streamed.
     public func export(_ timeline: Timeline, to sink: ByteSink, diagnostics: inout Diagnostics) throws {
@@ -157,4 +162,9 @@ public struct SpeedscopeExporter: ProfileExporter {
         let start = episode.startNs.map { " at \(CountFormat.plain(Double($0 / 1000) / 1000)) ms" } ?? ""
         return "\(kind) \(episode.id)\(state)\(start)"
     }
+}
+
+extension ExportFormat {
+    /// speedscope's JSON file format: one sampled profile per episode.
+    public static let speedscope = ExportFormat(name: "speedscope")
 }
