@@ -19,7 +19,7 @@ import Testing
             #expect(try Folder.resolve(.auto, stream: stream) == row.format, "\(name)")
             // No row tried before it claims the sample: detection reaches this row.
             let head = try InputSource(path: FoldFixture.path(name)).open().peek(Folder.detectionBytes)
-            let before = InputFormat.detectionOrder.prefix { $0.format != row.format }
+            let before = InputFormat.detectionRows.prefix { $0.format != row.format }
             #expect(before.allSatisfy { !$0.recognizes(head) }, "\(name)")
             // Forced with --format, the sample folds as detected: the row's importer reads it.
             var forced = FoldOptions()

@@ -71,7 +71,7 @@ extension Folder {
             if longer.count == head.count { break }
             head = longer
         }
-        let detectable = InputFormat.detectionOrder
+        let detectable = InputFormat.detectionRows
         if let found = detectable.first(where: { $0.recognizes(head) }) { return found }
         let tried = detectable.map(\.format.rawValue).joined(separator: ", ")
         if let nul = head.firstIndex(of: 0) {

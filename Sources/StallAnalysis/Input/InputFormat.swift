@@ -44,7 +44,7 @@ public struct InputFormat: RawRepresentable, Hashable, Sendable, CaseIterable, C
     public static var allCases: [InputFormat] { [.auto] + table.map(\.format) }
 
     /// The rows `--format auto` tries, in the order it tries them.
-    static let detectionOrder: [InputFormatRow] = table.sorted { $0.detectionOrder < $1.detectionOrder }
+    static let detectionRows: [InputFormatRow] = table.sorted { $0.detectionOrder < $1.detectionOrder }
 
     /// This format's row of ``table``; nil for ``auto``.
     public var row: InputFormatRow? { Self.table.first { $0.format == self } }

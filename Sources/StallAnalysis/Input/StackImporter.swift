@@ -2,7 +2,8 @@
 ///
 /// Each format lives in its own file under `Input/Formats/`, with an `Options` struct whose fields document their
 /// defaults, and has one row in ``InputFormat/table``. An importer streams its input and adds weighted stacks, root
-/// first, to a ``FoldedStacks``.
+/// first, to a ``FoldedStacks``. A format with options of its own keeps them in a field of ``FoldOptions``, which
+/// ``init(_:)`` reads.
 public protocol StackImporter {
     /// The format's options; every field documents its default.
     associatedtype Options: Sendable
