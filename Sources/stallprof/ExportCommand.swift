@@ -70,13 +70,13 @@ enum ExportCommand {
         }
         let inputs = try inputsOrStandardInput(invocation.positionals)
         let target = try OutputTarget(output)  // before reading, as the shell's `>`
-        let (timeline, loadDiagnostics) = try Exporter.load(inputs.map(InputSource.init(path:)), options: options.input)
+        let sources = inputs.map(InputSource.init(path:))
+        let (timeline, loadDiagnostics) = try Exporter.load(sources, options: options.input)
         loadDiagnostics.warnings.forEach { Output.error("stallprof: warning: \($0)") }
         // Empty inputs only: warned about, an empty export, exit 0 (as fold). Inputs with data but nothing to
         // export are bad data.
-        if !timeline.isTimed, timeline.sampleCount == 0, loadDiagnostics.emptyInputs.count < inputs.count {
-            throw AnalysisError.badData(path: inputs.joined(separator: ", "), position: "", reason: "no stack counts found")
-        }
+        let found = timeline.isTimed || timeline.sampleCount > 0
+        if let error = InputLoader.noStackCounts(found: found, inputs: sources, diagnostics: loadDiagnostics) { throw error }
         // Written into the target as it is made, in pieces: memory holds the timeline and the format's tables, not
         // the output.
         var diagnostics = Diagnostics()

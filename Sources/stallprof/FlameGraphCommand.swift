@@ -103,9 +103,9 @@ enum FlameGraphCommand {
         options.title = invocation.options.title ?? implied
         let inputs = try inputsOrStandardInput(invocation.positionals)
         let output = try OutputTarget(invocation.options.profile.output)  // before reading, as the shell's `>`
+        let sources = inputs.map(InputSource.init(path:))
         let (profile, markers, diagnostics) = try ProfileLoader.loadChart(
-            inputs.map(InputSource.init(path:)), options: invocation.options.profile.input,
-            timeOrder: options.flameChart)
+            sources, options: invocation.options.profile.input, timeOrder: options.flameChart)
         diagnostics.warnings.forEach { Output.error("stallprof: warning: \($0)") }
         var renderDiagnostics = Diagnostics()
         if let path = invocation.options.paletteFile { options.paletteMap = try PaletteFile.read(path) }
@@ -117,14 +117,11 @@ enum FlameGraphCommand {
         if profile.total > 0 { renderDiagnostics.warnings.forEach { Output.error("stallprof: warning: \($0)") } }
         // Empty inputs and captures only (a run without a stall, or a selection that keeps none): warned about,
         // an empty graph, exit 0 (as fold, diff, report and export). Other inputs with data but no stack counts are
-        // bad data.
-        let captures = diagnostics.captureInputs
-        if profile.total <= 0, !captures.isEmpty, diagnostics.emptyInputs.count + captures.count == inputs.count {
-            Output.error("stallprof: warning: \(captures.joined(separator: ", ")): no samples selected (no episode, or none "
-                + "kept by --kind, --state, --stall or --range)")
+        // bad data, after the graph that says so.
+        let found = profile.total > 0
+        if let warning = InputLoader.emptySelection(found: found, inputs: sources, diagnostics: diagnostics) {
+            Output.error("stallprof: warning: \(warning)")
         }
-        if profile.total <= 0, diagnostics.emptyInputs.count + captures.count < inputs.count {
-            throw AnalysisError.badData(path: inputs.joined(separator: ", "), position: "", reason: "no stack counts found")
-        }
+        if let error = InputLoader.noStackCounts(found: found, inputs: sources, diagnostics: diagnostics) { throw error }
     }
 }

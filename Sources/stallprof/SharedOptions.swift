@@ -11,23 +11,23 @@ enum SharedOptions {
     static var captureSelection: OptionGroup<StallCaptureImporter.Options> {
         OptionGroup(title: "CAPTURES", options: [
             .choice("--kind", value: "KIND", help: "keep stalls (the main queue did not answer) or saturated "
-                + "episodes (it answered but its thread never rested)", default: EpisodeKindFilter.all) { $0.kind = $1 },
+                + "episodes (it answered but its thread never rested)", default: EpisodeKindFilter.all) { $0.selection.kind = $1 },
             .choice("--state", value: "STATE", help: "keep busy or blocked episodes",
-                    default: StallStateFilter.all) { $0.state = $1 },
+                    default: StallStateFilter.all) { $0.selection.state = $1 },
             .value("--stall", value: "N", help: "keep only episode number N; repeatable", default: "every episode") {
                 options, raw in
                 guard let id = UInt32(raw), id > 0 else {
                     throw UsageError(message: "--stall takes an episode number, not '\(raw)'")
                 }
-                options.stallIDs.insert(id)
+                options.selection.stallIDs.insert(id)
             },
             .value("--range", value: "FROM..TO", help: "keep samples taken FROM to TO milliseconds after their "
                 + "episode began (FROM-TO too; either end may be left out)", default: "the whole episode") {
                 options, raw in
-                guard let window = StallCaptureImporter.Options.window(milliseconds: raw) else {
+                guard let window = CaptureSelection.window(milliseconds: raw) else {
                     throw UsageError(message: "--range takes FROM..TO in milliseconds, not '\(raw)'")
                 }
-                options.window = window
+                options.selection.window = window
             },
         ] + captureNames.options.map { $0.lifted(\.symbolizer) })
     }

@@ -50,7 +50,7 @@ import Testing
         #expect(placed[5].title.contains("not ended"))
         // Only the selected episode's window and samples count.
         var second = StallCaptureImporter.Options()
-        second.stallIDs = [2]
+        second.selection.stallIDs = [2]
         let only = ChartMarker.place(Self.capture([Self.instant("in 2", at: 3_275), Self.instant("at 1", at: 1_270)]),
                                      options: second)
         #expect(only.map(\.name) == ["in 2"] && only.map(\.start) == [2])

@@ -160,7 +160,7 @@ import Testing
         }
         let capture = Capture(source: "test", stalls: [Stall(begin: begin, samples: samples)])
         var options = StallCaptureImporter.Options()
-        options.window = 100_000_000...300_000_000
+        options.selection.window = 100_000_000...300_000_000
         var stacks = FoldedStacks()
         var diagnostics = Diagnostics()
         StallCaptureImporter(options: options).fold(capture, into: &stacks, diagnostics: &diagnostics)

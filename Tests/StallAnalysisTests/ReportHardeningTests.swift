@@ -105,7 +105,7 @@ import Testing
         let capture = try ReportFixtures.capture(records, name: "unfinished")
         func warnings(_ kind: EpisodeKindFilter) -> (warnings: [String], stacks: Int) {
             var options = StallCaptureImporter.Options()
-            options.kind = kind
+            options.selection.kind = kind
             var stacks = FoldedStacks(), diagnostics = Diagnostics()
             StallCaptureImporter(options: options).fold(capture, into: &stacks, diagnostics: &diagnostics)
             return (diagnostics.warnings, Int(stacks.total))
@@ -123,8 +123,8 @@ import Testing
     @Test func theOwnerSentenceStaysWhenNoSampleIsInTheWindow() throws {
         let capture = try ReportFixtures.capture(ReportFixtures.mixedRecords(), name: "window")
         var options = StallReportOptions()
-        options.capture.stallIDs = [4]
-        options.capture.window = 100_000_000_000...200_000_000_000
+        options.capture.selection.stallIDs = [4]
+        options.capture.selection.window = 100_000_000_000...200_000_000_000
         let text = StallReport(captures: [capture], options: options).text()
         #expect(text.contains("no samples with a stack"))
         #expect(text.contains("blocked: waiting for a mutex held by thread 4321 (lock-holder)"))

@@ -89,14 +89,14 @@ import Testing
     }
 
     @Test func kindStateAndNumberSelection() throws {
-        let saturated = try report { $0.capture.kind = .saturated }
+        let saturated = try report { $0.capture.selection.kind = .saturated }
         #expect(saturated.episodes.map(\.id) == [2] && saturated.summary.stalls == 0 && saturated.summary.saturated == 1)
-        let stalls = try report { $0.capture.kind = .stall }
+        let stalls = try report { $0.capture.selection.kind = .stall }
         #expect(stalls.episodes.map(\.id) == [1, 3, 4, 5, 6])
-        #expect(try report { $0.capture.state = .blocked }.episodes.map(\.id) == [4, 5])
-        #expect(try report { $0.capture.stallIDs = [3] }.episodes.map(\.id) == [3])
+        #expect(try report { $0.capture.selection.state = .blocked }.episodes.map(\.id) == [4, 5])
+        #expect(try report { $0.capture.selection.stallIDs = [3] }.episodes.map(\.id) == [3])
         // A window keeps the samples taken 250..279 ms after the start: the first three.
-        #expect(try report { $0.capture.window = 250_000_000...279_000_000 }.episodes[0].profile.analyzedSamples == 3)
+        #expect(try report { $0.capture.selection.window = 250_000_000...279_000_000 }.episodes[0].profile.analyzedSamples == 3)
     }
 
     @Test func identicalStallsFormOneGroup() throws {

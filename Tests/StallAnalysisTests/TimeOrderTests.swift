@@ -28,7 +28,7 @@ import Testing
             ProfileStack(stack: "[app]", count: 2),
         ])
         var onlySecond = StallCaptureImporter.Options()
-        onlySecond.stallIDs = [2]
+        onlySecond.selection.stallIDs = [2]
         #expect(StallCaptureImporter(options: onlySecond).timeOrdered(capture(), diagnostics: &diagnostics).count == 1)
     }
 }

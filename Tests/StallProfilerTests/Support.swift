@@ -29,7 +29,7 @@ enum TestSupport {
     /// Folded stacks of a capture, root first, one entry per sample.
     static func stacks(of capture: Capture, state: StallStateFilter = .all) -> [[String]] {
         var options = StallCaptureImporter.Options()
-        options.state = state
+        options.selection.state = state
         let symbolizer = Symbolizer(images: capture.images)
         return capture.stalls.filter { state.accepts($0.state) }.flatMap { stall in
             stall.samples.filter { !$0.frames.isEmpty }.map { symbolizer.rootFirstNames(leafFirst: $0.frames) }

@@ -133,11 +133,10 @@ public enum Exporter {
     public static func load(_ inputs: [InputSource], options: FoldOptions, timedPerf: Bool = true) throws
         -> (Timeline, Diagnostics)
     {
-        var diagnostics = Diagnostics()
+        var loader = InputLoader(options: options)
         var timeline: Timeline?
         var folded = FoldedStacks()
         var untimed: [String] = []
-        var captures: [String] = []
         var perf: [(name: String, stacks: FoldedStacks)] = []
         func add(_ next: Timeline) throws {
             guard let current = timeline else {
@@ -160,35 +159,31 @@ public enum Exporter {
             }
         }
         for input in inputs {
-            guard let opened = try Folder.open(input, format: options.format, diagnostics: &diagnostics) else { continue }
+            guard let opened = try loader.open(input) else { continue }
             if opened.format == .perf && timedPerf {
-                let (timed, stacks) = try PerfTimelineBuilder.build(opened, options: options, diagnostics: &diagnostics)
+                let (timed, stacks) = try PerfTimelineBuilder.build(opened, options: options, diagnostics: &loader.diagnostics)
                 if let timed {
                     try add(timed)
                     perf.append((opened.stream.name, stacks))
                 } else {
-                    Folder.merge(stacks, of: opened.stream.name, into: &folded, diagnostics: &diagnostics)
+                    Folder.merge(stacks, of: opened.stream.name, into: &folded, diagnostics: &loader.diagnostics)
                     untimed.append(opened.stream.name)
                 }
                 continue
             }
             guard opened.format == .stallprof else {
-                try Folder.fold(opened, options: options, into: &folded, diagnostics: &diagnostics)
+                try Folder.fold(opened, options: options, into: &folded, diagnostics: &loader.diagnostics)
                 untimed.append(opened.stream.name)
                 continue
             }
             let capture = try StallCaptureImporter.read(opened.stream)
-            try add(TimelineBuilder.build(capture, options: options.capture, diagnostics: &diagnostics))
-            captures.append(capture.source)
+            try add(TimelineBuilder.build(capture, options: options.capture, diagnostics: &loader.diagnostics))
         }
-        if let timeline, untimed.isEmpty { return (timeline, diagnostics) }
-        guard captures.isEmpty else {
-            throw AnalysisError.usage("cannot export captures (\(captures.joined(separator: ", "))) together with "
-                + "untimed stacks (" + untimed.joined(separator: ", ") + "); export them separately")
-        }
+        if let timeline, untimed.isEmpty { return (timeline, loader.diagnostics) }
+        try loader.refuseCaptures(among: untimed)
         // Timed perf text among untimed inputs: folded with them (its stacks were folded while it was read).
-        for (name, stacks) in perf { Folder.merge(stacks, of: name, into: &folded, diagnostics: &diagnostics) }
+        for (name, stacks) in perf { Folder.merge(stacks, of: name, into: &folded, diagnostics: &loader.diagnostics) }
         let name = inputs.map(\.description).joined(separator: ", ")
-        return (TimelineBuilder.build(folded: options.transforms.apply(to: folded, diagnostics: &diagnostics), name: name), diagnostics)
+        return (TimelineBuilder.build(folded: options.transforms.apply(to: folded, diagnostics: &loader.diagnostics), name: name), loader.diagnostics)
     }
 }

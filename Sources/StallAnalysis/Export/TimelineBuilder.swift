@@ -7,7 +7,7 @@ public enum TimelineBuilder {
     /// resolved by `options.symbolizer`. Unfinished episodes are kept with a warning, as `fold` keeps them.
     public static func build(_ capture: Capture, options: StallCaptureImporter.Options = .init(),
                              diagnostics: inout Diagnostics) -> Timeline {
-        capture.warnings.forEach { diagnostics.warn($0) }
+        options.selection.warnAboutReading(capture, diagnostics: &diagnostics)
         let origin = capture.originNs
         let relative = { (ns: UInt64) in ns &- min(ns, origin) }
         let symbolizer = Symbolizer(capture: capture, options: options.symbolizer)
@@ -17,13 +17,8 @@ public enum TimelineBuilder {
         var episodes: [TimelineEpisode] = []
         var stacks = TimelineStacks()
         var end: UInt64 = capture.closedAtNs.map(relative) ?? 0
-        for stall in capture.stalls where options.accepts(stall) {
-            if !stall.isFinished {
-                let what = stall.kind == .saturated ? "saturated episode" : "stall"
-                diagnostics.warn("\(capture.source): \(what) \(stall.id) is unfinished (the file ends during it); "
-                    + "its \(stall.samples.count) samples are kept")
-            }
-            let kept = stall.samples.filter { !$0.frames.isEmpty && options.accepts($0, of: stall) }
+        for selected in options.selection.episodes(of: capture) {
+            let (stall, kept) = (selected.episode, selected.samples)
             let episodeEnd = stall.endNs
             var samples: [TimelineSample] = []
             samples.reserveCapacity(kept.count)

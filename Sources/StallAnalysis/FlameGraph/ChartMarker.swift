@@ -30,13 +30,13 @@ public struct ChartMarker: Sendable, Equatable {
     public static func place(_ capture: Capture, options: StallCaptureImporter.Options) -> [ChartMarker] {
         var times: [UInt64] = [], episodeOf: [Int] = []
         var windows: [ClosedRange<UInt64>] = []
-        for (index, stall) in capture.stalls.enumerated() where options.accepts(stall) {
-            let margin = StallReport.markerMarginNs
+        for selected in options.selection.episodes(of: capture) {
+            let (stall, margin) = (selected.episode, StallReport.markerMarginNs)
             let end = stall.endNs
             windows.append((stall.begin.startNs &- min(margin, stall.begin.startNs))...(end &+ min(margin, .max - end)))
-            for sample in stall.samples where !sample.frames.isEmpty && options.accepts(sample, of: stall) {
+            for sample in selected.samples {
                 times.append(sample.timestampNs)
-                episodeOf.append(index)
+                episodeOf.append(selected.index)
             }
         }
         guard !times.isEmpty else { return [] }

@@ -17,14 +17,14 @@ public enum ProfileLoader {
         -> (StackProfile, [ChartMarker], Diagnostics)
     {
         var stacks: [ProfileStack] = []
-        var diagnostics = Diagnostics()
+        var loader = InputLoader(options: options)
         var placed: [(stacksEnd: Int, markers: [ChartMarker])] = []
         var unit: CountUnit? = nil
         var places: [String: [String: Int]] = [:]  // samples per place per function, over the captures
         // One input's folded stacks, summed with the others' (counts too large dropped), checked for depth and
         // transformed, after those before.
         func add(_ input: FoldedStacks, of name: String) throws {
-            let dropped = Folder.merge(input, of: name, into: &sums, diagnostics: &diagnostics)
+            let dropped = Folder.merge(input, of: name, into: &sums, diagnostics: &loader.diagnostics)
             let folded = input.removing(Set(dropped))
             var failure: Error?
             folded.forEach { bytes, _ in
@@ -33,23 +33,22 @@ public enum ProfileLoader {
                 }
             }
             if let failure { throw failure }
-            stacks += StackProfile(options.transforms.apply(to: folded, diagnostics: &diagnostics)).stacks
+            stacks += StackProfile(options.transforms.apply(to: folded, diagnostics: &loader.diagnostics)).stacks
             unit = CountUnit.combined(unit, folded.unit)
         }
         // Every stack's count over the inputs, as `fold` adds them up: the same counts are refused, with the same
         // warnings (a line's count, a stack's sum in one input, the sum over the inputs).
         var sums = FoldedStacks()
         for input in inputs {
-            guard let opened = try Folder.open(input, format: options.format, diagnostics: &diagnostics) else { continue }
-            if opened.format == .stallprof { diagnostics.captureInput(opened.stream.name) }
+            guard let opened = try loader.open(input) else { continue }
             // Folded text keeps its order (for --flamechart) and the two counts of differential lines.
             if opened.format == .folded {
                 var read: [ProfileStack] = []
                 var part = FoldedStacks()
                 var entries: [Int] = []
                 try FoldedImporter(options: options.folded)
-                    .read(opened.stream, into: &read, sums: &part, entries: &entries, diagnostics: &diagnostics)
-                let dropped = Set(Folder.merge(part, of: opened.stream.name, into: &sums, diagnostics: &diagnostics))
+                    .read(opened.stream, into: &read, sums: &part, entries: &entries, diagnostics: &loader.diagnostics)
+                let dropped = Set(Folder.merge(part, of: opened.stream.name, into: &sums, diagnostics: &loader.diagnostics))
                 if !dropped.isEmpty { read = zip(read, entries).filter { !dropped.contains($1) }.map(\.0) }
                 stacks += options.transforms.apply(to: read)
                 continue
@@ -62,22 +61,22 @@ public enum ProfileLoader {
                 let importer = StallCaptureImporter(options: whole.capture)
                 let capture = try StallCaptureImporter.read(opened.stream)
                 if options.capture.symbolizer.lines {
-                    for (name, counts) in importer.placeCounts(of: capture, diagnostics: &diagnostics) {
+                    for (name, counts) in importer.placeCounts(of: capture, diagnostics: &loader.diagnostics) {
                         places[name, default: [:]].merge(counts, uniquingKeysWith: +)
                     }
                 }
                 if timeOrder {
-                    stacks += importer.timeOrdered(capture, diagnostics: &diagnostics)
+                    stacks += importer.timeOrdered(capture, diagnostics: &loader.diagnostics)
                     placed.append((stacks.count, ChartMarker.place(capture, options: options.capture)))
                     continue
                 }
                 var folded = FoldedStacks()
-                importer.fold(capture, into: &folded, diagnostics: &diagnostics)
+                importer.fold(capture, into: &folded, diagnostics: &loader.diagnostics)
                 try add(folded, of: opened.stream.name)
                 continue
             }
             var folded = FoldedStacks()
-            try Folder.fold(opened, options: options, into: &folded, diagnostics: &diagnostics)
+            try Folder.fold(opened, options: options, into: &folded, diagnostics: &loader.diagnostics)
             try add(folded, of: opened.stream.name)
         }
         // Reversed for the chart: an input's samples start after the counts of every stack that follows them.
@@ -86,7 +85,7 @@ public enum ProfileLoader {
         let markers = placed.flatMap { ChartMarker.shifted($0.markers, by: after[$0.stacksEnd]) }
         var profile = StackProfile(stacks: stacks, unit: unit)
         profile.places = StallCaptureImporter.mostCommon(places)
-        return (profile, markers, diagnostics)
+        return (profile, markers, loader.diagnostics)
     }
 
     /// The deepest stack a flame graph draws: deeper ones (far beyond any real call stack; a frame costs a few

@@ -8,7 +8,7 @@ extension ProfileReport {
     public func text() -> String {
         let width = StallReport.textWidth
         var lines = inputs.isEmpty ? ["profile: no input with data"] : inputs.map { input in
-            let prefix = "profile (\(Self.formatName(input.format))): "
+            let prefix = "profile (\(input.format.displayName)): "
             return prefix + ReportFormat.fit(input.path, width: width - prefix.count)
         }
         lines += StallReport.wrap("total \(totalText) in \(stacks) distinct stack\(stacks == 1 ? "" : "s")",
@@ -52,16 +52,6 @@ extension ProfileReport {
             lines.append(prefix + ReportFormat.fit(share.function, width: StallReport.textWidth - prefix.count))
         }
         return lines
-    }
-
-    /// How the text names a format: `perf script`, `macOS sample`, `folded`, `speedscope`.
-    static func formatName(_ format: InputFormat) -> String {
-        switch format {
-        case .perf: return "perf script"
-        case .sample: return "macOS sample"
-        case .stallprof: return "stallprof capture"
-        case .auto, .folded, .speedscope: return format.rawValue
-        }
     }
 
     /// The summary as JSON (schema `stallprof.profile-report/v1`, docs/REPORT.md), ending with a newline. Counts

@@ -11,7 +11,7 @@ public enum ReportInput {
     case profile(FoldedStacks, inputs: [ProfileInput])
 
     /// Reads `inputs` in order with `options` (`--format`, `--strict`, the perf and other formats' options), each
-    /// opened and detected by ``Folder/open(_:format:diagnostics:)``, the detector of every command (binary files
+    /// opened and detected by ``InputLoader/open(_:)``, the loader of every command (binary files
     /// such as perf.data, pprof and gzip are bad data naming what they are). With `--format auto` each input is a
     /// capture when it is detected as one; `--format stallprof` makes every input a capture, any other format none.
     /// Empty inputs are warned about in `diagnostics` and skipped (no input at all: no captures). Captures' own
@@ -24,43 +24,32 @@ public enum ReportInput {
     {
         var options = options
         options.perf.markEmptyStacks = true  // a summary names a sample without a call chain, never its process
+        var loader = InputLoader(options: options, diagnostics: diagnostics, capturesApart: true)
+        defer { diagnostics = loader.diagnostics }
         var captures: [Capture] = []
         var stacks = FoldedStacks()
         var profiles: [ProfileInput] = []
         for input in inputs {
-            guard let opened = try Folder.open(input, format: options.format, diagnostics: &diagnostics) else {
-                continue
-            }
+            guard let opened = try loader.open(input) else { continue }
             let stream = opened.stream
-            let isCapture = opened.format == .stallprof
-            if let first = isCapture ? profiles.first?.path : captures.first?.source {
-                let (capture, other) = isCapture ? (stream.name, first) : (first, stream.name)
-                throw AnalysisError.usage(
-                    "\(capture) is a stallprof capture and \(other) is not: report describes captures or other "
-                        + "profiles, not both at once; report them separately, or fold them together first "
-                        + "(stallprof fold \(capture) \(other) | stallprof report -)")
-            }
-            if isCapture {
+            if opened.format == .stallprof {
                 guard StallCaptureImporter.recognizes(try stream.peek(Folder.detectionBytes)) else {
                     throw AnalysisError.badData(
                         path: stream.name, position: "byte 0", reason: "not a stallprof capture (no STALLPRF header); "
                             + "--format stallprof reads captures only")
                 }
                 let capture = try StallCaptureImporter.read(stream)
-                capture.warnings.forEach { diagnostics.warn($0) }
+                capture.warnings.forEach { loader.diagnostics.warn($0) }
                 captures.append(capture)
                 continue
             }
-            try Folder.fold(opened, options: options, into: &stacks, diagnostics: &diagnostics)
+            try Folder.fold(opened, options: options, into: &stacks, diagnostics: &loader.diagnostics)
             profiles.append(ProfileInput(path: stream.name, format: opened.format))
         }
         guard !profiles.isEmpty || (captures.isEmpty && options.format != .auto && options.format != .stallprof)
         else { return .captures(captures) }
-        if stacks.count == 0, !profiles.isEmpty {
-            throw AnalysisError.badData(
-                path: profiles.map(\.path).joined(separator: ", "), position: "", reason: "no stack counts found")
-        }
-        return .profile(options.transforms.apply(to: stacks, diagnostics: &diagnostics), inputs: profiles)
+        try loader.requireStackCounts(found: stacks.count > 0)
+        return .profile(options.transforms.apply(to: stacks, diagnostics: &loader.diagnostics), inputs: profiles)
     }
 }
 

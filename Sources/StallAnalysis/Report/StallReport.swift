@@ -142,13 +142,14 @@ public struct StallReport: Sendable {
             let architecture = SyscallNames.architecture(of: capture)
             let captureMarkers = MarkerIndex(StallReport.markers(of: capture, index: index))
             markers = captureMarkers.markers
-            for stall in capture.stalls where options.capture.accepts(stall) {
+            for selected in options.capture.selection.episodes(of: capture) {
+                let stall = selected.episode
                 var builder = ProfileBuilder()
                 builder.addAppModules(rule.appModules)
                 var collected: [CollectedSample] = []
                 var signalled = 0
                 var blockEntries: [String: Int] = [:]
-                for sample in stall.samples where !sample.frames.isEmpty && options.capture.accepts(sample, of: stall) {
+                for sample in selected.samples {
                     let frames = sample.frames
                     var (app, modules) = rule.judge(leafFirst: frames)
                     let names = TruncatedStack.names(symbolizer.rootFirstNames(leafFirst: frames), of: sample)

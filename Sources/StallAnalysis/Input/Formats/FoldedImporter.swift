@@ -41,6 +41,9 @@ public struct FoldedImporter: StackImporter {
     /// Creates an importer.
     public init(options: Options = Options()) { self.options = options }
 
+    /// An importer with the options of `fold`'s ``FoldOptions/folded``.
+    public init(_ fold: FoldOptions) { self.init(options: fold.folded) }
+
     /// One folded line taken apart: where its stack and its (last) count lie.
     struct Line {
         /// The stack: everything before the blank in front of the count (may be empty).

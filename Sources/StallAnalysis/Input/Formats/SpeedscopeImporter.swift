@@ -51,6 +51,9 @@ public struct SpeedscopeImporter: StackImporter {
     /// Creates an importer.
     public init(options: Options = Options()) { self.options = options }
 
+    /// An importer with the options of `fold`'s ``FoldOptions/speedscope``.
+    public init(_ fold: FoldOptions) { self.init(options: fold.speedscope) }
+
     /// Reads the whole document, checks it is speedscope and adds every profile's stacks.
     public func importStacks(from stream: ByteStream, into stacks: inout FoldedStacks, diagnostics: inout Diagnostics)
         throws

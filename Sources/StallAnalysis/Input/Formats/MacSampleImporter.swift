@@ -42,6 +42,9 @@ public struct MacSampleImporter: StackImporter {
     /// Creates an importer.
     public init(options: Options = Options()) { self.options = options }
 
+    /// An importer with the options of `fold`'s ``FoldOptions/sample``.
+    public init(_ fold: FoldOptions) { self.init(options: fold.sample) }
+
     /// One node of the call tree on the path being read.
     private struct Node {
         var frame: String

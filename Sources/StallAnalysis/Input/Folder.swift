@@ -1,49 +1,3 @@
-/// The input formats `stallprof fold` knows.
-public enum InputFormat: String, Sendable, CaseIterable {
-    /// Detect the format from each input's first bytes.
-    case auto
-    /// stallprof capture files written by the `StallProfiler` watchdog.
-    case stallprof
-    /// `perf script` output (Linux perf), folded like stackcollapse-perf.pl.
-    case perf
-    /// macOS `sample` reports.
-    case sample
-    /// Folded stacks (`root;...;leaf COUNT`) from any tool.
-    case folded
-    /// speedscope JSON (py-spy, pyinstrument, speedscope, `stallprof export`).
-    case speedscope
-}
-
-/// Options of a fold: which format to read and each format's own options.
-public struct FoldOptions: Sendable {
-    /// The input format. Default: `.auto`, detected per input.
-    public var format: InputFormat = .auto
-    /// Options for stallprof captures. Default: ``StallCaptureImporter/Options/init()``.
-    public var capture = StallCaptureImporter.Options()
-    /// Options for perf script input. Default: ``PerfScriptImporter/Options/init()``.
-    public var perf = PerfScriptImporter.Options()
-    /// Options for macOS `sample` reports. Default: ``MacSampleImporter/Options/init()``.
-    public var sample = MacSampleImporter.Options()
-    /// Options for folded input. Default: ``FoldedImporter/Options/init()``.
-    public var folded = FoldedImporter.Options()
-    /// Options for speedscope JSON. Default: ``SpeedscopeImporter/Options/init()``.
-    public var speedscope = SpeedscopeImporter.Options()
-    /// Rewrites applied to every stack after import (demangling, merging recursion). Default: none.
-    public var transforms = StackTransforms()
-
-    /// Creates the default options.
-    public init() {}
-
-    /// How names read, for every input: ``StackTransforms/names`` and the captures' ``SymbolizerOptions/names``.
-    /// Nil until set: each command's default then applies (full, but short in `report`'s text).
-    public var names: NameStyle? {
-        didSet {
-            transforms.names = names ?? .full
-            capture.symbolizer.names = names ?? .full
-        }
-    }
-}
-
 /// Folds inputs of any known format into one set of stacks.
 public enum Folder {
     /// Folds every input together, then applies `options.transforms`. Returns the stacks and the tolerated problems.
@@ -68,11 +22,11 @@ public enum Folder {
                              diagnostics: inout Diagnostics) throws {
         let parts = Parallel.map(inputs) { input in
             var stacks = FoldedStacks()
-            var diagnostics = Diagnostics()
-            if let opened = try open(input, format: options.format, diagnostics: &diagnostics) {
-                try fold(opened, options: options, into: &stacks, diagnostics: &diagnostics)
+            var loader = InputLoader(options: options)
+            if let opened = try loader.open(input) {
+                try fold(opened, options: options, into: &stacks, diagnostics: &loader.diagnostics)
             }
-            return (stacks, diagnostics)
+            return (stacks, loader.diagnostics)
         }
         for (input, part) in zip(inputs, parts) {
             let (partStacks, partDiagnostics) = try part.get()
@@ -120,23 +74,6 @@ public enum Folder {
             merge(part, of: input.stream.name, into: &stacks, diagnostics: &diagnostics)
             return
         }
-        let stream = input.stream
-        switch input.format {
-        case .stallprof, .auto:
-            try StallCaptureImporter(options: options.capture)
-                .importStacks(from: stream, into: &stacks, diagnostics: &diagnostics)
-        case .perf:
-            try PerfScriptImporter(options: options.perf)
-                .importStacks(from: stream, into: &stacks, diagnostics: &diagnostics)
-        case .sample:
-            try MacSampleImporter(options: options.sample)
-                .importStacks(from: stream, into: &stacks, diagnostics: &diagnostics)
-        case .folded:
-            try FoldedImporter(options: options.folded)
-                .importStacks(from: stream, into: &stacks, diagnostics: &diagnostics)
-        case .speedscope:
-            try SpeedscopeImporter(options: options.speedscope)
-                .importStacks(from: stream, into: &stacks, diagnostics: &diagnostics)
-        }
+        try input.row.importStacks(input.stream, options, &stacks, &diagnostics)
     }
 }

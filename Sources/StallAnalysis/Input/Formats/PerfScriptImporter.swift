@@ -77,6 +77,9 @@ public struct PerfScriptImporter: StackImporter {
     /// Creates an importer.
     public init(options: Options = Options()) { self.options = options }
 
+    /// An importer with the options of `fold`'s ``FoldOptions/perf``.
+    public init(_ fold: FoldOptions) { self.init(options: fold.perf) }
+
     /// Streams `stream` and adds one stack per sample.
     public func importStacks(from stream: ByteStream, into stacks: inout FoldedStacks, diagnostics: inout Diagnostics)
         throws

@@ -1,73 +1,17 @@
 import StallFormat
 
-/// Which stalls' samples to keep.
-public enum StallStateFilter: String, Sendable, CaseIterable {
-    /// Every stall.
-    case all
-    /// Stalls whose thread burned CPU.
-    case busy
-    /// Stalls whose thread waited.
-    case blocked
-
-    /// True when a stall in `state` passes (an unclassifiable stall passes only `.all`).
-    public func accepts(_ state: StallState?) -> Bool {
-        switch self {
-        case .all: return true
-        case .busy: return state == .busy
-        case .blocked: return state == .blocked
-        }
-    }
-}
-
-/// Which kinds of episode to keep.
-public enum EpisodeKindFilter: String, Sendable, CaseIterable {
-    /// Every episode.
-    case all
-    /// Stalls only: the main queue did not answer within the threshold.
-    case stall
-    /// Saturated episodes only: the main queue answered, but its thread never rested.
-    case saturated
-
-    /// True when an episode of `kind` passes.
-    public func accepts(_ kind: EpisodeKind) -> Bool {
-        switch self {
-        case .all: return true
-        case .stall: return kind == .stall
-        case .saturated: return kind == .saturated
-        }
-    }
-}
-
 /// Reads stallprof capture files (written by the `StallProfiler` watchdog) and folds their samples, resolving
 /// names offline from the image map stored in the file.
 public struct StallCaptureImporter: StackImporter {
     /// Options for captures. Every field documents its default.
     public struct Options: Sendable {
-        /// Keep only the samples of busy or of blocked episodes. Default: `.all`.
-        public var state: StallStateFilter = .all
-        /// Keep only stalls or only saturated episodes. Default: `.all`.
-        public var kind: EpisodeKindFilter = .all
-        /// Keep only these episode numbers. Default: empty, every episode.
-        public var stallIDs: Set<UInt32> = []
-        /// Keep only samples taken this many nanoseconds after their stall's start (both ends included). Default:
-        /// nil, every sample.
-        public var window: ClosedRange<UInt64>? = nil
+        /// Which episodes and samples are kept. Default: ``CaptureSelection/init()``, all of them.
+        public var selection = CaptureSelection()
         /// How names are resolved. Default: ``SymbolizerOptions/init()``.
         public var symbolizer = SymbolizerOptions()
 
         /// Creates the default options.
         public init() {}
-
-        /// True when the episode passes the kind, state and number filters.
-        public func accepts(_ stall: Stall) -> Bool {
-            kind.accepts(stall.kind) && state.accepts(stall.state) && (stallIDs.isEmpty || stallIDs.contains(stall.id))
-        }
-
-        /// True when `sample` of `stall` lies in ``window`` (always true without a window).
-        public func accepts(_ sample: Sample, of stall: Stall) -> Bool {
-            guard let window else { return true }
-            return window.contains(sample.timestampNs &- min(sample.timestampNs, stall.begin.startNs))
-        }
     }
 
     /// `stallprof`.
@@ -81,6 +25,9 @@ public struct StallCaptureImporter: StackImporter {
 
     /// Creates an importer.
     public init(options: Options = Options()) { self.options = options }
+
+    /// An importer with the options of `fold`'s ``FoldOptions/capture``.
+    public init(_ fold: FoldOptions) { self.init(options: fold.capture) }
 
     /// Reads a whole capture and adds one count per sample.
     public func importStacks(from stream: ByteStream, into stacks: inout FoldedStacks, diagnostics: inout Diagnostics)
@@ -136,8 +83,8 @@ public struct StallCaptureImporter: StackImporter {
             if !options.inlines, let lines = symbolizer.linesWarning { diagnostics.warn("\(capture.source): \(lines)") }
         }
         var tally: [String: [String: Int]] = [:]
-        for stall in capture.stalls where self.options.accepts(stall) {
-            for sample in stall.samples where !sample.frames.isEmpty && self.options.accepts(sample, of: stall) {
+        for selected in self.options.selection.episodes(of: capture) {
+            for sample in selected.samples {
                 for (name, place) in symbolizer.rootFirstNamesAndPlaces(leafFirst: sample.frames) {
                     if let place { tally[name, default: [:]][place, default: 0] += 1 }
                 }
@@ -153,15 +100,10 @@ public struct StallCaptureImporter: StackImporter {
 
     /// Calls `body` with the root-first names of each selected sample, in capture order.
     private func forEachSample(of capture: Capture, diagnostics: inout Diagnostics, _ body: ([String]) -> Void) {
-        capture.warnings.forEach { diagnostics.warn($0) }
-        for stall in capture.stalls where !stall.isFinished && options.accepts(stall) {
-            let what = stall.kind == .saturated ? "saturated episode" : "stall"
-            diagnostics.warn("\(capture.source): \(what) \(stall.id) is unfinished (the file ends during it); "
-                + "its \(stall.samples.count) samples are kept")
-        }
+        options.selection.warnAboutReading(capture, diagnostics: &diagnostics)
         let symbolizer = Symbolizer(capture: capture, options: options.symbolizer)
-        for stall in capture.stalls where options.accepts(stall) {
-            for sample in stall.samples where !sample.frames.isEmpty && options.accepts(sample, of: stall) {
+        for selected in options.selection.episodes(of: capture) {
+            for sample in selected.samples {
                 body(TruncatedStack.names(symbolizer.rootFirstNames(leafFirst: sample.frames), of: sample))
             }
         }

@@ -1,19 +1,19 @@
 /// An opened input and its format, detected once: what every command (fold, flamegraph, diff, report, export)
-/// reads through ``Folder/open(_:format:diagnostics:)``.
+/// reads through ``InputLoader/open(_:)``.
 public struct DetectedInput {
     /// The input, positioned at its start (detection only peeked; UTF-16 text already transcoded to UTF-8).
     public let stream: ByteStream
+    /// Its format's row of ``InputFormat/table``: the one requested, or the one detected for `.auto`.
+    public let row: InputFormatRow
+
     /// Its format: the one requested, or the one detected for `.auto`; never `.auto`.
-    public let format: InputFormat
+    public var format: InputFormat { row.format }
 }
 
 /// The one format detector of every command.
 extension Folder {
     /// How many bytes format detection looks at (perf script headers can be long).
     static let detectionBytes = 1 << 16
-
-    /// The formats `--format auto` tries, in order.
-    static let detectable: [InputFormat] = [.stallprof, .speedscope, .sample, .perf, .folded]
 
     /// Opens `input` and detects its format (or checks that it can be `format`): nil, with the empty-input warning
     /// every command gives (``Diagnostics/emptyInput(_:)``), when it holds no data. Known binary files
@@ -34,7 +34,7 @@ extension Folder {
             diagnostics.emptyInput(stream.name)
             return nil
         }
-        return DetectedInput(stream: stream, format: try resolve(format, stream: stream))
+        return DetectedInput(stream: stream, row: try resolveRow(format, stream: stream))
     }
 
     /// True when `stream` holds no data: no bytes, or only white space. Every command treats such an input the
@@ -44,33 +44,26 @@ extension Folder {
         return head.count < detectionBytes && head.allSatisfy { $0 == 32 || ($0 >= 9 && $0 <= 13) }
     }
 
-    /// True when `head` looks like `format`.
-    static func recognizes(_ format: InputFormat, _ head: ArraySlice<UInt8>) -> Bool {
-        switch format {
-        case .auto: return false
-        case .stallprof: return StallCaptureImporter.recognizes(head)
-        case .perf: return PerfScriptImporter.recognizes(head)
-        case .sample: return MacSampleImporter.recognizes(head)
-        case .folded: return FoldedImporter.recognizes(head)
-        case .speedscope: return SpeedscopeImporter.recognizes(head)
-        }
-    }
-
     /// The concrete format of `stream`: the requested one, or the detected one for `.auto`. A known binary file is
     /// named whatever was requested (but a capture); other binary data is refused for a text format.
     static func resolve(_ format: InputFormat, stream: ByteStream) throws -> InputFormat {
+        try resolveRow(format, stream: stream).format
+    }
+
+    /// The row of ``resolve(_:stream:)``'s format.
+    static func resolveRow(_ format: InputFormat, stream: ByteStream) throws -> InputFormatRow {
         var head = try stream.peek(detectionBytes)
-        if format == .stallprof { return format }
+        if format == .stallprof, let row = format.row { return row }
         if !StallCaptureImporter.recognizes(head), let binary = BinaryInput.name(head, path: stream.name) {
             throw AnalysisError.badData(path: stream.name, position: "byte 0", reason: binary)
         }
-        if format != .auto {
+        if let row = format.row {
             if let nul = head.firstIndex(of: 0) {
                 throw AnalysisError.badData(
                     path: stream.name, position: "byte \(nul - head.startIndex)",
                     reason: "binary data (\(BinaryInput.describe(head))), not a \(format.rawValue) text profile")
             }
-            return format
+            return row
         }
         // A first line longer than the window (a deep folded stack): look further, up to the line length limit.
         while !head.contains(10) && head.count >= detectionBytes && head.count < ByteStream.maxLineLength {
@@ -78,8 +71,9 @@ extension Folder {
             if longer.count == head.count { break }
             head = longer
         }
-        if let found = detectable.first(where: { recognizes($0, head) }) { return found }
-        let tried = detectable.map(\.rawValue).joined(separator: ", ")
+        let detectable = InputFormat.detectionRows
+        if let found = detectable.first(where: { $0.recognizes(head) }) { return found }
+        let tried = detectable.map(\.format.rawValue).joined(separator: ", ")
         if let nul = head.firstIndex(of: 0) {
             throw AnalysisError.badData(
                 path: stream.name, position: "byte \(nul - head.startIndex)",
