@@ -7,10 +7,10 @@
 // after a call leading into it (marked scanned). Where none of this works, the scan of stackscan.c goes on from that
 // frame. Every stack word is read with process_vm_readv, a page at a time: nothing here can fault. The thread is
 // never touched. Watchdog thread only; never signal context. See docs/WATCHDOG.md, "Stacks read from memory".
-#define _GNU_SOURCE
 #include "codemap.h"
 #include "memwalk.h"
-#include "stallcapture_blocked.h"
+#include "stallcapture_probe.h"
+#include "calltarget.h"
 #include "unwind.h"
 
 #include <string.h>

@@ -8,7 +8,6 @@
 // libdispatch frame entered from code outside libdispatch (the outermost such edge, so that a block that itself
 // calls into libdispatch and back still counts once). Without a register the CFI recovers there (a frame walked by
 // its frame pointer on the way), the turn is unknown: 0, never a guess.
-#define _GNU_SOURCE
 #include "unwind.h"
 #include "stallcapture.h"
 
