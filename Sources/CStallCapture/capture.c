@@ -113,6 +113,16 @@ uint32_t stallcap_unwind_context(const void *ucontext, uintptr_t *frames, uint32
 
 size_t stallcap_unwind_cache_size(void) { return sizeof(stallcap_unwind_cache); }
 
+uint64_t stallcap_queue_turn_here(void) {
+    ucontext_t context;
+    uintptr_t frames[STALLCAP_MAX_FRAMES];
+    uint32_t flags = 0;
+    stallcap_turn_trace trace;
+    if (getcontext(&context) != 0) return 0;
+    (void)stallcap_unwind(&context, frames, STALLCAP_MAX_FRAMES, &flags, NULL, &trace);
+    return stallcap_turn_of(&trace);
+}
+
 static void (*g_child_callback)(void) = NULL;
 
 // In the child of fork(): no request is in flight there (the watchdog thread does not exist): start afresh, then

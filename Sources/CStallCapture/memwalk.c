@@ -15,18 +15,6 @@
 
 #include <string.h>
 
-int stallcap_window_load(stallcap_stack_window *window, uintptr_t address, uintptr_t *value) {
-    uintptr_t base = address & ~(uintptr_t)(sizeof window->words - 1);
-    if (base == 0) return -1;
-    if (window->base != base) {
-        window->base = 0;
-        if (stallcap_read_memory(base, window->words, sizeof window->words) != 0) return -1;
-        window->base = base;
-    }
-    *value = window->words[(address - base) / sizeof(uintptr_t)];
-    return 0;
-}
-
 #if defined(__x86_64__)
 /// Room below a frame's stack pointer that rules may read (a slot popped just before the call; the red zone).
 #define BELOW_SP 128

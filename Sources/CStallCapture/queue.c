@@ -16,7 +16,6 @@
 #include <link.h>
 #include <stdatomic.h>
 #include <string.h>
-#include <ucontext.h>
 
 // libdispatch's code, [lo, hi); 0 when not set. Written once before sampling starts, read in the handler.
 static _Atomic uintptr_t g_queue_lo = 0, g_queue_hi = 0;
@@ -129,14 +128,4 @@ uint64_t stallcap_turn_of(const stallcap_turn_trace *trace) {
         hash ^= hash >> 31;
     }
     return hash != 0 ? hash : 1;
-}
-
-uint64_t stallcap_queue_turn_here(void) {
-    ucontext_t context;
-    uintptr_t frames[STALLCAP_MAX_FRAMES];
-    uint32_t flags = 0;
-    stallcap_turn_trace trace;
-    if (getcontext(&context) != 0) return 0;
-    (void)stallcap_unwind(&context, frames, STALLCAP_MAX_FRAMES, &flags, NULL, &trace);
-    return stallcap_turn_of(&trace);
 }

@@ -21,7 +21,7 @@ typedef struct {
     struct stallcap_turn_trace *trace;  // what a sample's turn is found from (queue.c); NULL: not asked
 } walk;
 
-/// Copies of another thread's stack words, read with process_vm_readv a page at a time (memwalk.c): a walk of a
+/// Copies of another thread's stack words, read with process_vm_readv a page at a time (stackwindow.c): a walk of a
 /// sleeping thread's stack loads through it, so that a stack unmapped meanwhile costs a failed read, not a fault.
 typedef struct stallcap_stack_window {
     uintptr_t base;  // the page copied in `words`; 0: none yet
