@@ -114,7 +114,8 @@ let package = Package(
             dependencies: ["StallProfiler", "StallFormat", "StallAnalysis", "CStallCapture", "StallSamples", "CUnwindCheck"]
         ),
         // Compares the capture handler's unwinder with libgcc's at random interruption points (tests only).
-        .target(name: "CUnwindCheck", dependencies: ["CStallCapture"], path: "Tests/CUnwindCheck", cSettings: gnuSource),
+        .target(
+            name: "CUnwindCheck", dependencies: ["CStallCapture"], path: "Tests/CUnwindCheck", cSettings: gnuSource),
         .testTarget(
             name: "StallAnalysisTests", dependencies: ["StallAnalysis", "StallFormat", "StallTestSupport"],
             resources: [.copy("Fixtures")]),
