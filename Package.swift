@@ -7,6 +7,9 @@ import PackageDescription
 //   CStallProcess <- StallBisect
 //   StallAnalysis, StallBisect, CStallOutput <- stallprof (CLI)
 // StallAnalysis never imports capture code and runs no process; StallBisect (bisect, check) runs them.
+/// The C targets' one definition of `_GNU_SOURCE`.
+let gnuSource: [CSetting] = [.define("_GNU_SOURCE")]
+
 let package = Package(
     name: "stallprof",
     products: [
@@ -32,26 +35,28 @@ let package = Package(
         .executable(name: "stallprof-bench-symbolize", targets: ["stallprof-bench-symbolize"]),  // lines vs llvm-symbolizer
     ],
     targets: [
-        .target(name: "CStallCapture"),
+        // Every C target is built with glibc's GNU extensions (process_vm_readv, pipe2, pthread_setname_np,
+        // RTLD_DEFAULT...): `_GNU_SOURCE` is defined here (gnuSource), never in a source file.
+        .target(name: "CStallCapture", cSettings: gnuSource),
         .target(name: "StallFormat"),
         .target(name: "StallProfiler", dependencies: ["CStallCapture", "StallFormat"]),
         // The flame graph's script is FlameGraph/FlameGraphScript.js, compiled in by the EmbedText plugin.
         // The Swift runtime's demangler by a link-time reference (found in static builds too).
-        .target(name: "CSwiftDemangle"),
+        .target(name: "CSwiftDemangle", cSettings: gnuSource),
         // zlib (the system library, Debian's zlib1g-dev): gzip input read transparently, pprof compressed.
         .systemLibrary(name: "CZlib", path: "Sources/CZlib", providers: [.apt(["zlib1g-dev"])]),
         // Source lines and inlined frames from DWARF, through elfutils' libdw (dlopen'd: lines only where it is).
-        .target(name: "CStallDwarf", linkerSettings: [.linkedLibrary("dl")]),
+        .target(name: "CStallDwarf", cSettings: gnuSource, linkerSettings: [.linkedLibrary("dl")]),
         .target(
             name: "StallAnalysis", dependencies: ["StallFormat", "CSwiftDemangle", "CZlib", "CStallDwarf"],
             plugins: ["EmbedText"]),
         .executableTarget(name: "stallprof-embed-text", path: "tools/embed-text"),
         .plugin(name: "EmbedText", capability: .buildTool(), dependencies: ["stallprof-embed-text"]),
         // Child subreaper for bisect's process runner (not capture code).
-        .target(name: "CStallProcess"),
+        .target(name: "CStallProcess", cSettings: gnuSource),
         .target(name: "StallBisect", dependencies: ["StallFormat", "CStallProcess"]),
         // -o's temporary file and the async-signal-safe handler that removes it on SIGINT, SIGTERM, SIGHUP.
-        .target(name: "CStallOutput"),
+        .target(name: "CStallOutput", cSettings: gnuSource),
         .executableTarget(
             name: "stallprof", dependencies: ["StallAnalysis", "StallBisect", "StallFormat", "CStallOutput"]),
         .plugin(
@@ -109,7 +114,8 @@ let package = Package(
             dependencies: ["StallProfiler", "StallFormat", "StallAnalysis", "CStallCapture", "StallSamples", "CUnwindCheck"]
         ),
         // Compares the capture handler's unwinder with libgcc's at random interruption points (tests only).
-        .target(name: "CUnwindCheck", dependencies: ["CStallCapture"], path: "Tests/CUnwindCheck"),
+        .target(
+            name: "CUnwindCheck", dependencies: ["CStallCapture"], path: "Tests/CUnwindCheck", cSettings: gnuSource),
         .testTarget(
             name: "StallAnalysisTests", dependencies: ["StallAnalysis", "StallFormat", "StallTestSupport"],
             resources: [.copy("Fixtures")]),

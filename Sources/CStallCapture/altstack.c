@@ -1,7 +1,6 @@
 // The alternate signal stack each sampled thread gives itself, so that the capture handler never needs the
 // thread's own stack (a thread with little of it left would overflow into its guard page).
-#define _GNU_SOURCE
-#include "stallcapture.h"
+#include "altstack.h"
 
 #include <pthread.h>
 #include <signal.h>
@@ -9,9 +8,9 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-// The alternate signal stack the handler runs on: sized for the unwinder (~3.5 KB on x86_64; libunwind, used before,
-// needed ~9-10 KB, NOTES section 10) plus the signal frame (up to ~3.5 KB with AVX-512 state), with room to spare,
-// and a guard page below it.
+// The alternate signal stack the handler runs on: sized for the unwinder (~3.5 KB on x86_64) plus the signal frame
+// (up to ~3.5 KB with AVX-512 state), with room to spare (a libunwind walk needs ~9-10 KB, NOTES section 10), and a
+// guard page below it.
 #define ALT_STACK_SIZE (64 * 1024)
 
 static pthread_key_t g_alt_key;

@@ -1,13 +1,14 @@
 // What a blocked thread waits for and who owns the mutex: /proc reads, process_vm_readv and the start-up check
 // of the glibc mutex layout. Called from the watchdog thread only; nothing here signals or blocks on a thread.
-#define _GNU_SOURCE
-#include "stallcapture_blocked.h"
+#include "stallcapture_probe.h"
+#include "stallcapture_threads.h"
 #include "files.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/futex.h>
 #include <pthread.h>
+#include <stddef.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,6 +16,11 @@
 #include <sys/syscall.h>
 #include <sys/uio.h>
 #include <unistd.h>
+
+// SyscallState (SyscallDetail.swift) reads `args` as six contiguous UInt64 and `kind` as a 32-bit raw value of
+// stallcap_syscall_kind.
+_Static_assert(sizeof(((stallcap_syscall_state *)0)->args) == 6 * sizeof(uint64_t), "args: six UInt64 in Swift");
+_Static_assert(sizeof(((stallcap_syscall_state *)0)->kind) == sizeof(uint32_t), "kind: a 32-bit raw value in Swift");
 
 // Parses one unsigned number (0x-hex or decimal) at *cursor; advances past it. Returns 0, or -1.
 static int parse_number(const char **cursor, uint64_t *value, int *negative) {
@@ -86,17 +92,14 @@ stallcap_syscall_kind stallcap_parse_syscall(const char *text, stallcap_syscall_
 }
 
 stallcap_syscall_kind stallcap_read_syscall(pid_t tid, stallcap_syscall_state *state) {
-    char path[64], text[256];
-    snprintf(path, sizeof path, "/proc/self/task/%d/syscall", (int)tid);
-    if (stallcap_read_small_file(path, text, sizeof text) < 0) return stallcap_parse_syscall(NULL, state);
+    char text[256];
+    if (stallcap_read_task_file(tid, "syscall", text, sizeof text) < 0) return stallcap_parse_syscall(NULL, state);
     return stallcap_parse_syscall(text, state);
 }
 
 int stallcap_thread_comm(pid_t tid, char *name, size_t size) {
-    char path[64];
     if (size < 2) return -1;
-    snprintf(path, sizeof path, "/proc/self/task/%d/comm", (int)tid);
-    ssize_t n = stallcap_read_small_file(path, name, size);
+    ssize_t n = stallcap_read_task_file(tid, "comm", name, size);
     if (n < 0) return -1;
     if (n > 0 && name[n - 1] == '\n') name[--n] = '\0';
     return (int)n;
@@ -130,6 +133,10 @@ int stallcap_read_memory(uint64_t address, void *buffer, size_t size) {
 
 // Offsets in glibc's struct __pthread_mutex_s (x86_64 and aarch64): int __lock at 0, __owner at 8, __kind at 16.
 enum { OWNER_OFFSET = 8, KIND_OFFSET = 16 };
+// The headers this is built with agree; the glibc the process runs with is checked at start-up (check_layout).
+_Static_assert(offsetof(pthread_mutex_t, __data.__lock) == 0, "glibc mutex: the futex word first");
+_Static_assert(offsetof(pthread_mutex_t, __data.__owner) == OWNER_OFFSET, "glibc mutex: __owner");
+_Static_assert(offsetof(pthread_mutex_t, __data.__kind) == KIND_OFFSET, "glibc mutex: __kind");
 // __kind bits glibc defines: type (3), robust (0x10), PI (0x20), PP (0x40), pshared (0x80), elision (0x300).
 #define KNOWN_KIND_BITS 0x3f3u
 
@@ -138,7 +145,7 @@ static _Atomic int g_layout = -1;
 static int check_layout(void) {
     pthread_mutex_t mutex;
     if (pthread_mutex_init(&mutex, NULL) != 0) return 0;
-    pid_t self = (pid_t)syscall(SYS_gettid);
+    pid_t self = stallcap_gettid();
     int ok = 1;
     int word = 0, owner = 0;
     if (pthread_mutex_lock(&mutex) != 0) ok = 0;

@@ -1,7 +1,7 @@
 // Where the call before a return address went, so that a return address found by scanning stack words can be
 // checked against the frame below it (the callee must contain it). Memory is read with process_vm_readv only.
-#define _GNU_SOURCE
-#include "stallcapture_blocked.h"
+#include "stallcapture_probe.h"
+#include "calltarget.h"
 
 #include <string.h>
 

@@ -10,10 +10,11 @@
 // stallcap_sample_cancel, cancels it with a compare-and-swap (REQUESTED -> IDLE) and disarms the timer: a handler
 // that runs later finds nothing to claim and writes nothing. A claimed request is never reused until its handler
 // is done.
-#define _GNU_SOURCE
 #include "stallcapture.h"
-#include "stallcapture_blocked.h"
-#include "stallcapture_support.h"
+#include "stallcapture_probe.h"
+#include "stallcapture_threads.h"
+#include "altstack.h"
+#include "cputimer.h"
 #include "handoff.h"
 #include "unwind.h"
 
@@ -27,6 +28,9 @@
 #include <unistd.h>
 
 #define g_state stallcap_request_word
+
+// Frames are 64-bit addresses: Swift reads them as UInt and the capture file stores them as UInt64.
+_Static_assert(sizeof(uintptr_t) == sizeof(uint64_t), "64-bit addresses");
 
 static _Atomic int g_signo = 0;
 
@@ -56,7 +60,7 @@ static void handler(int signo, siginfo_t *info, void *context) {
     if (info == NULL || info->si_code != SI_TIMER) return;
     int saved_errno = errno;
     // Only what must happen on the thread happens here: the thread's CPU clock is read by the watchdog (its clock
-    // id is readable from outside), and the watchdog is woken only when it sleeps (handoff.c).
+    // id is readable from outside), and nobody is woken: the watchdog polls the request word (handoff.c).
     uint64_t claimed = stallcap_handoff_claim((pid_t)info->si_value.sival_int);
     if (claimed != 0) {
         uint32_t flags = 0;
@@ -108,6 +112,16 @@ uint32_t stallcap_unwind_context(const void *ucontext, uintptr_t *frames, uint32
 }
 
 size_t stallcap_unwind_cache_size(void) { return sizeof(stallcap_unwind_cache); }
+
+uint64_t stallcap_queue_turn_here(void) {
+    ucontext_t context;
+    uintptr_t frames[STALLCAP_MAX_FRAMES];
+    uint32_t flags = 0;
+    stallcap_turn_trace trace;
+    if (getcontext(&context) != 0) return 0;
+    (void)stallcap_unwind(&context, frames, STALLCAP_MAX_FRAMES, &flags, NULL, &trace);
+    return stallcap_turn_of(&trace);
+}
 
 static void (*g_child_callback)(void) = NULL;
 

@@ -2,9 +2,8 @@
 // sleeping thread's stack must pass to be taken for a return address: it points into executable code just after a
 // call instruction. Code is read with process_vm_readv only (a mapping gone since costs a failed read, never a
 // fault). Watchdog thread only; never signal context.
-#define _GNU_SOURCE
 #include "codemap.h"
-#include "stallcapture_blocked.h"
+#include "stallcapture_probe.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -114,7 +113,6 @@ uint64_t stallcap_read_maps(stallcap_code_map *map, uint64_t address) {
     return found;
 }
 
-uint64_t stallcap_mapping_end(uint64_t address) { return stallcap_read_maps(NULL, address); }
 
 // Index of the range holding `address` (the kernel lists mappings in address order), or -1.
 static int code_range(const stallcap_code_map *map, uint64_t address) {

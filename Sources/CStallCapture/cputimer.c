@@ -8,13 +8,12 @@
 // thread consumes CPU, at a scheduler tick that finds it running, and the kernel (CONFIG_POSIX_CPU_TIMERS_TASK_WORK,
 // the default on x86_64 and arm64) generates the signal as task work on the thread's own way back to user space,
 // never while it sleeps. (Without that option the tick itself sends it: a thread caught inside a system call's
-// entry, before it sleeps, could still see EINTR; a window of a few instructions instead of the /proc check's.) A thread in a system call meets the signal after the call returned, with its
-// result. The cost: the signal comes at the next tick the thread runs in (4 ms at HZ=250), not at once.
+// entry, before it sleeps, could still see EINTR; a window of a few instructions instead of the /proc check's.) A
+// thread in a system call meets the signal after the call returned, with its result. The cost: the signal comes at the next tick the thread runs in (4 ms at HZ=250), not at once.
 //
 // Called only by the one thread that samples (stallcap_sample's contract), so the slots need no lock; raw system
 // calls, so nothing here allocates or takes a lock the sampled thread could hold.
-#define _GNU_SOURCE
-#include "handoff.h"
+#include "cputimer.h"
 #include "stallcapture.h"
 
 #include <errno.h>
@@ -60,6 +59,8 @@ static timer_slot *slot_for(pid_t tid, int signo) {
     return victim;
 }
 
+clockid_t stallcap_thread_cpu_clock(pid_t tid) { return (clockid_t)(((unsigned int)~tid) << 3) | 6; }
+
 int stallcap_cputimer_create(pid_t clock_tid, pid_t target_tid, int signo, int *timer) {
     struct sigevent event;
     memset(&event, 0, sizeof event);
@@ -67,8 +68,7 @@ int stallcap_cputimer_create(pid_t clock_tid, pid_t target_tid, int signo, int *
     event.sigev_signo = signo;
     event._sigev_un._tid = target_tid;
     event.sigev_value.sival_int = target_tid;  // the handler knows its thread by this value, without gettid
-    clockid_t clock = (clockid_t)(((unsigned int)~clock_tid) << 3) | 6;  // the thread's CPU clock (CPUCLOCK_SCHED)
-    return syscall(SYS_timer_create, clock, &event, timer) == 0 ? 0 : -1;
+    return syscall(SYS_timer_create, stallcap_thread_cpu_clock(clock_tid), &event, timer) == 0 ? 0 : -1;
 }
 
 int stallcap_cputimer_set(int timer, long nanoseconds) {

@@ -2,7 +2,6 @@
 // async-signal-safe by its manual) gives the object's mapping and its PT_GNU_EH_FRAME segment, whose sorted table
 // gives the FDE; the CIE's and FDE's CFA programs run up to the pc. Every byte read lies inside that object's
 // mapping; nothing allocates, locks or makes a system call.
-#define _GNU_SOURCE
 #include "ehframe.h"
 #include "ehread.h"
 

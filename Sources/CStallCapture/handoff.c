@@ -6,9 +6,9 @@
 // sampled thread 6-9 µs of its stop): it stores DONE and returns. The watchdog polls the word instead, sleeping
 // POLL_NS between looks (POLL_CLAIMED_NS once a handler has claimed the request and is unwinding), until the
 // sample's deadline.
-#define _GNU_SOURCE
 #include "handoff.h"
 #include "stallcapture.h"
+#include "stallcapture_threads.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -34,12 +34,6 @@ static _Atomic uint64_t g_waits = 0;
 static _Atomic uint64_t g_deadlines = 0;
 
 static uint32_t *futex_word(void) { return (uint32_t *)(void *)&stallcap_request_word; }
-
-static uint64_t now_ns(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 uint64_t stallcap_handoff_claim(pid_t self) {
     uint64_t word = atomic_load_explicit(&stallcap_request_word, memory_order_acquire);
@@ -70,7 +64,7 @@ int stallcap_handoff_wait(uint32_t gen, uint64_t deadline_ns) {
             return ST_DONE;
         }
         if (state == ST_IDLE) return ST_IDLE;
-        uint64_t now = now_ns();
+        uint64_t now = stallcap_monotonic_ns();
         if (now >= deadline_ns) {
             atomic_fetch_add_explicit(&g_deadlines, 1, memory_order_relaxed);
             return state;  // REQUESTED (left outstanding) or CLAIMED (a handler is finishing)

@@ -35,23 +35,4 @@ __attribute__((visibility("hidden"))) void stallcap_handoff_done(uint64_t claime
 /// and a later call collects it), ST_CLAIMED (the deadline passed while a handler runs) or ST_IDLE (cancelled).
 __attribute__((visibility("hidden"))) int stallcap_handoff_wait(uint32_t gen, uint64_t deadline_ns);
 
-/// Disarms `tid`'s timer, if it has one (a signal already on its way is not recalled: the request it would
-/// claim was cancelled first).
-__attribute__((visibility("hidden"))) void stallcap_cputimer_cancel(pid_t tid);
-
-/// Deletes every timer (the watchdog stopped: nothing of stallprof's stays armed or listed in /proc/self/timers).
-__attribute__((visibility("hidden"))) void stallcap_cputimer_release_all(void);
-
-/// Forgets every timer without deleting it (in a child of fork(), which has none).
-__attribute__((visibility("hidden"))) void stallcap_cputimer_forget(void);
-
-/// Creates a timer on thread `clock_tid`'s CPU clock that sends `signo` to thread `target_tid` (SIGEV_THREAD_ID,
-/// with `target_tid` as the signal's value, as the handler expects), storing the kernel's timer id in `*timer`. Returns 0, or -1 with errno set (EINVAL: no such thread here).
-__attribute__((visibility("hidden"))) int stallcap_cputimer_create(pid_t clock_tid, pid_t target_tid, int signo,
-                                                                   int *timer);
-
-/// Arms timer `timer` to expire after `nanoseconds` (below 1 s) more of its clock's CPU time; 0 disarms it.
-/// Returns 0, or -1 with errno set (ESRCH: the clock's thread is gone).
-__attribute__((visibility("hidden"))) int stallcap_cputimer_set(int timer, long nanoseconds);
-
 #endif

@@ -1,6 +1,5 @@
 // The calling thread's kernel tid without a system call per call, and its marker ring, for StallMarker (app
 // threads, any of them).
-#define _GNU_SOURCE
 #include "stallcapture_marker.h"
 
 #include <pthread.h>

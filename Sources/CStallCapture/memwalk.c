@@ -7,25 +7,13 @@
 // after a call leading into it (marked scanned). Where none of this works, the scan of stackscan.c goes on from that
 // frame. Every stack word is read with process_vm_readv, a page at a time: nothing here can fault. The thread is
 // never touched. Watchdog thread only; never signal context. See docs/WATCHDOG.md, "Stacks read from memory".
-#define _GNU_SOURCE
 #include "codemap.h"
 #include "memwalk.h"
-#include "stallcapture_blocked.h"
+#include "stallcapture_probe.h"
+#include "calltarget.h"
 #include "unwind.h"
 
 #include <string.h>
-
-int stallcap_window_load(stallcap_stack_window *window, uintptr_t address, uintptr_t *value) {
-    uintptr_t base = address & ~(uintptr_t)(sizeof window->words - 1);
-    if (base == 0) return -1;
-    if (window->base != base) {
-        window->base = 0;
-        if (stallcap_read_memory(base, window->words, sizeof window->words) != 0) return -1;
-        window->base = base;
-    }
-    *value = window->words[(address - base) / sizeof(uintptr_t)];
-    return 0;
-}
 
 #if defined(__x86_64__)
 /// Room below a frame's stack pointer that rules may read (a slot popped just before the call; the red zone).

@@ -9,9 +9,10 @@
 #include <stdint.h>
 
 /// The scan of stackscan.c from leaf `pc` and stack pointer `sp`, within [sp, stack_end) (stack_end not 0), with
-/// `map` the executable mappings: what stallcap_stack_from_memory did before it had the unwind-information walk,
-/// and what it does from the frame where that walk stops (then `pc_returns`: pc is a return address, a frame the
-/// scan may find stale words above). Sets STALLCAP_MEMSTACK_TRUNCATED, _SCANNED, _CHAIN.
+/// `map` the executable mappings: stallcap_stack_from_memory's whole walk where the unwind-information walk does
+/// not run (aarch64, a misaligned stack pointer), else its walk from the frame where that one stops (then
+/// `pc_returns`: pc is a return address, a frame the scan may find stale words above). Sets
+/// STALLCAP_MEMSTACK_TRUNCATED, _SCANNED, _CHAIN.
 __attribute__((visibility("hidden"))) uint32_t stallcap_scan_stack(const stallcap_code_map *map, uint64_t pc,
                                                                    int pc_returns, uint64_t sp, uint64_t stack_end,
                                                                    uint32_t max_scan_bytes, uintptr_t *frames,

@@ -1,7 +1,7 @@
 // Descriptor identities: how the watchdog knows a descriptor number is still its own before it writes, waits on or
 // closes it (an app may close numbers it does not own, and reuse them for files of its own).
-#define _GNU_SOURCE
-#include "stallcapture_support.h"
+#include "stallcapture_watchdog.h"
+#include "owned.h"
 
 #include <stdatomic.h>
 #include <sys/stat.h>

@@ -8,7 +8,6 @@
 // libdispatch frame entered from code outside libdispatch (the outermost such edge, so that a block that itself
 // calls into libdispatch and back still counts once). Without a register the CFI recovers there (a frame walked by
 // its frame pointer on the way), the turn is unknown: 0, never a guess.
-#define _GNU_SOURCE
 #include "unwind.h"
 #include "stallcapture.h"
 
@@ -17,7 +16,6 @@
 #include <link.h>
 #include <stdatomic.h>
 #include <string.h>
-#include <ucontext.h>
 
 // libdispatch's code, [lo, hi); 0 when not set. Written once before sampling starts, read in the handler.
 static _Atomic uintptr_t g_queue_lo = 0, g_queue_hi = 0;
@@ -130,14 +128,4 @@ uint64_t stallcap_turn_of(const stallcap_turn_trace *trace) {
         hash ^= hash >> 31;
     }
     return hash != 0 ? hash : 1;
-}
-
-uint64_t stallcap_queue_turn_here(void) {
-    ucontext_t context;
-    uintptr_t frames[STALLCAP_MAX_FRAMES];
-    uint32_t flags = 0;
-    stallcap_turn_trace trace;
-    if (getcontext(&context) != 0) return 0;
-    (void)stallcap_unwind(&context, frames, STALLCAP_MAX_FRAMES, &flags, NULL, &trace);
-    return stallcap_turn_of(&trace);
 }

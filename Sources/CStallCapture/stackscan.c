@@ -3,10 +3,10 @@
 // executable mapping just after a call instruction) up to the first frame record (saved frame pointer, return
 // address), whose chain is then followed strictly upward. Memory is only ever read with process_vm_readv, so a
 // stale or unmapped address costs a failed read, never a fault. Watchdog thread only; never signal context.
-#define _GNU_SOURCE
 #include "codemap.h"
 #include "memwalk.h"
-#include "stallcapture_blocked.h"
+#include "stallcapture_probe.h"
+#include "calltarget.h"
 
 typedef struct {
     const stallcap_code_map *map;
@@ -85,7 +85,7 @@ static void prune_to_caller(walk *w, uint64_t caller) {
 
 // Most bytes scanned above the last frame record of the chain for the outermost frames, which have no frame
 // pointer (`__libc_start_main` and `_start` above `main`), so that a stack read from memory has the same root as
-// one unwound by libunwind.
+// one the capture handler unwinds.
 #define OUTERMOST_SCAN_BYTES 4096u
 
 // Follows the frame-pointer chain from `record`, strictly upward, within the stack; where it ends, scans the

@@ -2,7 +2,6 @@
 // a cache of them), and frame pointers where an address has no unwind information. Reads of the thread's stack
 // stay inside its bounds (recorded by stallcap_unwind_prepare_thread outside any handler): no system call, no lock,
 // no allocation, nothing that can fault on a stack the unwind information describes wrongly.
-#define _GNU_SOURCE
 #include "unwind.h"
 
 #include <pthread.h>

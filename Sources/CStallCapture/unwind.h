@@ -21,7 +21,7 @@ typedef struct {
     struct stallcap_turn_trace *trace;  // what a sample's turn is found from (queue.c); NULL: not asked
 } walk;
 
-/// Copies of another thread's stack words, read with process_vm_readv a page at a time (memwalk.c): a walk of a
+/// Copies of another thread's stack words, read with process_vm_readv a page at a time (stackwindow.c): a walk of a
 /// sleeping thread's stack loads through it, so that a stack unmapped meanwhile costs a failed read, not a fault.
 typedef struct stallcap_stack_window {
     uintptr_t base;  // the page copied in `words`; 0: none yet
@@ -49,6 +49,7 @@ typedef struct {
     uint8_t ra_signed;
     int8_t saved[EH_NSAVED];  // per callee-saved register: 0 unchanged, else saved at CFA + saved[k] words
 } stallcap_unwind_entry;
+_Static_assert(sizeof(stallcap_unwind_entry) == (EH_NSAVED == 5 ? 40 : 48), "a cache entry: 40 or 48 bytes");
 
 /// Where `rule` keeps a callee-saved register, as a cache entry or a turn trace keeps it: 0 unchanged, else its
 /// slot's offset from the CFA in words; INT8_MIN when it is neither (or too far to fit).
@@ -63,7 +64,8 @@ static inline int8_t stallcap_saved_slot(const eh_rule *rule) {
 /// `ra_kind` of an address no loaded object has unwind information for.
 #define STALLCAP_UNWIND_NO_INFO 0xff
 
-/// Entries of the handler's cache: direct-mapped by lookup address, 128 KiB of static memory.
+/// Entries of the handler's cache: direct-mapped by lookup address, 160 KiB of static memory on x86_64 (192 KiB on
+/// aarch64).
 #define STALLCAP_UNWIND_CACHE_SIZE 4096
 
 /// A cache of steps by lookup address. Written by one walk at a time (the handler's is used only by the handler that

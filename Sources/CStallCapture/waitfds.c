@@ -1,9 +1,11 @@
-// Whether a thread's poll-family wait includes a given descriptor: read from its arguments (process_vm_readv)
-// and /proc/self/fdinfo of the epoll sets it waits on. Watchdog thread only; never signals the waiting thread.
-#define _GNU_SOURCE
-#include "stallcapture_blocked.h"
-#include "stallcapture_support.h"
+// The main thread's run-loop wait, as the watchdog reads it: whether a poll-family wait includes a given
+// descriptor (read from its arguments with process_vm_readv and from /proc/self/fdinfo of the epoll sets it waits
+// on), whether it waits on one epoll set without a timeout, and the peer of a Unix socket it waits on. Watchdog
+// thread only; never signals the waiting thread.
+#include "stallcapture_watchdog.h"
 #include "files.h"
+#include "owned.h"
+#include "waitfds.h"
 
 #include <linux/netlink.h>
 #include <linux/rtnetlink.h>
@@ -91,6 +93,30 @@ int stallcap_wait_includes_fd(const stallcap_syscall_state *state, int fd) {
     if (nr == SYS_pselect6) return read_set_includes(state, fd);
     if (nr == SYS_epoll_pwait) return descriptor_leads_to((int)state->args[0], fd);
     return 0;
+}
+
+int stallcap_wait_single_epoll(const stallcap_syscall_state *state) {
+    if (state == NULL || state->kind != STALLCAP_SYSCALL_IN_CALL) return -1;
+    long nr = state->nr;
+    int fd = -1;
+    if (nr == SYS_ppoll) {
+        // ppoll(fds, 1, NULL, ...): one descriptor, no timeout.
+        struct pollfd entry;
+        if (state->args[1] != 1 || state->args[2] != 0) return -1;
+        if (stallcap_read_memory(state->args[0], &entry, sizeof entry) != 0 || !(entry.events & POLLIN)) return -1;
+        fd = entry.fd;
+    } else if (nr == SYS_epoll_pwait) {
+        if ((int)state->args[3] != -1) return -1;  // a timeout
+        fd = (int)state->args[0];
+#ifdef SYS_epoll_wait
+    } else if (nr == SYS_epoll_wait) {
+        if ((int)state->args[3] != -1) return -1;
+        fd = (int)state->args[0];
+#endif
+    } else {
+        return -1;
+    }
+    return fd >= 0 && stallcap_fd_is_epoll(fd) ? fd : -1;
 }
 
 // One sock_diag request for the Unix socket `inode` with its peer (the kernel answers during sendto, so the reply is

@@ -1,14 +1,14 @@
 // Who a thread waits for, beyond a mutex's owner: the thread a pthread_join waits for, the writer of a glibc
 // rwlock, and the list of the process's threads (for snapshots). Watchdog thread only; nothing here signals or
 // blocks on a thread, and memory is read with process_vm_readv.
-#define _GNU_SOURCE
-#include "stallcapture_blocked.h"
-#include "stallcapture_support.h"
+#include "stallcapture_probe.h"
+#include "stallcapture_threads.h"
 
 #include <dirent.h>
 #include <fcntl.h>
 #include <linux/futex.h>
 #include <pthread.h>
+#include <stddef.h>
 #include <stdatomic.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -107,9 +107,15 @@ pid_t stallcap_futex_join_target(const stallcap_syscall_state *state, pid_t wait
 // __pad3 16, __pad4 20, __cur_writer 24. Readers sleep on __wrphase_futex, writers on __writers_futex or
 // __wrphase_futex, so __cur_writer lies 16 or 12 bytes after the word slept on.
 enum { CUR_WRITER = 24, WRPHASE_FUTEX = 8, WRITERS_FUTEX = 12 };
+// The headers this is built with agree; the glibc the process runs with is checked (rwlock_layout_ok).
+_Static_assert(offsetof(pthread_rwlock_t, __data.__cur_writer) == CUR_WRITER, "glibc rwlock: __cur_writer");
+_Static_assert(offsetof(pthread_rwlock_t, __data.__wrphase_futex) == WRPHASE_FUTEX, "glibc rwlock: __wrphase_futex");
+_Static_assert(offsetof(pthread_rwlock_t, __data.__writers_futex) == WRITERS_FUTEX, "glibc rwlock: __writers_futex");
 static _Atomic int g_rwlock_layout = -1;
 
-int stallcap_rwlock_layout_ok(void) {
+// The start-up check of the glibc pthread_rwlock_t layout relied on: write-locks an rwlock of our own and verifies
+// that `__cur_writer` holds our tid, and 0 after unlocking. Done once; 1 when it holds.
+static int rwlock_layout_ok(void) {
     int known = atomic_load(&g_rwlock_layout);
     if (known >= 0) return known;
     pthread_rwlock_t lock;
@@ -135,7 +141,7 @@ pid_t stallcap_futex_rwlock_writer(const stallcap_syscall_state *state, pid_t wa
     uint32_t expected;
     if (!futex_wait_word(state, &address, &expected)) return 0;
     // Both waits are for 1 | PTHREAD_RWLOCK_FUTEX_USED (3), a writer's phase wait for PTHREAD_RWLOCK_FUTEX_USED (2).
-    if ((expected != 2 && expected != 3) || !stallcap_rwlock_layout_ok()) return 0;
+    if ((expected != 2 && expected != 3) || !rwlock_layout_ok()) return 0;
     const int offsets[2] = {WRPHASE_FUTEX, WRITERS_FUTEX};
     for (int k = 0; k < 2; k++) {
         if (address < (uint64_t)offsets[k]) continue;

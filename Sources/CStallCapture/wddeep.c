@@ -5,21 +5,23 @@
 //
 // That readiness can be lost: epoll checks an item's readiness again when it collects it, and by then the main
 // thread may have drained the run loop's set (its own epoll_wait; edge-triggered items leave the ready list). On a
-// loaded machine the main thread often runs first: the watchdog then slept a whole threshold into a busy stall
+// loaded machine the main thread often runs first, and the watchdog would sleep a whole threshold into a busy stall
 // (measured: 28 of 50 wakes lost by a C harness whose reader runs at once). So the main thread's CPU clock wakes
 // the sleep too: a one-shot timer on that clock, expiring after one more nanosecond of its CPU time, sends the
 // capture signal to the watchdog thread itself, which blocks the signal for the sleep and waits for it through a
 // signalfd in the same epoll set. Blocked, the signal never runs a handler (whatever the app set meanwhile) and
 // never reaches the main thread; it is drained before the mask is restored.
-// Watchdog thread only, except stallcap_wd_wake_deep (any thread) and stallcap_wd_forget (a forked child).
-#define _GNU_SOURCE
-#include "handoff.h"
-#include "stallcapture_blocked.h"
-#include "stallcapture_support.h"
+// Watchdog thread only, except stallcap_wd_wake (any thread) and stallcap_wd_forget (a forked child). Below this
+// file: the futex word of the sleep between checks (wdsleep.c), which this sleep reads too.
+#include "stallcapture_watchdog.h"
+#include "stallcapture_threads.h"
+#include "cputimer.h"
+#include "owned.h"
+#include "waitfds.h"
+#include "wdsleep.h"
 
 #include <errno.h>
 #include <fcntl.h>
-#include <poll.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdint.h>
@@ -34,7 +36,7 @@
 // forgotten, never written, waited on or closed again.
 static int deep_epoll = -1;              // our epoll set: the stop pipe's read end and the watched duplicate
 static int wake_read = -1;               // the stop pipe's read end (a pipe: its inode is unique, unlike an eventfd's)
-static _Atomic int wake_write = -1;      // its write end, written by stallcap_wd_wake_deep (stop)
+static _Atomic int wake_write = -1;      // its write end, written by stallcap_wd_wake (stop)
 static stallcap_fd_identity epoll_id, pipe_id;
 static int deep_watched = -1;            // our duplicate of the run loop's epoll descriptor
 static int deep_source = -1;             // the app's descriptor it duplicates
@@ -113,30 +115,6 @@ static int create_set(void) {
     return 0;
 }
 
-int stallcap_wait_single_epoll(const stallcap_syscall_state *state) {
-    if (state == NULL || state->kind != STALLCAP_SYSCALL_IN_CALL) return -1;
-    long nr = state->nr;
-    int fd = -1;
-    if (nr == SYS_ppoll) {
-        // ppoll(fds, 1, NULL, ...): one descriptor, no timeout.
-        struct pollfd entry;
-        if (state->args[1] != 1 || state->args[2] != 0) return -1;
-        if (stallcap_read_memory(state->args[0], &entry, sizeof entry) != 0 || !(entry.events & POLLIN)) return -1;
-        fd = entry.fd;
-    } else if (nr == SYS_epoll_pwait) {
-        if ((int)state->args[3] != -1) return -1;  // a timeout
-        fd = (int)state->args[0];
-#ifdef SYS_epoll_wait
-    } else if (nr == SYS_epoll_wait) {
-        if ((int)state->args[3] != -1) return -1;
-        fd = (int)state->args[0];
-#endif
-    } else {
-        return -1;
-    }
-    return fd >= 0 && stallcap_fd_is_epoll(fd) ? fd : -1;
-}
-
 int stallcap_wd_watch(int fd) {
     if (fd < 0 || deep_off) return -1;
     if (fd == deep_source && deep_watched >= 0) return 0;  // stallcap_wd_arm proves it all before the sleep
@@ -196,7 +174,8 @@ int stallcap_wd_deep_sleep(uint32_t seen, int64_t timeout_ns) {
     return woken;
 }
 
-void stallcap_wd_wake_deep(void) {
+void stallcap_wd_wake(void) {
+    stallcap_wd_word_wake();  // the sleep between checks; a deep sleep not yet begun sees the word changed
     int event = atomic_load(&wake_write);
     // Only into our own pipe: a number the app took since is left alone.
     if (event >= 0 && stallcap_fd_has_identity(event, pipe_id)) {
@@ -238,7 +217,7 @@ int stallcap_wd_arm_cpu(pid_t tid, int signo) {
         deep_signals = fd;
         deep_signals_signo = signo;
     }
-    pid_t self = (pid_t)syscall(SYS_gettid);
+    pid_t self = stallcap_gettid();
     if (deep_timer_pid != 0 && (deep_timer_pid != getpid() || deep_timer_clock != tid || deep_timer_target != self ||
                                 deep_timer_signo != signo))
         release_timer();

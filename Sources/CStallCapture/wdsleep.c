@@ -1,8 +1,8 @@
 // The watchdog thread's sleep between checks: one futex system call, without libdispatch's semaphore and time
-// conversions on each of the 16 wakes per second of an idle watchdog.
-#define _GNU_SOURCE
-#include "stallcapture_support.h"
-#include "stallcapture_blocked.h"
+// conversions on each of the 16 wakes per second of an idle watchdog. The deep sleep (wddeep.c) sits above this
+// file: it reads the same word before it sleeps, and its stallcap_wd_wake changes the word through here.
+#include "stallcapture_watchdog.h"
+#include "wdsleep.h"
 
 #include <limits.h>
 #include <linux/futex.h>
@@ -22,8 +22,7 @@ void stallcap_wd_sleep(uint32_t seen, int64_t timeout_ns) {
     syscall(SYS_futex, &stallcap_wd_word, FUTEX_WAIT_PRIVATE, seen, &timeout, NULL, 0);
 }
 
-void stallcap_wd_wake(void) {
+void stallcap_wd_word_wake(void) {
     atomic_fetch_add_explicit(&stallcap_wd_word, 1, memory_order_release);
-    stallcap_wd_wake_deep();
     syscall(SYS_futex, &stallcap_wd_word, FUTEX_WAKE_PRIVATE, INT_MAX, NULL, NULL, 0);
 }

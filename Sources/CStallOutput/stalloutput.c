@@ -1,4 +1,3 @@
-#define _GNU_SOURCE
 #include "stalloutput.h"
 
 #include <errno.h>

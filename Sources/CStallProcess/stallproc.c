@@ -1,4 +1,3 @@
-#define _GNU_SOURCE
 #include "stallproc.h"
 
 #include <errno.h>

@@ -1,6 +1,5 @@
 // Compares the capture handler's unwinder with libgcc's (through glibc's backtrace) at unpredictable interruption
 // points: prologues, epilogues, libc without frame pointers, the vDSO. Test-only code.
-#define _GNU_SOURCE
 #include "unwindcheck.h"
 #include "stallcapture.h"
 

@@ -1,9 +1,12 @@
-// stallcapture.h: the signal-safe capture core of stallprof.
+// stallcapture.h: the capture handler's interface, for the sampler (StallSampler, StallWatchdog's install,
+// BlockedOnProbe's sample of a running owner), tests and benchmarks.
 //
 // Two calls do the work: `stallcap_install` installs the signal handler once, and `stallcap_sample` asks one
 // thread for its stack and waits, with a timeout, for the answer. Everything that runs inside the handler is
-// async-signal-safe: no malloc, no locks, no Swift; frames go into preallocated static buffers.
-// Support calls (thread ids, clocks, the loaded-image map) live in stallcapture_support.h.
+// async-signal-safe: no malloc, no locks, no Swift; frames go into preallocated static buffers. The module's
+// other headers are grouped by caller too: stallcapture_watchdog.h (the watchdog thread), stallcapture_probe.h
+// (the blocked-on probe), stallcapture_threads.h (thread ids and clocks, any caller), stallcapture_marker.h
+// (StallMarker).
 #ifndef STALLCAPTURE_H
 #define STALLCAPTURE_H
 
@@ -104,8 +107,9 @@ void stallcap_warm_thread(void);
 uint32_t stallcap_unwind_here(uintptr_t *frames, uint32_t max_frames, uint32_t *flags, void *cache);
 
 /// Walks the stack of an interrupted thread from its signal context (`ucontext`, a handler's third argument) with
-/// the capture handler's unwinder, on that thread, inside the handler: async-signal-safe, no system call. `cache`
-/// as for `stallcap_unwind_here`. For tests and benchmarks (stallprof's own handler calls it internally).
+/// the unwinder stallprof's capture handler uses, on that thread, inside a handler of the caller's own:
+/// async-signal-safe, no system call. `cache` as for `stallcap_unwind_here`. For tests (CUnwindCheck), which
+/// compare it with another unwinder at random interruption points.
 uint32_t stallcap_unwind_context(const void *ucontext, uintptr_t *frames, uint32_t max_frames, uint32_t *flags,
                                  void *cache);
 
@@ -115,10 +119,6 @@ size_t stallcap_unwind_cache_size(void);
 /// Says that libraries were loaded or unloaded: the handler empties its cache of unwind rules before its next walk
 /// (an address may now hold other code). Any thread; not in a handler.
 void stallcap_unwind_forget_images(void);
-
-/// Gives the calling thread a 64 KiB alternate signal stack of stallprof's (mmap, guard page below, freed at
-/// thread exit) unless it has one already: an app's own is never replaced. Called by `stallcap_warm_thread`.
-void stallcap_install_alt_stack(void);
 
 /// Samples thread `tid` of this process: arms a one-shot timer on the thread's CPU clock that sends the signal
 /// the next time the thread runs (at a scheduler tick, so never into a sleep or a system call: the thread meets it

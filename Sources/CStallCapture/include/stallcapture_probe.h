@@ -1,7 +1,9 @@
-// stallcapture_blocked.h: what a blocked thread waits for and who holds it, read from /proc and from memory with
-// process_vm_readv. Called from the watchdog thread, never from signal context. Nothing here signals a thread.
-#ifndef STALLCAPTURE_BLOCKED_H
-#define STALLCAPTURE_BLOCKED_H
+// stallcapture_probe.h: what the blocked-on probe (BlockedOnProbe, SyscallDetail, WaitClassifier, MemoryStack,
+// DispatchSyncLayout) reads about a thread without touching it: its system call state, its name, the descriptors
+// and memory of this process (process_vm_readv), who holds the lock it waits for, and its stack built from its
+// stack memory. Called from the watchdog thread, never from signal context. Nothing here signals a thread.
+#ifndef STALLCAPTURE_PROBE_H
+#define STALLCAPTURE_PROBE_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -54,53 +56,12 @@ int stallcap_thread_alive(pid_t tid);
 /// Returns its length, or -1.
 int stallcap_fd_target(int fd, char *target, size_t size);
 
-/// True (1) when descriptor `fd` of this process is an epoll set (`anon_inode:[eventpoll]`).
-int stallcap_fd_is_epoll(int fd);
 /// The inode of the other end of the socket `fd` (inode `inode`) when it is a Unix socket (a socketpair's end, or a
 /// connection's), asked of the kernel with one sock_diag request on a netlink socket of the caller's own (opened
 /// and closed here; the reply is read without waiting); 0 when it is no Unix socket, has no peer, or the kernel
 /// does not say. The first call probes sock_diag on a socketpair of its own; when that fails (no unix_diag in the
 /// kernel, a security policy refusing it) no request is made again. Watchdog thread only.
 uint32_t stallcap_unix_socket_peer(int fd, uint32_t inode);
-/// libdispatch's descriptor that wakes a run loop when work is posted to the main queue, or -1 (no libdispatch).
-/// Call it only once a run loop services the main queue (it creates the descriptor otherwise).
-int stallcap_main_queue_fd(void);
-/// True (1) when the poll-family wait `state` (poll, ppoll, select, pselect6, epoll_wait, epoll_pwait,
-/// epoll_pwait2) includes descriptor `fd`: among its pollfds (read with process_vm_readv), in its read set, or in
-/// an epoll set it waits on (from /proc/self/fdinfo, one nested set deep); 0 otherwise.
-int stallcap_wait_includes_fd(const stallcap_syscall_state *state, int fd);
-/// The run loop's own epoll descriptor when the wait `state` is a wait on that one descriptor without a timeout
-/// (ppoll on one pollfd, or epoll_wait/epoll_pwait with timeout -1), else -1.
-int stallcap_wait_single_epoll(const stallcap_syscall_state *state);
-/// The watchdog's deep sleep (wddeep.c). Watches (a duplicate of) the run loop's epoll descriptor `fd` in an epoll
-/// set of the watchdog's own. Returns 0, or -1 (nothing watched).
-int stallcap_wd_watch(int fd);
-/// Arms the watch for one wake (EPOLLONESHOT). Returns 0, or -1.
-int stallcap_wd_arm(void);
-/// Makes the main thread's CPU time wake the next deep sleep too (the set's readiness is lost when the main thread
-/// drains it first): blocks `signo` on the calling (watchdog) thread and arms a one-shot timer on thread `tid`'s CPU
-/// clock that sends `signo` to the calling thread, read through a signalfd in the deep sleep's set. Call after
-/// stallcap_wd_watch; undo with stallcap_wd_disarm_cpu. Returns 0, or -1 (nothing armed, the mask unchanged).
-int stallcap_wd_arm_cpu(pid_t tid, int signo);
-/// Disarms that timer, drains its signal and restores the calling thread's signal mask; nothing when not armed.
-void stallcap_wd_disarm_cpu(void);
-/// Sleeps until the watched set is ready, stallcap_wd_wake_deep, or `timeout_ns`; returns at once when the
-/// watchdog's futex word (stallcap_wd_sequence) no longer equals `seen`. Returns 1 when the watched set woke it, 2
-/// when the watched thread's CPU time did (stallcap_wd_arm_cpu), 0 otherwise.
-int stallcap_wd_deep_sleep(uint32_t seen, int64_t timeout_ns);
-/// Wakes a deep sleep (stop); any thread. Writes only into the watchdog's own pipe.
-void stallcap_wd_wake_deep(void);
-/// Closes the deep sleep's descriptors (the watchdog ended, or in a forked child, whose copies are the parent's),
-/// each only if it is still the watchdog's.
-void stallcap_wd_forget(void);
-/// The deep sleep's epoll set or stop pipe was closed by someone else (and perhaps reused): they were forgotten,
-/// untouched, and the watchdog no longer sleeps deeply in this run.
-#define STALLCAP_LOST_DEEP_SET 1
-/// The watchdog's duplicate of the run loop's epoll descriptor was closed by someone else: forgotten, untouched
-/// (a new duplicate is made at the next deep sleep).
-#define STALLCAP_LOST_WATCHED 2
-/// The STALLCAP_LOST_* bits found since the last call, cleared. Watchdog thread.
-int stallcap_wd_take_lost(void);
 /// Copies `size` bytes at `address` of this process into `buffer` with process_vm_readv (safe on unmapped or
 /// stale addresses). Returns 0 when all bytes were read, -1 otherwise.
 int stallcap_read_memory(uint64_t address, void *buffer, size_t size);
@@ -125,10 +86,6 @@ int stallcap_list_threads(pid_t *tids, int capacity, int *total);
 /// to itself) whose value is the value waited for and a live thread of this process other than `waiter` and the
 /// caller (glibc sleeps on the joined thread's tid field until the thread exits). Returns its tid, or 0.
 pid_t stallcap_futex_join_target(const stallcap_syscall_state *state, pid_t waiter);
-
-/// The start-up check of the glibc pthread_rwlock_t layout relied on: write-locks an rwlock of our own and
-/// verifies that `__cur_writer` (offset 24) holds our tid, and 0 after unlocking. Done once; 1 when it holds.
-int stallcap_rwlock_layout_ok(void);
 
 /// The writer holding the glibc rwlock a futex wait sleeps on (a reader's or writer's wait on `__wrphase_futex` or
 /// `__writers_futex`, for the values glibc waits for), when the layout check passed, `__readers` says a writer
@@ -176,31 +133,16 @@ void stallcap_maps_hold(void);
 /// Ends stallcap_maps_hold: walks read the file again each time.
 void stallcap_maps_release(void);
 
-/// The end (exclusive) of the mapping of this process that contains `address`, from /proc/self/maps; 0 when
-/// no mapping contains it.
-uint64_t stallcap_mapping_end(uint64_t address);
-
 /// True (1) when `address` lies in an executable mapping of this process and the instruction before it is a
 /// call (x86_64: E8 rel32 or FF /2; aarch64: BL, BLR, BLRAA...), i.e. it can be a return address. Reads
 /// /proc/self/maps each time: for tests and single checks (the stack walk reads the map once).
 int stallcap_is_return_address(uint64_t address);
 
-/// Largest function size assumed when checking that a callee contains an address.
-#define STALLCAP_MAX_FUNCTION_BYTES (1u << 20)
-
-/// Where the call instruction just before `return_address` went: x86_64 `call rel32` (a PLT stub is followed
-/// to the function its GOT slot holds) or `call *disp32(%rip)`; aarch64 `BL` (not through PLT stubs). Returns 1
-/// and sets `target`, 0 when the call is indirect or otherwise not known, -1 when the code cannot be read.
-int stallcap_call_target(uint64_t return_address, uint64_t *target);
-
 /// True (1) when the call before `return_address` can have led to `inner` (an address in a deeper frame): its
-/// target is unknown, or `inner` lies within STALLCAP_MAX_FUNCTION_BYTES after a known target or after where the
-/// unconditional jumps at that target lead (up to four of them: tail-jumping thunks).
+/// target is unknown, or `inner` lies within 1 MiB (the largest function assumed) after a known target or after
+/// where the unconditional jumps at that target lead (up to four of them: tail-jumping thunks). The stack scan's
+/// check of each frame it infers, public for tests.
 int stallcap_call_reaches(uint64_t return_address, uint64_t inner);
-
-/// True (1) when `inner` lies within STALLCAP_MAX_FUNCTION_BYTES after `target`, or after where the unconditional
-/// jumps starting at `target` lead (up to four).
-int stallcap_target_reaches(uint64_t target, uint64_t inner);
 
 #ifdef __cplusplus
 }

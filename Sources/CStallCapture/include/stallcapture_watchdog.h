@@ -1,0 +1,113 @@
+// stallcapture_watchdog.h: what the watchdog thread (StallWatchdog, WatchdogLoop) needs from C: its sleep between
+// checks and its deep sleep on the run loop's epoll set, readings of the main thread's run-loop wait, the map of
+// loaded images, and the capture file a forked child must close. None of these run in signal context.
+#ifndef STALLCAPTURE_WATCHDOG_H
+#define STALLCAPTURE_WATCHDOG_H
+
+#include "stallcapture_probe.h"
+
+#include <stdint.h>
+#include <sys/types.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+// MARK: The sleep between checks (wdsleep.c)
+
+/// The watchdog thread's sleep between checks: a futex word of this process (one watchdog at a time). Read the
+/// word with stallcap_wd_sequence() before deciding to sleep, then sleep with that value: a stallcap_wd_wake()
+/// in between makes the sleep return at once, so no wake is lost.
+uint32_t stallcap_wd_sequence(void);
+/// Sleeps at most `timeout_ns` (relative, CLOCK_MONOTONIC) unless the word no longer equals `seen` or is
+/// changed meanwhile. Returns early on a wake or a signal; the caller re-checks its state either way.
+void stallcap_wd_sleep(uint32_t seen, int64_t timeout_ns);
+/// Changes the word and wakes the watchdog thread from either sleep (this one or stallcap_wd_deep_sleep); any
+/// thread.
+void stallcap_wd_wake(void);
+
+// MARK: The deep sleep on the run loop's epoll set (wddeep.c)
+
+/// Watches (a duplicate of) the run loop's epoll descriptor `fd` in an epoll set of the watchdog's own. Returns 0,
+/// or -1 (nothing watched).
+int stallcap_wd_watch(int fd);
+/// Arms the watch for one wake (EPOLLONESHOT). Returns 0, or -1.
+int stallcap_wd_arm(void);
+/// Makes the main thread's CPU time wake the next deep sleep too (the set's readiness is lost when the main thread
+/// drains it first): blocks `signo` on the calling (watchdog) thread and arms a one-shot timer on thread `tid`'s CPU
+/// clock that sends `signo` to the calling thread, read through a signalfd in the deep sleep's set. Call after
+/// stallcap_wd_watch; undo with stallcap_wd_disarm_cpu. Returns 0, or -1 (nothing armed, the mask unchanged).
+int stallcap_wd_arm_cpu(pid_t tid, int signo);
+/// Disarms that timer, drains its signal and restores the calling thread's signal mask; nothing when not armed.
+void stallcap_wd_disarm_cpu(void);
+/// Sleeps until the watched set is ready, stallcap_wd_wake, or `timeout_ns`; returns at once when the watchdog's
+/// futex word (stallcap_wd_sequence) no longer equals `seen`. Returns 1 when the watched set woke it, 2 when the
+/// watched thread's CPU time did (stallcap_wd_arm_cpu), 0 otherwise.
+int stallcap_wd_deep_sleep(uint32_t seen, int64_t timeout_ns);
+/// Closes the deep sleep's descriptors (the watchdog ended, or in a forked child, whose copies are the parent's),
+/// each only if it is still the watchdog's.
+void stallcap_wd_forget(void);
+/// The deep sleep's epoll set or stop pipe was closed by someone else (and perhaps reused): they were forgotten,
+/// untouched, and the watchdog does not sleep deeply for the rest of this run.
+#define STALLCAP_LOST_DEEP_SET 1
+/// The watchdog's duplicate of the run loop's epoll descriptor was closed by someone else: forgotten, untouched
+/// (a new duplicate is made at the next deep sleep).
+#define STALLCAP_LOST_WATCHED 2
+/// The STALLCAP_LOST_* bits found since the last call, cleared. Watchdog thread.
+int stallcap_wd_take_lost(void);
+
+// MARK: The main thread's run-loop wait (waitfds.c)
+
+/// libdispatch's descriptor that wakes a run loop when work is posted to the main queue, or -1 (no libdispatch).
+/// Call it only once a run loop services the main queue (it creates the descriptor otherwise).
+int stallcap_main_queue_fd(void);
+/// True (1) when the poll-family wait `state` (poll, ppoll, select, pselect6, epoll_wait, epoll_pwait,
+/// epoll_pwait2) includes descriptor `fd`: among its pollfds (read with process_vm_readv), in its read set, or in
+/// an epoll set it waits on (from /proc/self/fdinfo, one nested set deep); 0 otherwise.
+int stallcap_wait_includes_fd(const stallcap_syscall_state *state, int fd);
+/// The run loop's own epoll descriptor when the wait `state` is a wait on that one descriptor without a timeout
+/// (ppoll on one pollfd, or epoll_wait/epoll_pwait with timeout -1), else -1.
+int stallcap_wait_single_epoll(const stallcap_syscall_state *state);
+
+// MARK: Loaded images (images.c)
+
+/// One loaded image, as reported by `stallcap_for_each_image`.
+typedef struct {
+    /// Path of the file (the executable's real path for the main program).
+    const char *path;
+    /// Load bias: runtime address minus the ELF virtual address.
+    uint64_t load_bias;
+    /// Lowest and highest (exclusive) runtime addresses of the image's PT_LOAD segments.
+    uint64_t start;
+    uint64_t end;
+    /// GNU build-id bytes (NULL when the image has none).
+    const uint8_t *build_id;
+    uint32_t build_id_length;
+} stallcap_image;
+
+/// Calls `callback` once for each image currently loaded. Returns the loader's count of images ever added,
+/// so callers can tell cheaply whether anything was loaded since the last call.
+uint64_t stallcap_for_each_image(void (*callback)(const stallcap_image *image, void *context), void *context);
+
+/// The loader's count of images ever added (cheap; no callback).
+uint64_t stallcap_image_generation(void);
+
+/// Where the kernel mapped this process's vDSO (`getauxval(AT_SYSINFO_EHDR)`), or 0 when it has none.
+uint64_t stallcap_vdso_address(void);
+
+// MARK: The capture file in a forked child (owned.c)
+
+/// Remembers the capture file's descriptor (-1: none) and its identity (device, inode), for a forked child to
+/// close its copy (stallcap_close_tracked_capture): the copy would keep the capture's lock after the parent
+/// closed the file.
+void stallcap_track_capture(int fd, uint64_t dev, uint64_t ino);
+
+/// In a forked child: closes the copy of the capture file's descriptor, if that number still is the capture file,
+/// and forgets it.
+void stallcap_close_tracked_capture(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
