@@ -151,7 +151,7 @@ public struct EpisodeSummary: Sendable {
     /// ``durationMs``.
     public var pausedMs: Double = 0
     /// The thread's wait for a CPU over the stretches in which samples were missed (the wait that cost them),
-    /// milliseconds; nil when unknown (an unfinished episode, a capture written before issue 17).
+    /// milliseconds; nil when unknown (an unfinished episode, or a capture whose writer did not record it).
     public var runQueueWaitMs: Double? = nil
     /// The sampled thread's kernel tid.
     public var tid: Int32
