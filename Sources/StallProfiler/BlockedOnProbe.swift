@@ -26,11 +26,16 @@ final class BlockedOnProbe {
     var pendingBaseline: UInt32? = nil
     var stallBeganNs: UInt64 = 0
 
-    /// A probe that samples owners with `configuration`'s timeout and at most its `maxFrames` frames.
-    init(configuration: StallWatchdog.Configuration) {
-        timeoutNs = configuration.ownerSampleTimeoutNs
-        buffer = [UInt](repeating: 0, count: max(1, configuration.maxFrames))
+    /// A probe that samples owners with `timing`'s owner timeout and at most `maxFrames` frames.
+    init(timing: WatchdogTiming, maxFrames: Int) {
+        timeoutNs = timing.ownerSampleTimeoutNs
+        buffer = [UInt](repeating: 0, count: max(1, maxFrames))
         _ = stallcap_mutex_layout_ok()  // the layout check, once, at start-up
+    }
+
+    /// A probe with `configuration`'s timing and frames.
+    convenience init(configuration: StallWatchdog.Configuration) {
+        self.init(timing: WatchdogTiming(configuration), maxFrames: configuration.maxFrames)
     }
 
     /// Probes `threadID` for stall `stallID` unless this stall was probed already. A thread found outside a

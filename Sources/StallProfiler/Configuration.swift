@@ -1,4 +1,3 @@
-import CStallCapture
 import Dispatch
 #if canImport(Glibc)
 import Glibc
@@ -53,51 +52,6 @@ extension StallWatchdog {
             self.sampleInterval = sampleInterval
             self.outputPath = outputPath
         }
-
-        /// Checks the values, throwing ``StallWatchdogError/invalidConfiguration(_:)`` for the first bad one.
-        func validate() throws {
-            guard threshold >= .milliseconds(10), threshold <= .seconds(3600) else {
-                throw StallWatchdogError.invalidConfiguration("threshold must be between 10 ms and 1 hour, not \(threshold)")
-            }
-            guard sampleInterval >= .microseconds(500), sampleInterval <= threshold else {
-                throw StallWatchdogError.invalidConfiguration(
-                    "sampleInterval must be between 0.5 ms and the threshold (\(threshold)), not \(sampleInterval)")
-            }
-            guard !outputPath.isEmpty else { throw StallWatchdogError.invalidConfiguration("outputPath is empty") }
-            try CapturePath.validate(outputPath, origin: "outputPath")
-            guard (16...256).contains(maxFrames) else {
-                throw StallWatchdogError.invalidConfiguration("maxFrames must be between 16 and 256, not \(maxFrames)")
-            }
-            guard stallcap_signal_allowed(signal) != 0 else {
-                throw StallWatchdogError.invalidConfiguration(
-                    "signal \(signal) cannot be used; use SIGPROF, SIGUSR1, SIGUSR2 or a real-time signal")
-            }
-            if let sampleTimeout, sampleTimeout <= .zero || sampleTimeout > min(.seconds(1), threshold) {
-                throw StallWatchdogError.invalidConfiguration(
-                    "sampleTimeout must be positive and at most 1 s and the threshold, not \(sampleTimeout)")
-            }
-            if let saturationPeriod, saturationPeriod < .milliseconds(100) || saturationPeriod > .seconds(3600) {
-                throw StallWatchdogError.invalidConfiguration(
-                    "saturationPeriod must be between 100 ms and 1 hour (or nil for off), not \(saturationPeriod)")
-            }
-            guard blockedResampleInterval > .zero, blockedResampleInterval <= .seconds(3600) else {
-                throw StallWatchdogError.invalidConfiguration(
-                    "blockedResampleInterval must be between 0 and 1 hour, not \(blockedResampleInterval)")
-            }
-        }
-
-        /// The timeout actually used for one sample, in nanoseconds.
-        var effectiveSampleTimeoutNs: Int64 {
-            if let sampleTimeout { return sampleTimeout.nanoseconds }
-            return min(max(sampleInterval.nanoseconds * 2, 12_000_000), 200_000_000)
-        }
-
-        /// How long the once-per-stall sample of a running lock owner may wait for its handler: the sample
-        /// timeout, but at least 100 ms, because that one stack is not taken again and, on a loaded machine, a
-        /// runnable owner can wait that long for a CPU (seen: 10 ms ran out under a load of 9 on two cores), and
-        /// then for a tick that finds it running (the signal comes from a timer on its CPU clock; 50 ms ran out
-        /// once in a loaded CI run).
-        var ownerSampleTimeoutNs: Int64 { max(effectiveSampleTimeoutNs, 100_000_000) }
     }
 }
 
@@ -108,6 +62,12 @@ extension Duration {
         let (scaled, overflow) = seconds.multipliedReportingOverflow(by: 1_000_000_000)
         if overflow { return seconds < 0 ? .min : .max }
         return scaled.addingReportingOverflow(attoseconds / 1_000_000_000).partialValue
+    }
+
+    /// `value` milliseconds (a finite number), truncated to whole nanoseconds and saturated at 9e18 ns (285
+    /// years) either way, so that any number read from the environment becomes a duration for validation to judge.
+    static func milliseconds(saturating value: Double) -> Duration {
+        .nanoseconds(Int64(max(-9e18, min(9e18, value * 1_000_000))))
     }
 }
 

@@ -22,24 +22,27 @@ extension StallWatchdog {
         guard let path = environment[outputVariable], !path.isEmpty else { return nil }
         try CapturePath.validate(path, origin: outputVariable)
         var configuration = Configuration(outputPath: path)
-        func milliseconds(_ name: String) throws -> Duration? {
+        // The variables only give numbers; their bounds are the configuration's (validate), named after the
+        // variable that set a bad one.
+        var sources: [Configuration.Field: String] = [:]
+        func milliseconds(_ name: String, _ field: Configuration.Field) throws -> Duration? {
             guard let raw = environment[name] else { return nil }
-            guard let value = Double(raw.trimmingBlanks()), value.isFinite, value > 0, value <= 3_600_000 else {
-                throw StallWatchdogError.invalidConfiguration(
-                    "\(name)=\(raw) is not a number of milliseconds between 0 and 3600000")
+            guard let value = Double(raw.trimmingBlanks()), value.isFinite else {
+                throw StallWatchdogError.invalidConfiguration("\(name)=\(raw) is not a number of milliseconds")
             }
-            return .nanoseconds(Int64(value * 1_000_000))
+            sources[field] = "\(name)=\(raw)"
+            return .milliseconds(saturating: value)
         }
-        if let threshold = try milliseconds(thresholdVariable) { configuration.threshold = threshold }
-        if let interval = try milliseconds(intervalVariable) { configuration.sampleInterval = interval }
+        if let threshold = try milliseconds(thresholdVariable, .threshold) { configuration.threshold = threshold }
+        if let interval = try milliseconds(intervalVariable, .sampleInterval) { configuration.sampleInterval = interval }
         if let raw = environment[saturationVariable] {
             if Double(raw.trimmingBlanks()) == 0 {
                 configuration.saturationPeriod = nil
             } else {
-                configuration.saturationPeriod = try milliseconds(saturationVariable)
+                configuration.saturationPeriod = try milliseconds(saturationVariable, .saturationPeriod)
             }
         }
-        try configuration.validate()
+        try configuration.validate(source: { sources[$0] })
         return configuration
     }
 

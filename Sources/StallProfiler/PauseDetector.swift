@@ -34,12 +34,13 @@ struct PauseDetector {
     /// The sleep the loop asked for after the mark.
     private var sleepNs: UInt64 = 0
 
-    init(threadID: Int32, sampleTimeoutNs: Int64, ownerSampleTimeoutNs: Int64) {
+    /// A detector for the watchdog thread `threadID`, whose waits for handlers `timing` bounds.
+    init(threadID: Int32, timing: WatchdogTiming) {
         self.threadID = threadID
         // One step can wait for two handlers: the stalled thread's and, once per stall, a running lock owner's; and
         // take a thread snapshot (its signalled samples wait within its budget).
-        toleranceNs = 50_000_000 + UInt64(max(0, sampleTimeoutNs)) + UInt64(max(0, ownerSampleTimeoutNs))
-            + BlockedOnProbe.budgetNs
+        toleranceNs = 50_000_000 + UInt64(max(0, timing.sampleTimeoutNs))
+            + UInt64(max(0, timing.ownerSampleTimeoutNs)) + BlockedOnProbe.budgetNs
     }
 
     /// The loop is about to sleep `ns`.

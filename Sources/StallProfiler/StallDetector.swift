@@ -45,7 +45,7 @@ struct StallDetector {
 
     private var phase = Phase.idle
     private var nextPingID: UInt64 = 1
-    private var nextStallID: UInt32 = 1
+    private var nextEpisodeID: UInt32 = 1
     private var lastPingNs: UInt64? = nil
     private var nextSampleNs: UInt64 = 0
     private var reportedNoRunLoop = false
@@ -65,7 +65,7 @@ struct StallDetector {
     /// Creates a detector. The ping period is a quarter of the threshold (at least 1 ms).
     init(thresholdNs: UInt64, sampleIntervalNs: UInt64) {
         self.thresholdNs = thresholdNs
-        self.pingPeriodNs = max(thresholdNs / 4, 1_000_000)
+        self.pingPeriodNs = WatchdogTiming.pingPeriodNs(thresholdNs: thresholdNs)
         self.sampleIntervalNs = sampleIntervalNs
     }
 
@@ -86,8 +86,8 @@ struct StallDetector {
 
     /// Takes the next episode number. Stalls and saturated episodes share one sequence.
     mutating func takeEpisodeID() -> UInt32 {
-        defer { nextStallID += 1 }
-        return nextStallID
+        defer { nextEpisodeID += 1 }
+        return nextEpisodeID
     }
 
     /// True when no ping is outstanding and no stall is in progress.

@@ -5,15 +5,19 @@ import StallFormat
 import Glibc
 #endif
 
-/// The body of the watchdog thread: steps the ``StallDetector``, sends pings, drives the ``StallSampler`` and
-/// flushes the capture file. Everything here runs on that one thread. Presampling and saturated episodes are in
-/// WatchdogLoop+Episodes.swift.
+/// The body of the watchdog thread: steps the ``StallDetector``, sends pings, drives the episodes
+/// (``EpisodeState``, WatchdogLoop+Episodes.swift) and writes through its ``CaptureOutput``.
+/// Everything here runs on that one thread.
 final class WatchdogLoop {
     let configuration: Configuration
-    let writer: CaptureWriter
+    /// The configuration's durations, resolved once.
+    let timing: WatchdogTiming
+    /// The capture file, its images and flushes, and the problems told to the developer.
+    let output: CaptureOutput
     let shared: WatchdogShared
     var detector: StallDetector
-    var sampler: StallSampler? = nil
+    /// What is sampled now: nothing, presamples, a stall or a saturated episode.
+    var episode = EpisodeState.idle
     var mainQueueThreads = MainQueueThreads()
     /// Answers due pings without waking a main thread that sleeps in its run loop (RunLoopWait.swift).
     var runLoopWait = RunLoopWait(mainThread: getpid())
@@ -26,35 +30,28 @@ final class WatchdogLoop {
     var tickCPU: (thread: Int32, ns: UInt64)? = nil
     /// Finds what a blocked stall's thread waits for, once per stall.
     let blockedProbe: BlockedOnProbe
-    /// Samples taken before the stall was declared, and the sampler taking them.
-    var presampler: StallSampler? = nil
-    var presamples: [SampleRecord] = []
-    /// Saturation detection (nil when off) and the sampler of the saturated episode in progress.
+    /// Saturation detection, nil when off.
     var saturation: SaturationDetector?
-    var saturatedSampler: StallSampler? = nil
-    var imageGeneration: UInt64 = 0
-    /// Paths of the images written so far.
-    var knownImagePaths = Set<String>()
-    private var writeFailedAtNs: UInt64? = nil
-    private var reportedWriteFailure = false
-    private var reportedResume = false
-    private var warnedHandlerLost = false
-    /// Kinds of problems already told (``reportOnce(_:_:)``).
-    private var reportedKinds = Set<String>()
-    /// The capture descriptor a forked child would close (stallcap_track_capture).
-    private var trackedCapture: Int32? = nil
 
     typealias Configuration = StallWatchdog.Configuration
 
+    /// The capture's writer.
+    var writer: CaptureWriter { output.writer }
+
     init(configuration: Configuration, writer: CaptureWriter, shared: WatchdogShared) {
+        let timing = WatchdogTiming(configuration)
         self.configuration = configuration
-        self.writer = writer
+        self.timing = timing
+        output = CaptureOutput(writer: writer, shared: shared)
         self.shared = shared
-        blockedProbe = BlockedOnProbe(configuration: configuration)  // checks the glibc mutex layout, once
-        detector = StallDetector(
-            thresholdNs: UInt64(configuration.threshold.nanoseconds),
-            sampleIntervalNs: UInt64(configuration.sampleInterval.nanoseconds))
-        saturation = Self.saturationDetector(configuration, pingPeriodNs: detector.pingPeriodNs)
+        // Checks the glibc mutex layout, once.
+        blockedProbe = BlockedOnProbe(timing: timing, maxFrames: configuration.maxFrames)
+        detector = StallDetector(thresholdNs: timing.thresholdNs, sampleIntervalNs: timing.sampleIntervalNs)
+        saturation = timing.saturationPeriodNs.map { periodNs in
+            SaturationDetector(
+                periodNs: periodNs, checkIntervalNs: timing.saturationCheckIntervalNs,
+                sampleIntervalNs: timing.sampleIntervalNs)
+        }
     }
 
     /// Starts the thread; the thread keeps the loop alive until it ends.
@@ -83,20 +80,17 @@ final class WatchdogLoop {
         let start = min(now, MarkerRing.shared.startedAtNs == 0 ? now : MarkerRing.shared.startedAtNs)
         writer.append(.process(ProcessRecord(
             pid: getpid(), startMonotonicNs: start, startWallNs: wall &- min(wall, now - start),
-            thresholdNs: UInt64(configuration.threshold.nanoseconds),
-            sampleIntervalNs: UInt64(configuration.sampleInterval.nanoseconds),
+            thresholdNs: timing.thresholdNs, sampleIntervalNs: timing.sampleIntervalNs,
             executable: (try? String(contentsOfSymlink: "/proc/self/exe")) ?? CommandLine.arguments.first ?? "")))
         writer.onReopen = { [unowned self] reason in
             let kind = switch reason { case .descriptorTaken: "taken"; case .deleted: "deleted"; case .replaced: "replaced" }
-            reportOnce("capture-" + kind, "\(writer.path): \(reason)")
+            output.reportOnce("capture-" + kind, "\(writer.path): \(reason)")
         }
-        appendImagesIfChanged(force: true)
+        output.appendImagesIfChanged(force: true)
         if let vdso = VDSOImage.current() { writer.append(.imageContents(vdso)) }
-        flush()
+        output.flush()
         var lastSeenPing: UInt64 = 0
-        var pauses = PauseDetector(
-            threadID: stallcap_gettid(), sampleTimeoutNs: configuration.effectiveSampleTimeoutNs,
-            ownerSampleTimeoutNs: configuration.ownerSampleTimeoutNs)
+        var pauses = PauseDetector(threadID: stallcap_gettid(), timing: timing)
         var sequence = stallcap_wd_sequence()
         var actions: [StallDetector.Action] = []
         actions.reserveCapacity(8)
@@ -132,9 +126,9 @@ final class WatchdogLoop {
                 quietAnswer = nil
             } while answer != nil
             stepSaturation()
-            drainMarkers(sinceNs: MarkerRing.shared.startedAtNs)
-            flush()
-            watching = sampler != nil || saturatedSampler != nil || presampler != nil || !detector.isIdle
+            output.drainMarkers(sinceNs: MarkerRing.shared.startedAtNs)
+            output.flush()
+            watching = !episode.isIdle || !detector.isIdle
             if watching { pauses.markIfUnmarked() }
             let wake = nextWakeNs(nowNs: stallcap_monotonic_ns())
             let now2 = stallcap_monotonic_ns()
@@ -150,11 +144,62 @@ final class WatchdogLoop {
         // Stopped during an episode: close it where the watchdog stopped, so it is not read as unfinished.
         endEpisodesAtStop(endNs: stallcap_monotonic_ns())
         MarkerRing.shared.stop()
-        drainMarkers(sinceNs: MarkerRing.shared.startedAtNs)
+        output.drainMarkers(sinceNs: MarkerRing.shared.startedAtNs)
         writer.append(.close(timestampNs: stallcap_monotonic_ns()))
-        flush(force: true)
+        output.flush(force: true)
         try? writer.close()
         stallcap_track_capture(-1, 0, 0)
+    }
+
+    /// When the loop must wake next: for the stall detector, and for saturation checks and samples.
+    func nextWakeNs(nowNs: UInt64) -> UInt64 {
+        let wake = detector.nextWakeNs(nowNs: nowNs)
+        guard let saturation, !detector.isStalled else { return wake }
+        return min(wake, saturation.nextWakeNs(nowNs: nowNs))
+    }
+
+    /// Sleeps until the main thread leaves its run loop's wait, or for a threshold, instead of one check interval,
+    /// when nothing is going on: the main thread slept in its trusted wait since the check before, no ping is
+    /// outstanding and no episode is sampled (deep sleep, wddeep.c). False when it did not sleep: the caller sleeps
+    /// as usual.
+    ///
+    /// The wait must be on the run loop's epoll set alone, without a timeout: then the main thread leaves it only
+    /// when that set becomes ready (or a signal interrupts it), and the same readiness wakes the watchdog, unless
+    /// the main thread drains the set first (a loaded machine: wddeep.c). So the main thread's CPU clock wakes it
+    /// too: a timer that expires at the first scheduler tick that finds the main thread running. Both are armed
+    /// before the main thread's CPU clock is read again: a thread that left the wait before the arming has a moved
+    /// clock, and one that leaves it after makes the armed set ready or runs into the timer.
+    ///
+    /// A thread that wakes and at once blocks elsewhere (a blocked stall) may run too little for the timer, and its
+    /// wake can still be lost: its stall is then seen up to a threshold late.
+    func sleepDeeply(sequence: UInt32) -> Bool {
+        guard detector.isIdle, episode.isIdle,
+            let tick = tickCPU, tick.thread == runLoopWait.mainThread, let wait = runLoopWait.trustedWait
+        else { return false }
+        let fd = withUnsafePointer(to: wait.raw) { stallcap_wait_single_epoll($0) }
+        // The set's readiness alone can be lost (the main thread drains it before this thread collects it: wddeep.c),
+        // so the main thread's CPU time wakes the sleep too; without that wake there is no deep sleep.
+        let armed = fd >= 0 && stallcap_wd_watch(fd) == 0 && stallcap_wd_arm() == 0
+            && stallcap_wd_arm_cpu(tick.thread, configuration.signal) == 0
+        reportLostDescriptors()
+        guard armed else { return false }
+        defer { stallcap_wd_disarm_cpu() }
+        guard stallcap_thread_cpu_ns(tick.thread) == Int64(tick.ns) else { return false }
+        _ = stallcap_wd_deep_sleep(sequence, Int64(detector.thresholdNs))
+        return true
+    }
+
+    /// Says once which of the deep sleep's descriptors someone else closed (they are left alone from then on).
+    func reportLostDescriptors() {
+        let lost = stallcap_wd_take_lost()
+        if lost & STALLCAP_LOST_DEEP_SET != 0 {
+            output.reportOnce("deep-set", "the watchdog's epoll set and stop pipe were closed by someone else (and "
+                + "perhaps reused); they are left alone, and the watchdog checks every interval instead of sleeping deeply")
+        }
+        if lost & STALLCAP_LOST_WATCHED != 0 {
+            output.reportOnce("deep-watched", "the watchdog's duplicate of the run loop's epoll descriptor was closed "
+                + "by someone else (and perhaps reused); it is left alone, and a new duplicate is made")
+        }
     }
 
     func perform(_ action: StallDetector.Action) {
@@ -177,48 +222,17 @@ final class WatchdogLoop {
             let shared = self.shared
             configuration.post { shared.answer(ping: id) }
         case .beginStall(let stallID, let startNs, let latestThread):
-            // A saturated episode in progress ends where the stall is declared.
-            endSaturatedEpisode(endNs: stallcap_monotonic_ns())
-            saturation?.reset()
-            runLoopWait.stallBegan()
-            shared.stalls.add(1, ordering: .relaxed)
-            let kept = presampler
-            let threadID = kept?.threadID ?? mainQueueThreads.threadToSample(latest: latestThread)
-            let detected = stallcap_monotonic_ns()
-            writer.append(.stallBegin(StallBeginRecord(
-                stallID: stallID, startNs: startNs, detectedNs: detected, threadID: threadID)))
-            appendUnknownImages()
-            // The presamples belong to the stall: they follow its begin record (their times precede detection).
-            for var record in presamples {
-                record.stallID = stallID
-                writer.append(.sample(record))
-                shared.samples.add(1, ordering: .relaxed)
-            }
-            kept?.stallID = stallID
-            kept?.presampling = false
-            if let kept { appendSignalMask(of: kept) }
-            sampler = kept ?? StallSampler(stallID: stallID, threadID: threadID, configuration: configuration)
-            blockedProbe.stallBegan(stallID: stallID)
-            presampler = nil
-            presamples.removeAll()
-            // The stall is on disk as soon as it is detected, not only with its first sample (which may wait
-            // for a slow signal delivery): a process killed now still shows it.
-            flush()
+            beginStall(stallID: stallID, startNs: startNs, latestThread: latestThread)
         case .sample:
             sampleStall()
         case .presample:
             presample()
         case .discardPresamples:
-            presampler = nil
-            presamples.removeAll()
+            if case .presampling = episode { episode = .idle }
         case .endStall(_, let endNs):
-            if let sampler {
-                if let threads = blockedProbe.endReading(stallID: sampler.stallID) { writer.append(.threads(threads)) }
-                writer.append(.stallEnd(sampler.finish(endNs: endNs)))
-            }
-            sampler = nil
+            if case .stall = episode { endEpisode(endNs: endNs) }
             saturation?.reset()
-            appendImagesIfChanged(force: false)
+            output.appendImagesIfChanged(force: false)
         case .noRunLoop:
             break  // Nothing services the watched queue yet: there is no thread to sample and no stall to report.
         }
@@ -226,7 +240,7 @@ final class WatchdogLoop {
 
     /// Takes one sample with `sampler`, counting misses and warning once when the handler was lost. With
     /// `watchAnswers`, a sample taken after the main queue answered (the stall had ended) is dropped.
-    func takeSample(_ sampler: StallSampler, watchAnswers: Bool) -> SampleRecord? {
+    func takeSample(_ sampler: EpisodeSampler, watchAnswers: Bool) -> SampleRecord? {
         let before = sampler.missedCount
         let answeredBefore = shared.answeredPing.load(ordering: .acquiring)
         var result = sampler.sample()
@@ -242,58 +256,17 @@ final class WatchdogLoop {
         }
         shared.missed.add(sampler.missedCount - before, ordering: .relaxed)
         appendSignalMask(of: sampler)
-        if sampler.handlerLost && !warnedHandlerLost {
-            warnedHandlerLost = true
-            report("the app replaced or reset the handler of signal \(configuration.signal); stalls are detected but no longer sampled")
+        if sampler.handlerLost {
+            output.reportOnce("handler-lost", "the app replaced or reset the handler of signal \(configuration.signal); "
+                + "stalls are detected but no longer sampled")
         }
         return result
     }
 
     /// Writes the sampled thread's blocked-signal mask, once per episode, once the sampler has read it (a request
     /// counted against the thread) and the episode is declared.
-    func appendSignalMask(of sampler: StallSampler) {
+    func appendSignalMask(of sampler: EpisodeSampler) {
         if let record = sampler.takeSignalMask(signal: configuration.signal) { writer.append(.signalMask(record)) }
-    }
-
-    /// Writes what is pending. After a failure (disk full, file size limit) the app keeps running: the writer
-    /// keeps at most its pending limit (then drops and counts samples), and writing is tried again once a second
-    /// (`force`: now, as when stopping).
-    func flush(force: Bool = false) {
-        guard writer.pendingByteCount > 0 else { return }
-        let now = stallcap_monotonic_ns()
-        if let failedAt = writeFailedAtNs, !force, now &- failedAt < 1_000_000_000 { return }
-        do {
-            try writer.flush()
-            if writeFailedAtNs != nil, !reportedResume {
-                reportedResume = true
-                report("the capture file accepts writes again; \(writer.droppedSampleCount) samples were dropped")
-            }
-            writeFailedAtNs = nil
-        } catch {
-            if writeFailedAtNs == nil && !reportedWriteFailure {
-                reportedWriteFailure = true
-                report("\(error); samples are kept in memory (up to 4 MiB), then dropped and counted, until it can be written again")
-            }
-            writeFailedAtNs = now
-        }
-        shared.dropped.store(Int(writer.droppedSampleCount), ordering: .relaxed)
-        let file = writer.openFile
-        if file?.descriptor != trackedCapture {
-            trackedCapture = file?.descriptor
-            stallcap_track_capture(file?.descriptor ?? -1, file?.identity.device ?? 0, file?.identity.inode ?? 0)
-        }
-    }
-
-    /// Tells the developer about a problem of kind `kind` the first time only.
-    func reportOnce(_ kind: String, _ message: String) {
-        guard reportedKinds.insert(kind).inserted else { return }
-        report(message)
-    }
-
-    /// Tells the developer about a problem, once per kind, on standard error: the host app keeps running.
-    func report(_ message: String) {
-        let line = "stallprof: \(message)\n"
-        _ = line.withCString { write(2, $0, strlen($0)) }
     }
 }
 

@@ -12,7 +12,7 @@ import Glibc
         #expect(configuration.threshold == .milliseconds(250))
         #expect(configuration.sampleInterval == .milliseconds(10))
         #expect(configuration.maxFrames >= 128)
-        #expect(configuration.effectiveSampleTimeoutNs == 20_000_000)
+        #expect(WatchdogTiming(configuration).sampleTimeoutNs == 20_000_000)
     }
 
     @Test func outOfRangeFieldsAreRejected() {
@@ -82,6 +82,26 @@ import Glibc
         }
     }
 
+    @Test func theEnvironmentAndTheCodeMeetTheSameBoundsAndTheMessageNamesTheVariable() throws {
+        var configuration = StallWatchdog.Configuration(outputPath: "x")
+        configuration.threshold = .milliseconds(5)
+        let fromCode = #expect(throws: StallWatchdogError.self) { try configuration.validate() }
+        #expect(fromCode == .invalidConfiguration("threshold must be between 10 ms and 1 hour, not 0.005 seconds"))
+        let fromEnvironment = #expect(throws: StallWatchdogError.self) {
+            try StallWatchdog.configuration(fromEnvironment: [EnvironmentName.output: "x", EnvironmentName.threshold: "5"])
+        }
+        #expect(fromEnvironment == .invalidConfiguration(
+            "\(EnvironmentName.threshold)=5: threshold must be between 10 ms and 1 hour, not 0.005 seconds"))
+        let lowest = try StallWatchdog.configuration(fromEnvironment: [
+            EnvironmentName.output: "x", EnvironmentName.threshold: "10", EnvironmentName.interval: "0.5",
+        ])
+        #expect(lowest?.threshold == .milliseconds(10) && lowest?.sampleInterval == .microseconds(500))
+        let saturation = #expect(throws: StallWatchdogError.self) {
+            try StallWatchdog.configuration(fromEnvironment: [EnvironmentName.output: "x", EnvironmentName.saturation: "-5"])
+        }
+        #expect(saturation?.description.contains("\(EnvironmentName.saturation)=-5: saturationPeriod must be") == true)
+    }
+
     @Test(arguments: [
         (EnvironmentName.threshold, "abc"), (EnvironmentName.threshold, "-5"), (EnvironmentName.threshold, "0"),
         (EnvironmentName.interval, "nan"), (EnvironmentName.interval, "1000"), (EnvironmentName.threshold, "1"),
@@ -131,11 +151,11 @@ import Glibc
 
     @Test func activityNeverExceedsTheMeasuredWindow() {
         // A 10 ms run-queue wait credited inside a 1 ms window (the 1995 % of short stalls).
-        let (cpu, wait) = StallSampler.activity(cpuNs: 500_000, waitNs: 10_000_000, measuredNs: 1_000_000)
+        let (cpu, wait) = EpisodeSampler.activity(cpuNs: 500_000, waitNs: 10_000_000, measuredNs: 1_000_000)
         #expect(cpu == 500_000 && wait == 500_000)
-        let (cpu2, wait2) = StallSampler.activity(cpuNs: 2_000_000, waitNs: 0, measuredNs: 1_000_000)
+        let (cpu2, wait2) = EpisodeSampler.activity(cpuNs: 2_000_000, waitNs: 0, measuredNs: 1_000_000)
         #expect(cpu2 == 1_000_000 && wait2 == 0)
-        let (cpu3, wait3) = StallSampler.activity(cpuNs: 300, waitNs: 200, measuredNs: 1_000)
+        let (cpu3, wait3) = EpisodeSampler.activity(cpuNs: 300, waitNs: 200, measuredNs: 1_000)
         #expect(cpu3 == 300 && wait3 == 200)
     }
 }

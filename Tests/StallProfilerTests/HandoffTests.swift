@@ -94,7 +94,8 @@ extension WatchdogTests {
         var configuration = StallWatchdog.Configuration(outputPath: "/dev/null")
         configuration.sampleTimeout = .milliseconds(50)
         let tid = thread.tid.load(ordering: .acquiring)
-        let sampler = StallSampler(stallID: 1, threadID: tid, configuration: configuration)
+        let sampler = EpisodeSampler(
+            episodeID: 1, threadID: tid, timing: WatchdogTiming(configuration), maxFrames: configuration.maxFrames)
         let before = Self.handoffCounts()
         #expect(sampler.sample() == nil)
         #expect(sampler.missedCount == 1)
@@ -140,11 +141,12 @@ extension WatchdogTests {
     }
 
     /// A sampler of a spinning thread whose requests `requests` answers.
-    static func scriptedSampler(_ requests: ScriptedRequests, thread: SignalBlocker) -> StallSampler {
+    static func scriptedSampler(_ requests: ScriptedRequests, thread: SignalBlocker) -> EpisodeSampler {
         thread.release.store(true, ordering: .releasing)
-        let sampler = StallSampler(
-            stallID: 1, threadID: thread.tid.load(ordering: .acquiring),
-            configuration: StallWatchdog.Configuration(outputPath: "/dev/null"))
+        let configuration = StallWatchdog.Configuration(outputPath: "/dev/null")
+        let sampler = EpisodeSampler(
+            episodeID: 1, threadID: thread.tid.load(ordering: .acquiring), timing: WatchdogTiming(configuration),
+            maxFrames: configuration.maxFrames)
         sampler.request = { _, _, frames, _, info in requests.answer(frames, info) }
         return sampler
     }

@@ -80,10 +80,14 @@ extension WatchdogTests {
         let writer = try CaptureWriter(path: path)
         let loop = WatchdogLoop(configuration: configuration, writer: writer, shared: WatchdogShared())
         let now = stallcap_monotonic_ns()
-        loop.presamples = [
-            SampleRecord(stallID: 0, timestampNs: now - 2_000_000, threadCPUNs: 1, flags: [], frames: [1, 2]),
-            SampleRecord(stallID: 0, timestampNs: now - 1_000_000, threadCPUNs: 2, flags: [], frames: [1, 2]),
-        ]
+        let presamples = Presamples(
+            sampler: EpisodeSampler(
+                episodeID: 0, threadID: stallcap_gettid(), timing: loop.timing, maxFrames: configuration.maxFrames,
+                presampling: true),
+            capacity: 8)
+        presamples.keep(SampleRecord(stallID: 0, timestampNs: now - 2_000_000, threadCPUNs: 1, flags: [], frames: [1, 2]))
+        presamples.keep(SampleRecord(stallID: 0, timestampNs: now - 1_000_000, threadCPUNs: 2, flags: [], frames: [1, 2]))
+        loop.episode = .presampling(presamples)
         // The loop is not started: nothing else flushes. The stall is declared; its first sample is not taken.
         loop.perform(.beginStall(stallID: 1, startNs: now - 100_000_000, threadID: stallcap_gettid()))
         let capture = try CaptureReader.read(path: path)

@@ -1,22 +1,22 @@
 import CStallCapture
 import StallFormat
 
-/// Samples one stalled thread for the length of one stall and keeps the figures its end record needs.
+/// Samples one thread for the length of one episode (a stall or a saturated episode, and the presamples before a
+/// stall) and keeps the figures its end record needs.
 ///
 /// A thread that made no CPU progress since the previous sample is waiting, and its stack has not changed: it
 /// is not signalled again (signals wake blocked threads and interrupt their sleeps) but its previous stack is
 /// recorded again, and it is re-sampled for real at most every `blockedResampleInterval`. After several
 /// consecutive refusals (a thread that ran several ticks of CPU without answering: it blocks the signal, or its
-/// handler never finishes) requests are spaced out the same way. The signal comes from a timer on the thread's CPU clock (`stallcap_sample`), so it reaches the
-/// thread only while it runs user code, never inside a system call; a thread found in a system call, or gone
-/// into one while the request waited, is sampled from its stack memory instead (``MemoryStack``). A sampler that
-/// presamples (before a stall is declared), or samples a saturated episode, asks for a signal only when the thread
-/// is on a CPU or ready for one (a sleeping thread would only make the request wait out its timeout).
-///
-/// Used for stalls and for saturated episodes alike.
-final class StallSampler {
+/// handler never finishes) requests are spaced out the same way. The signal comes from a timer on the thread's
+/// CPU clock (`stallcap_sample`), so it reaches the thread only while it runs user code, never inside a system
+/// call; a thread found in a system call, or gone into one while the request waited, is sampled from its stack
+/// memory instead (``MemoryStack``). A sampler that presamples (before a stall is declared), or samples a saturated
+/// episode, asks for a signal only when the thread is on a CPU or ready for one (a sleeping thread would only make
+/// the request wait out its timeout).
+final class EpisodeSampler {
     /// The episode the samples belong to (0 while presampling, set when the stall is declared).
-    var stallID: UInt32
+    var episodeID: UInt32
     let threadID: Int32
     /// True while the samples go to the presample buffer.
     var presampling: Bool
@@ -33,19 +33,13 @@ final class StallSampler {
     private let progressFloorNs: UInt64
 
     /// One reading of the thread's clocks, taken from the watchdog thread (no signal).
-    private struct Reading {
-        var timeNs: UInt64
-        var cpuNs: UInt64
-        var waitNs: UInt64
-    }
+    private struct Reading { var timeNs, cpuNs, waitNs: UInt64 }
 
     private var buffer: [UInt]
-    private var first: Reading?
-    private var last: Reading?
+    private var first: Reading?, last: Reading?
     private var lastSampleCPU: UInt64? = nil
     private var lastRealSampleNs: UInt64 = 0
-    private var haveStack = false
-    private var consecutiveMisses = 0
+    private var haveStack = false, consecutiveMisses = 0
     /// The thread's CPU clock when the request still outstanding was first left unanswered; nil when none is.
     private var unansweredSinceCPU: UInt64? = nil
     /// CPU time a thread runs with a request outstanding before the request counts as refused: several ticks
@@ -61,8 +55,7 @@ final class StallSampler {
     private(set) var missedCount = 0
     /// The thread's run-queue wait when the last sample was taken (or when sampling began), and whether a sample
     /// was missed since: the wait of such a stretch is what cost its samples (``missedRunQueueNs``).
-    private var waitAtLastSample: UInt64? = nil
-    private var missedSinceSample = false
+    private var waitAtLastSample: UInt64? = nil, missedSinceSample = false
     /// Run-queue wait over the stretches in which samples were missed, nanoseconds.
     private(set) var missedRunQueueNs: UInt64 = 0
     /// True once a request failed because the app replaced or reset the signal handler.
@@ -72,18 +65,19 @@ final class StallSampler {
     private var signalMask: (timestampNs: UInt64, mask: UInt64)? = nil
     private var signalMaskLooked = false, signalMaskTaken = false
 
+    /// A sampler of `threadID` for episode `episodeID`, keeping at most `maxFrames` frames per sample.
     init(
-        stallID: UInt32, threadID: Int32, configuration: StallWatchdog.Configuration, presampling: Bool = false,
+        episodeID: UInt32, threadID: Int32, timing: WatchdogTiming, maxFrames: Int, presampling: Bool = false,
         signalsOnlyRunnable: Bool = false
     ) {
-        self.stallID = stallID
+        self.episodeID = episodeID
         self.threadID = threadID
         self.presampling = presampling
         self.signalsOnlyRunnable = signalsOnlyRunnable
-        timeoutNs = configuration.effectiveSampleTimeoutNs
-        resampleNs = UInt64(configuration.blockedResampleInterval.nanoseconds)
-        maxFrames = configuration.maxFrames
-        progressFloorNs = max(200_000, UInt64(configuration.sampleInterval.nanoseconds) / 20)
+        timeoutNs = timing.sampleTimeoutNs
+        resampleNs = timing.blockedResampleNs
+        self.maxFrames = maxFrames
+        progressFloorNs = max(200_000, timing.sampleIntervalNs / 20)
         buffer = [UInt](repeating: 0, count: maxFrames)
         stallcap_sample_cancel()  // no answer to a request of an earlier sampler is collected as this one's
         waitAtLastSample = read()?.waitNs
@@ -130,7 +124,7 @@ final class StallSampler {
         lastSampleCPU = reading?.cpuNs
         if let wait = reading?.waitNs { took(waitNs: wait) }
         return SampleRecord(
-            stallID: stallID, timestampNs: readNs, threadCPUNs: reading?.cpuNs ?? 0, runQueueNs: reading?.waitNs ?? 0,
+            stallID: episodeID, timestampNs: readNs, threadCPUNs: reading?.cpuNs ?? 0, runQueueNs: reading?.waitNs ?? 0,
             flags: SampleFlags.fromStackMemory.union(read.truncated ? .truncated : [])
                 .union(read.scanned ? .scannedFrames : []).union(read.stop),
             frames: buffer[0..<read.count].map { UInt64($0) })
@@ -160,7 +154,7 @@ final class StallSampler {
             // schedstat has not credited yet. Readers of an unfinished episode count it as such.
             let waiting = MainQueueThreads.isRunnable(threadID)
             return SampleRecord(
-                stallID: stallID, timestampNs: now, threadCPUNs: reading.cpuNs, runQueueNs: reading.waitNs,
+                stallID: episodeID, timestampNs: now, threadCPUNs: reading.cpuNs, runQueueNs: reading.waitNs,
                 flags: waiting ? [.repeated, .waitingForCPU] : .repeated, frames: [])
         }
         // A thread in a system call is never signalled (a signal would cut a sleep short, or make the call fail
@@ -221,7 +215,7 @@ final class StallSampler {
         let waitNow = stallcap_thread_schedstat(threadID, &run, &wait) == 0 ? wait : reading?.waitNs ?? 0
         took(waitNs: waitNow)
         return SampleRecord(
-            stallID: stallID, timestampNs: info.timestamp_ns, threadCPUNs: info.thread_cpu_ns,
+            stallID: episodeID, timestampNs: info.timestamp_ns, threadCPUNs: info.thread_cpu_ns,
             runQueueNs: waitNow, flags: flags, frames: buffer[0..<Int(info.frame_count)].map { UInt64($0) },
             turn: info.turn)
     }
@@ -267,17 +261,15 @@ final class StallSampler {
         guard !presampling, !signalMaskTaken, let signalMask else { return nil }
         signalMaskTaken = true
         return SignalMaskRecord(
-            stallID: stallID, timestampNs: signalMask.timestampNs, threadID: threadID, signal: signal,
+            stallID: episodeID, timestampNs: signalMask.timestampNs, threadID: threadID, signal: signal,
             blockedMask: signalMask.mask)
     }
 
     /// Takes back the count of the last sample: it was taken after the stall had already ended, or a full
     /// presample buffer dropped its oldest.
-    func retractLastSample() {
-        if sampleCount > 0 { sampleCount -= 1 }
-    }
+    func retractLastSample() { sampleCount -= min(sampleCount, 1) }
 
-    /// The end record. The stall is busy when the thread ran or waited for a CPU for at least half of the time it
+    /// The end record. The episode is busy when the thread ran or waited for a CPU for at least half of the time it
     /// was watched (see ``StallState/classify(activeRatio:)``).
     func finish(endNs: UInt64) -> StallEndRecord {
         stallcap_sample_cancel()
@@ -291,19 +283,16 @@ final class StallSampler {
             measuredNs: measured)
         let active = measured > 0 ? Double(cpu + wait) / Double(measured) : 0
         return StallEndRecord(
-            stallID: stallID, endNs: endNs, cpuNs: cpu, runQueueNs: wait, measuredNs: measured,
+            stallID: episodeID, endNs: endNs, cpuNs: cpu, runQueueNs: wait, measuredNs: measured,
             state: StallState.classify(activeRatio: active), sampleCount: sampleCount,
             missedCount: UInt32(clamping: missedCount), pausedNs: pausedNs,
             missedRunQueueNs: min(missedRunQueueNs, wait))
     }
 
     /// CPU time and run-queue wait over a window of `measuredNs`, made consistent with it: neither exceeds the
-    /// window, and together they do not either.
-    ///
-    /// schedstat credits a run-queue wait only when the wait ends (the thread gets a CPU), all at once: a wait
-    /// that began before the first reading lands inside the window. With a short window (a stall that ended
-    /// right after it was declared) that made "active" read 438 % and 1995 %. The CPU clock is exact, so the
-    /// wait is what gets cut to the time left.
+    /// window, and together they do not either. schedstat credits a run-queue wait all at once when it ends, so a
+    /// wait that began before the first reading lands inside the window (a short window would read far above
+    /// 100 % active); the CPU clock is exact, so the wait is what gets cut to the time left.
     static func activity(cpuNs: UInt64, waitNs: UInt64, measuredNs: UInt64) -> (cpuNs: UInt64, waitNs: UInt64) {
         let cpu = min(cpuNs, measuredNs)
         return (cpu, min(waitNs, measuredNs - cpu))
