@@ -102,6 +102,7 @@ public struct BlockedOnRecord: Sendable, Equatable {
 
 extension BlockedOnRecord: RecordCoding {
     static let recordType = CaptureFormat.RecordType.blockedOn
+    var captureRecord: CaptureRecord { .blockedOn(self) }
 
     /// `stallID:u32 timestampNs:u64 waitKind:u8 syscall:i32 argument:u64 ownerTID:i32 ownerState:u8
     /// ownerSyscall:i32 ownerFlags:u32 ownerName:string detail:string n:u32 n*frame:u64 queueLabel:string`

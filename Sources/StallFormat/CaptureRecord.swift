@@ -61,24 +61,15 @@ extension CaptureRecord {
     /// type this reader does not know (a newer writer's), which the reader skips.
     static func decode(type: UInt8, payload: ByteCursor) throws -> CaptureRecord? {
         var c = payload
-        guard let kind = CaptureFormat.RecordType(rawValue: type) else { return nil }
-        switch kind {
-        case .process: return .process(try .decode(&c))
-        case .image: return .image(try .decode(&c))
-        case .stallBegin: return .stallBegin(try .decode(&c))
-        case .sample: return .sample(try .decode(&c))
-        case .stallEnd: return .stallEnd(try .decode(&c))
-        case .blockedOn: return .blockedOn(try .decode(&c))
-        case .close: return .close(timestampNs: try CloseRecord.decode(&c).timestampNs)
-        case .dropped: return .dropped(try .decode(&c))
-        case .marker: return .marker(try .decode(&c))
-        case .signalMask: return .signalMask(try .decode(&c))
-        case .threads: return .threads(try .decode(&c))
-        case .imageContents: return .imageContents(try .decode(&c))
-        case .symbolication: return .symbolication(try .decode(&c))
-        case .symbols: return .symbols(try .decode(&c))
-        }
+        return try payloadTypes[type]?.decode(&c).captureRecord
     }
+
+    /// The payload type of each record type code.
+    private static let payloadTypes: [UInt8: any RecordCoding.Type] = Dictionary(uniqueKeysWithValues: [
+        ProcessRecord.self, ImageRecord.self, StallBeginRecord.self, SampleRecord.self, StallEndRecord.self,
+        CloseRecord.self, BlockedOnRecord.self, DroppedRecord.self, MarkerRecord.self, SignalMaskRecord.self,
+        ThreadsRecord.self, ImageContentsRecord.self, SymbolicationRecord.self, SymbolsRecord.self,
+    ].map { (type: any RecordCoding.Type) in (type.recordType.rawValue, type) })
 
     /// Appends `record` framed: its type, its payload's length, the payload, and the CRC-32 of all three.
     private static func frame<Record: RecordCoding>(_ record: Record, into out: inout [UInt8]) {
@@ -106,6 +97,8 @@ protocol RecordCoding {
     /// Reads the payload ``encode(into:)`` writes from `c`, whose limit is the payload's end. A trailing field
     /// older writers did not write is read only when bytes remain.
     static func decode(_ c: inout ByteCursor) throws -> Self
+    /// The record holding this payload.
+    var captureRecord: CaptureRecord { get }
 }
 
 /// The close record's payload (type 6): when the watchdog stopped and closed the file, monotonic nanoseconds.
@@ -117,4 +110,6 @@ struct CloseRecord: RecordCoding {
     func encode(into out: inout [UInt8]) { out.appendLE(timestampNs) }
 
     static func decode(_ c: inout ByteCursor) throws -> CloseRecord { CloseRecord(timestampNs: try c.u64()) }
+
+    var captureRecord: CaptureRecord { .close(timestampNs: timestampNs) }
 }

@@ -18,6 +18,7 @@ public struct DroppedRecord: Sendable, Equatable {
 
 extension DroppedRecord: RecordCoding {
     static let recordType = CaptureFormat.RecordType.dropped
+    var captureRecord: CaptureRecord { .dropped(self) }
 
     /// `sampleCount:u64 otherCount:u64 firstNs:u64 lastNs:u64`.
     func encode(into out: inout [UInt8]) {

@@ -20,6 +20,7 @@ public struct ImageContentsRecord: Sendable, Equatable {
 
 extension ImageContentsRecord: RecordCoding {
     static let recordType = CaptureFormat.RecordType.imageContents
+    var captureRecord: CaptureRecord { .imageContents(self) }
 
     /// `address:u64 path:string bytes:bytes`; more than ``maxBytes`` bytes is bad data.
     func encode(into out: inout [UInt8]) {

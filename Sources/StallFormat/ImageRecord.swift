@@ -27,6 +27,7 @@ public struct ImageRecord: Sendable, Equatable, Hashable {
 
 extension ImageRecord: RecordCoding {
     static let recordType = CaptureFormat.RecordType.image
+    var captureRecord: CaptureRecord { .image(self) }
 
     /// `loadBias:u64 start:u64 end:u64 buildID:bytes path:string`.
     func encode(into out: inout [UInt8]) {

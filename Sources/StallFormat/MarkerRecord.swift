@@ -105,6 +105,7 @@ struct MarkerCollector {
 
 extension MarkerRecord: RecordCoding {
     static let recordType = CaptureFormat.RecordType.marker
+    var captureRecord: CaptureRecord { .marker(self) }
 
     /// `kind:u8 spanID:u64 threadID:i32 timestampNs:u64 name:string`.
     func encode(into out: inout [UInt8]) {

@@ -2,10 +2,8 @@
 /// file in Swift, for the watchdog (images loaded without the loader's lock) and the analyzer (the Swift
 /// runtime's directory).
 public struct MemoryMapping: Sendable, Equatable {
-    /// First address of the range.
-    public var start: UInt64
-    /// End of the range (exclusive).
-    public var end: UInt64
+    /// The addresses mapped.
+    public var addresses: Range<UInt64>
     /// Offset in the file of the range's first byte.
     public var fileOffset: UInt64
     /// The name field: a file's absolute path (the kernel's, e.g. `/usr/lib/...`), or a name such as `[vdso]` or
@@ -13,8 +11,8 @@ public struct MemoryMapping: Sendable, Equatable {
     public var path: String
 
     /// Creates a mapping.
-    public init(start: UInt64, end: UInt64, fileOffset: UInt64, path: String) {
-        (self.start, self.end, self.fileOffset, self.path) = (start, end, fileOffset, path)
+    public init(addresses: Range<UInt64>, fileOffset: UInt64, path: String) {
+        (self.addresses, self.fileOffset, self.path) = (addresses, fileOffset, path)
     }
 
     /// This process's mappings, from `/proc/self/maps`; empty when it cannot be read.
@@ -32,9 +30,9 @@ public struct MemoryMapping: Sendable, Equatable {
             guard fields.count == 6, let name = fields.last?.drop(while: { $0 == " " }), !name.isEmpty else { return nil }
             let bounds = fields[0].split(separator: "-")
             guard bounds.count == 2, let start = UInt64(bounds[0], radix: 16), let end = UInt64(bounds[1], radix: 16),
-                let offset = UInt64(fields[2], radix: 16)
+                start <= end, let offset = UInt64(fields[2], radix: 16)
             else { return nil }
-            return MemoryMapping(start: start, end: end, fileOffset: offset, path: String(name))
+            return MemoryMapping(addresses: start..<end, fileOffset: offset, path: String(name))
         }
     }
 }

@@ -25,6 +25,7 @@ public struct ProcessRecord: Sendable, Equatable {
 
 extension ProcessRecord: RecordCoding {
     static let recordType = CaptureFormat.RecordType.process
+    var captureRecord: CaptureRecord { .process(self) }
 
     /// `pid:i32 startMonotonicNs:u64 startWallNs:u64 thresholdNs:u64 sampleIntervalNs:u64 executable:string`.
     func encode(into out: inout [UInt8]) {

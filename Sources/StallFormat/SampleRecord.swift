@@ -101,6 +101,7 @@ public struct SampleRecord: Sendable, Equatable {
 
 extension SampleRecord: RecordCoding {
     static let recordType = CaptureFormat.RecordType.sample
+    var captureRecord: CaptureRecord { .sample(self) }
 
     /// `stallID:u32 timestampNs:u64 threadCPUNs:u64 runQueueNs:u64 flags:u32 n:u32 n*frame:u64 turn:u64`
     /// (older files end with the frames).

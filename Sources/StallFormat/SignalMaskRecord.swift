@@ -32,6 +32,7 @@ public struct SignalMaskRecord: Sendable, Equatable {
 
 extension SignalMaskRecord: RecordCoding {
     static let recordType = CaptureFormat.RecordType.signalMask
+    var captureRecord: CaptureRecord { .signalMask(self) }
 
     /// `stallID:u32 timestampNs:u64 threadID:i32 signal:i32 blockedMask:u64`.
     func encode(into out: inout [UInt8]) {

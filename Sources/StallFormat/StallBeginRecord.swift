@@ -33,6 +33,7 @@ public struct StallBeginRecord: Sendable, Equatable {
 
 extension StallBeginRecord: RecordCoding {
     static let recordType = CaptureFormat.RecordType.stallBegin
+    var captureRecord: CaptureRecord { .stallBegin(self) }
 
     /// `stallID:u32 startNs:u64 detectedNs:u64 threadID:i32 kind:u8` (version 1 records end before `kind`).
     func encode(into out: inout [UInt8]) {

@@ -58,6 +58,7 @@ public struct StallEndRecord: Sendable, Equatable {
 
 extension StallEndRecord: RecordCoding {
     static let recordType = CaptureFormat.RecordType.stallEnd
+    var captureRecord: CaptureRecord { .stallEnd(self) }
 
     /// `stallID:u32 endNs:u64 cpuNs:u64 runQueueNs:u64 measuredNs:u64 state:u8 sampleCount:u32 missedCount:u32
     /// pausedNs:u64 missedRunQueueNs:u64` (older files end after `missedCount` or after `pausedNs`; a nil

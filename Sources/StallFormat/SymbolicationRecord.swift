@@ -1,6 +1,7 @@
 /// app's modules as found in its executable then.
 public struct SymbolicationRecord: Sendable, Equatable, RecordCoding {
     static let recordType = CaptureFormat.RecordType.symbolication
+    var captureRecord: CaptureRecord { .symbolication(self) }
 
     /// One image: the file its symbols were read from and the file its lines were read from (empty: none).
     public struct Source: Sendable, Equatable {

@@ -38,6 +38,7 @@ public struct EmbeddedSourceFrame: Sendable, Equatable {
 /// return address less one (the call before it). Each record holds its own string table.
 public struct SymbolsRecord: Sendable, Equatable, RecordCoding {
     static let recordType = CaptureFormat.RecordType.symbols
+    var captureRecord: CaptureRecord { .symbols(self) }
 
     /// The entries by looked-up address.
     public var entries: [UInt64: EmbeddedSymbol]

@@ -75,6 +75,7 @@ public struct ThreadState: Sendable, Equatable {
 
 extension ThreadsRecord: RecordCoding {
     static let recordType = CaptureFormat.RecordType.threads
+    var captureRecord: CaptureRecord { .threads(self) }
 
     /// The payload: stallID u32, timestampNs u64, phase u8, totalThreads u32, count u32, then each thread: tid i32,
     /// state u8, syscall i32, waitKind u8, object u64, ownerTID i32, cpuNs u64, flags u32, name, detail, queueLabel

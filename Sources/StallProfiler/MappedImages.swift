@@ -17,10 +17,11 @@ enum MappedImages {
         for mapping in MemoryMapping.current() where mapping.path.hasPrefix("/") && !known.contains(mapping.path) {
             let path = mapping.path
             if ranges[path] == nil { order.append(path) }
-            var range = ranges[path] ?? (mapping.start, mapping.end, nil)
-            range.start = min(range.start, mapping.start)
-            range.end = max(range.end, mapping.end)
-            if mapping.fileOffset == 0 && range.base == nil { range.base = mapping.start }
+            let (start, end) = (mapping.addresses.lowerBound, mapping.addresses.upperBound)
+            var range = ranges[path] ?? (start, end, nil)
+            range.start = min(range.start, start)
+            range.end = max(range.end, end)
+            if mapping.fileOffset == 0 && range.base == nil { range.base = start }
             ranges[path] = range
         }
         return order.compactMap { path in
