@@ -108,7 +108,7 @@ let package = Package(
         // Bisect: run counts of the search on simulated repros.
         .executableTarget(name: "stallprof-bench-bisect", dependencies: ["StallBisect"], path: "tools/bench-bisect"),
 
-        .testTarget(name: "StallFormatTests", dependencies: ["StallFormat"]),
+        .testTarget(name: "StallFormatTests", dependencies: ["StallFormat"], exclude: ["Fixtures"]),
         .testTarget(
             name: "StallProfilerTests",
             dependencies: ["StallProfiler", "StallFormat", "StallAnalysis", "CStallCapture", "StallSamples", "CUnwindCheck"]

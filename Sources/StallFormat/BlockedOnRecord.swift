@@ -31,22 +31,13 @@ public struct BlockedOnRecord: Sendable, Equatable {
 
         /// The name used in reports and JSON: `unknown`, `mutex`, `futex`, `syscall`, `dispatch-sync`, `join`,
         /// `rwlock`, `io`, `sleep`, `semaphore`, `group` or `condition`.
-        public var description: String {
-            switch self {
-            case .unknown: return "unknown"
-            case .mutex: return "mutex"
-            case .futex: return "futex"
-            case .syscall: return "syscall"
-            case .dispatchSync: return "dispatch-sync"
-            case .join: return "join"
-            case .rwlock: return "rwlock"
-            case .io: return "io"
-            case .sleep: return "sleep"
-            case .semaphore: return "semaphore"
-            case .group: return "group"
-            case .condition: return "condition"
-            }
-        }
+        public var description: String { Self.names[Int(rawValue)] }
+
+        /// The names, by raw value.
+        private static let names = [
+            "unknown", "mutex", "futex", "syscall", "dispatch-sync", "join", "rwlock", "io", "sleep", "semaphore", "group",
+            "condition",
+        ]
 
         /// True for the kinds whose ``BlockedOnRecord/ownerTID`` is the thread waited for, known for certain.
         public var ownerIsCertain: Bool { [.mutex, .dispatchSync, .join, .rwlock].contains(self) }
@@ -102,18 +93,39 @@ public struct BlockedOnRecord: Sendable, Equatable {
         ownerTID: Int32 = 0, ownerName: String = "", ownerState: UInt8 = 0, ownerSyscall: Int32 = -1,
         ownerFlags: OwnerFlags = [], detail: String = "", ownerFrames: [UInt64] = [], queueLabel: String = ""
     ) {
-        self.queueLabel = queueLabel
-        self.stallID = stallID
-        self.timestampNs = timestampNs
-        self.waitKind = waitKind
-        self.syscall = syscall
-        self.argument = argument
-        self.ownerTID = ownerTID
-        self.ownerName = ownerName
-        self.ownerState = ownerState
-        self.ownerSyscall = ownerSyscall
-        self.ownerFlags = ownerFlags
-        self.detail = detail
-        self.ownerFrames = ownerFrames
+        (self.queueLabel, self.stallID, self.timestampNs, self.waitKind) = (queueLabel, stallID, timestampNs, waitKind)
+        (self.syscall, self.argument, self.ownerTID, self.ownerName) = (syscall, argument, ownerTID, ownerName)
+        (self.ownerState, self.ownerSyscall, self.ownerFlags) = (ownerState, ownerSyscall, ownerFlags)
+        (self.detail, self.ownerFrames) = (detail, ownerFrames)
+    }
+}
+
+extension BlockedOnRecord: RecordCoding {
+    static let recordType = CaptureFormat.RecordType.blockedOn
+    var captureRecord: CaptureRecord { .blockedOn(self) }
+
+    /// `stallID:u32 timestampNs:u64 waitKind:u8 syscall:i32 argument:u64 ownerTID:i32 ownerState:u8
+    /// ownerSyscall:i32 ownerFlags:u32 ownerName:string detail:string n:u32 n*frame:u64 queueLabel:string`
+    /// (older files end before `queueLabel`).
+    func encode(into out: inout [UInt8]) {
+        out.appendLE(stallID, timestampNs, waitKind.rawValue, syscall, argument, ownerTID, ownerState, ownerSyscall,
+                     ownerFlags.rawValue)
+        out.appendString(ownerName)
+        out.appendString(detail)
+        out.appendFrames(ownerFrames)
+        out.appendString(queueLabel)
+    }
+
+    static func decode(_ c: inout ByteCursor) throws -> BlockedOnRecord {
+        let id = try c.u32(), t = try c.u64(), rawKind = try c.u8()
+        let waitKind = WaitKind(rawValue: rawKind) ?? .unknown  // a newer writer's kind
+        let call = try c.i32(), argument = try c.u64(), owner = try c.i32(), ownerState = try c.u8()
+        let ownerCall = try c.i32(), flags = OwnerFlags(rawValue: try c.u32())
+        let name = try c.string(), detail = try c.string()
+        let frames = try c.frames()
+        return BlockedOnRecord(
+            stallID: id, timestampNs: t, waitKind: waitKind, syscall: call, argument: argument, ownerTID: owner,
+            ownerName: name, ownerState: ownerState, ownerSyscall: ownerCall, ownerFlags: flags, detail: detail,
+            ownerFrames: frames, queueLabel: c.remaining > 0 ? try c.string() : "")
     }
 }

@@ -1,4 +1,5 @@
-/// Reads little-endian fields from a byte array, throwing ``CaptureFormatError`` past its limit.
+/// Reads little-endian fields from a byte array, throwing ``CaptureFormatError`` past its limit: the field readers
+/// of ``RecordCoding`` payloads (the writers follow).
 struct ByteCursor {
     let bytes: [UInt8]
     var offset: Int
@@ -52,5 +53,35 @@ struct ByteCursor {
 
     mutating func string() throws -> String {
         String(decoding: try byteField(), as: UTF8.self)
+    }
+}
+
+/// The field writers of ``RecordCoding`` payloads, matching ``ByteCursor``'s readers.
+extension Array where Element == UInt8 {
+    /// Appends `value` little-endian, in its own width.
+    mutating func appendLE<T: FixedWidthInteger>(_ value: T) {
+        Swift.withUnsafeBytes(of: value.littleEndian) { append(contentsOf: $0) }
+    }
+
+    /// Appends each of `values` little-endian, in order, each in its own width.
+    mutating func appendLE<each T: FixedWidthInteger>(_ values: repeat each T) {
+        repeat appendLE(each values)
+    }
+
+    /// A `string` field: the UTF-8 byte count (u32), then the bytes.
+    mutating func appendString(_ value: String) {
+        appendBytes(Array(value.utf8))
+    }
+
+    /// A frame list: a count (u32), then the addresses (u64 each).
+    mutating func appendFrames(_ frames: [UInt64]) {
+        appendLE(UInt32(frames.count))
+        for frame in frames { appendLE(frame) }
+    }
+
+    /// A `bytes` field: the count (u32), then the bytes.
+    mutating func appendBytes(_ value: [UInt8]) {
+        appendLE(UInt32(value.count))
+        append(contentsOf: value)
     }
 }

@@ -49,41 +49,8 @@ public struct Capture: Sendable {
         source: String, process: ProcessRecord? = nil, images: [ImageRecord] = [], stalls: [Stall] = [],
         closedCleanly: Bool = false, warnings: [String] = []
     ) {
-        self.source = source
-        self.process = process
-        self.images = images
-        self.stalls = stalls
-        self.closedCleanly = closedCleanly
-        self.warnings = warnings
-    }
-}
-
-/// One sample of a stall, with its frames filled in (repeated samples carry the previous stack).
-public struct Sample: Sendable, Equatable {
-    /// Monotonic nanoseconds.
-    public var timestampNs: UInt64
-    /// The thread's CPU time at that moment, nanoseconds.
-    public var threadCPUNs: UInt64
-    /// The thread's cumulative run-queue wait at that moment, nanoseconds (0 when unknown).
-    public var runQueueNs: UInt64
-    /// See ``SampleFlags``.
-    public var flags: SampleFlags
-    /// Addresses, leaf first.
-    public var frames: [UInt64]
-    /// Which queued block the thread was running (see ``SampleRecord/turn``); 0 when unknown.
-    public var turn: UInt64
-
-    /// Creates a sample.
-    public init(
-        timestampNs: UInt64, threadCPUNs: UInt64, runQueueNs: UInt64 = 0, flags: SampleFlags, frames: [UInt64],
-        turn: UInt64 = 0
-    ) {
-        self.timestampNs = timestampNs
-        self.threadCPUNs = threadCPUNs
-        self.runQueueNs = runQueueNs
-        self.flags = flags
-        self.frames = frames
-        self.turn = turn
+        (self.source, self.process, self.images, self.stalls) = (source, process, images, stalls)
+        (self.closedCleanly, self.warnings) = (closedCleanly, warnings)
     }
 }
 
@@ -110,10 +77,7 @@ public struct Stall: Sendable {
         begin: StallBeginRecord, end: StallEndRecord? = nil, samples: [Sample] = [], blockedOn: BlockedOnRecord? = nil,
         signalMask: SignalMaskRecord? = nil
     ) {
-        self.begin = begin
-        self.end = end
-        self.samples = samples
-        self.blockedOn = blockedOn
+        (self.begin, self.end, self.samples, self.blockedOn) = (begin, end, samples, blockedOn)
         self.signalMask = signalMask
     }
 

@@ -93,7 +93,7 @@ public enum CaptureReader {
             }
             let payload = ByteCursor(bytes: bytes, offset: offset + CaptureFormat.recordPrefixSize, source: source,
                                      limit: offset + CaptureFormat.recordPrefixSize + length)
-            if let record = try decode(type: bytes[offset], payload: payload) {
+            if let record = try CaptureRecord.decode(type: bytes[offset], payload: payload) {
                 if case .process(let process) = record {
                     if let first = processID {
                         throw CaptureFormatError(
@@ -127,19 +127,16 @@ public enum CaptureReader {
                 capture.stalls.append(Stall(begin: begin))
             case .sample(let s):
                 guard let index = stallIndex[s.stallID] else { continue }
-                var frames = s.frames
-                var flags = s.flags
+                var sample = s.sample
                 if s.flags.contains(.repeated), let previous = capture.stalls[index].samples.last {
                     // The same stack again, so just as incomplete when that one was cut short. Not the same turn:
                     // the thread made too little progress to be signalled, yet may have run a short block or two.
-                    frames = previous.frames
-                    if previous.flags.contains(.truncated) { flags.insert(.truncated) }
+                    sample.frames = previous.frames
+                    if previous.flags.contains(.truncated) { sample.flags.insert(.truncated) }
                 } else if s.flags.contains(.repeated) {
-                    frames = []
+                    sample.frames = []
                 }
-                capture.stalls[index].samples.append(Sample(
-                    timestampNs: s.timestampNs, threadCPUNs: s.threadCPUNs, runQueueNs: s.runQueueNs, flags: flags,
-                    frames: frames, turn: s.turn))
+                capture.stalls[index].samples.append(sample)
             case .stallEnd(let end):
                 if let index = stallIndex[end.stallID] { capture.stalls[index].end = end }
             case .blockedOn(let blocked):
@@ -188,87 +185,5 @@ public enum CaptureReader {
             tid == 0 ? "\(count) of threads without a ring of their own" : "\(count) of thread \(tid)"
         }
         return ": " + shown.joined(separator: ", ") + (lost.count > 5 ? ", and of \(lost.count - 5) more threads" : "")
-    }
-
-    private static func decode(type: UInt8, payload: ByteCursor) throws -> CaptureRecord? {
-        var c = payload
-        guard let kind = CaptureFormat.RecordType(rawValue: type) else { return nil }  // newer record: skip
-        switch kind {
-        case .process:
-            return .process(ProcessRecord(
-                pid: try c.i32(), startMonotonicNs: try c.u64(), startWallNs: try c.u64(), thresholdNs: try c.u64(),
-                sampleIntervalNs: try c.u64(), executable: try c.string()))
-        case .image:
-            let bias = try c.u64(), start = try c.u64(), end = try c.u64(), buildID = try c.byteField()
-            return .image(ImageRecord(path: try c.string(), loadBias: bias, start: start, end: end, buildID: buildID))
-        case .stallBegin:
-            let id = try c.u32(), start = try c.u64(), detected = try c.u64(), thread = try c.i32()
-            var kind = EpisodeKind.stall  // version 1 records end here
-            if c.remaining > 0 {
-                let raw = try c.u8()
-                guard let known = EpisodeKind(rawValue: raw) else { throw c.error("unknown episode kind \(raw)") }
-                kind = known
-            }
-            return .stallBegin(StallBeginRecord(stallID: id, startNs: start, detectedNs: detected, threadID: thread, kind: kind))
-        case .sample:
-            let id = try c.u32(), t = try c.u64(), cpu = try c.u64(), wait = try c.u64()
-            let flags = SampleFlags(rawValue: try c.u32())
-            let frames = try c.frames()
-            let turn = c.remaining >= 8 ? try c.u64() : 0  // older files end with the frames
-            return .sample(SampleRecord(
-                stallID: id, timestampNs: t, threadCPUNs: cpu, runQueueNs: wait, flags: flags, frames: frames,
-                turn: turn))
-        case .stallEnd:
-            let id = try c.u32(), end = try c.u64(), cpu = try c.u64(), wait = try c.u64(), measured = try c.u64()
-            let stateByte = try c.u8()
-            guard let state = StallState(rawValue: stateByte) else { throw c.error("unknown stall state \(stateByte)") }
-            let counts = (samples: try c.u32(), missed: try c.u32())
-            let paused = c.remaining >= 8 ? try c.u64() : 0
-            return .stallEnd(StallEndRecord(
-                stallID: id, endNs: end, cpuNs: cpu, runQueueNs: wait, measuredNs: measured, state: state,
-                sampleCount: counts.samples, missedCount: counts.missed, pausedNs: paused,
-                missedRunQueueNs: c.remaining >= 8 ? try c.u64() : nil))
-        case .blockedOn:
-            let id = try c.u32(), t = try c.u64(), rawKind = try c.u8()
-            let waitKind = BlockedOnRecord.WaitKind(rawValue: rawKind) ?? .unknown  // a newer writer's kind
-            let call = try c.i32(), argument = try c.u64(), owner = try c.i32(), ownerState = try c.u8()
-            let ownerCall = try c.i32(), flags = BlockedOnRecord.OwnerFlags(rawValue: try c.u32())
-            let name = try c.string(), detail = try c.string()
-            let frames = try c.frames()
-            return .blockedOn(BlockedOnRecord(
-                stallID: id, timestampNs: t, waitKind: waitKind, syscall: call, argument: argument, ownerTID: owner,
-                ownerName: name, ownerState: ownerState, ownerSyscall: ownerCall, ownerFlags: flags, detail: detail,
-                ownerFrames: frames, queueLabel: c.remaining > 0 ? try c.string() : ""))
-        case .threads:
-            return .threads(try ThreadsRecord.decode(&c))
-        case .imageContents:
-            let address = try c.u64(), path = try c.string()
-            let field = c.offset  // the error names where the bytes field starts
-            let bytes = try c.byteField()
-            guard bytes.count <= ImageContentsRecord.maxBytes else {
-                throw CaptureFormatError(
-                    source: c.source, offset: field,
-                    reason: "image contents of \(bytes.count) bytes (at most \(ImageContentsRecord.maxBytes))")
-            }
-            return .imageContents(ImageContentsRecord(address: address, path: path, bytes: bytes))
-        case .close:
-            return .close(timestampNs: try c.u64())
-        case .symbolication:
-            return .symbolication(try SymbolicationRecord.decode(&c))
-        case .symbols:
-            return .symbols(try SymbolsRecord.decode(&c))
-        case .marker:
-            let rawKind = try c.u8()
-            guard let kind = MarkerRecord.Kind(rawValue: rawKind) else { throw c.error("unknown marker kind \(rawKind)") }
-            return .marker(MarkerRecord(
-                kind: kind, spanID: try c.u64(), threadID: try c.i32(), timestampNs: try c.u64(), name: try c.string()))
-        case .signalMask:
-            return .signalMask(SignalMaskRecord(
-                stallID: try c.u32(), timestampNs: try c.u64(), threadID: try c.i32(), signal: try c.i32(),
-                blockedMask: try c.u64()))
-        case .dropped:
-            return .dropped(DroppedRecord(
-                sampleCount: try c.u64(), otherCount: try c.u64(), firstNs: try c.u64(), lastNs: try c.u64()))
-        }
     }
 }

@@ -132,7 +132,7 @@ public final class CaptureWriter {
         try checkFile()
         try writePending()
         guard dropped.sampleCount + dropped.otherCount > 0 else { return }
-        dropped.encode(into: &buffer)
+        CaptureRecord.dropped(dropped).encode(into: &buffer)
         recordEnds.append(buffer.count)
         dropped = DroppedRecord(sampleCount: 0, otherCount: 0, firstNs: 0, lastNs: 0)
         try writePending()
@@ -270,9 +270,4 @@ struct KeptRecord {
         if let end = pendingEnd { pendingEnd = end <= count ? nil : end - count }
         if let end = endPendingEnd { endPendingEnd = end <= count ? nil : end - count }
     }
-}
-
-extension DroppedRecord {
-    /// Appends the framed record.
-    func encode(into out: inout [UInt8]) { CaptureRecord.dropped(self).encode(into: &out) }
 }

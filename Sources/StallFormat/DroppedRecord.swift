@@ -12,9 +12,20 @@ public struct DroppedRecord: Sendable, Equatable {
 
     /// Creates a dropped record.
     public init(sampleCount: UInt64, otherCount: UInt64, firstNs: UInt64, lastNs: UInt64) {
-        self.sampleCount = sampleCount
-        self.otherCount = otherCount
-        self.firstNs = firstNs
-        self.lastNs = lastNs
+        (self.sampleCount, self.otherCount, self.firstNs, self.lastNs) = (sampleCount, otherCount, firstNs, lastNs)
+    }
+}
+
+extension DroppedRecord: RecordCoding {
+    static let recordType = CaptureFormat.RecordType.dropped
+    var captureRecord: CaptureRecord { .dropped(self) }
+
+    /// `sampleCount:u64 otherCount:u64 firstNs:u64 lastNs:u64`.
+    func encode(into out: inout [UInt8]) {
+        out.appendLE(sampleCount, otherCount, firstNs, lastNs)
+    }
+
+    static func decode(_ c: inout ByteCursor) throws -> DroppedRecord {
+        DroppedRecord(sampleCount: try c.u64(), otherCount: try c.u64(), firstNs: try c.u64(), lastNs: try c.u64())
     }
 }

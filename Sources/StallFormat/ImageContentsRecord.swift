@@ -14,8 +14,29 @@ public struct ImageContentsRecord: Sendable, Equatable {
 
     /// Creates a record.
     public init(address: UInt64, path: String, bytes: [UInt8]) {
-        self.address = address
-        self.path = path
-        self.bytes = bytes
+        (self.address, self.path, self.bytes) = (address, path, bytes)
+    }
+}
+
+extension ImageContentsRecord: RecordCoding {
+    static let recordType = CaptureFormat.RecordType.imageContents
+    var captureRecord: CaptureRecord { .imageContents(self) }
+
+    /// `address:u64 path:string bytes:bytes`; more than ``maxBytes`` bytes is bad data.
+    func encode(into out: inout [UInt8]) {
+        out.appendLE(address)
+        out.appendString(path)
+        out.appendBytes(bytes)
+    }
+
+    static func decode(_ c: inout ByteCursor) throws -> ImageContentsRecord {
+        let address = try c.u64(), path = try c.string()
+        let field = c.offset  // the error names where the bytes field starts
+        let bytes = try c.byteField()
+        guard bytes.count <= maxBytes else {
+            throw CaptureFormatError(
+                source: c.source, offset: field, reason: "image contents of \(bytes.count) bytes (at most \(maxBytes))")
+        }
+        return ImageContentsRecord(address: address, path: path, bytes: bytes)
     }
 }

@@ -17,14 +17,7 @@ public struct MarkerRecord: Sendable, Equatable {
         case dropped = 3
 
         /// `instant`, `begin`, `end` or `dropped`.
-        public var description: String {
-            switch self {
-            case .instant: return "instant"
-            case .begin: return "begin"
-            case .end: return "end"
-            case .dropped: return "dropped"
-            }
-        }
+        public var description: String { ["instant", "begin", "end", "dropped"][Int(rawValue)] }
     }
 
     /// The most bytes of UTF-8 a marker's name keeps; a longer name is cut at a Unicode scalar boundary.
@@ -43,10 +36,7 @@ public struct MarkerRecord: Sendable, Equatable {
 
     /// Creates a marker record.
     public init(kind: Kind, spanID: UInt64 = 0, threadID: Int32, timestampNs: UInt64, name: String) {
-        self.kind = kind
-        self.spanID = spanID
-        self.threadID = threadID
-        self.timestampNs = timestampNs
+        (self.kind, self.spanID, self.threadID, self.timestampNs) = (kind, spanID, threadID, timestampNs)
         self.name = name
     }
 }
@@ -75,11 +65,7 @@ public struct Marker: Sendable, Equatable {
 
     /// Creates a marker.
     public init(name: String, kind: Kind, startNs: UInt64, durationNs: UInt64? = nil, tid: Int32) {
-        self.name = name
-        self.kind = kind
-        self.startNs = startNs
-        self.durationNs = durationNs
-        self.tid = tid
+        (self.name, self.kind, self.startNs, self.durationNs, self.tid) = (name, kind, startNs, durationNs, tid)
     }
 
     /// Where it ends: the start plus the duration, or the start when it has none.
@@ -114,5 +100,23 @@ struct MarkerCollector {
     /// The markers by start time (file order among equal times).
     var sorted: [Marker] {
         markers.enumerated().sorted { ($0.element.startNs, $0.offset) < ($1.element.startNs, $1.offset) }.map(\.element)
+    }
+}
+
+extension MarkerRecord: RecordCoding {
+    static let recordType = CaptureFormat.RecordType.marker
+    var captureRecord: CaptureRecord { .marker(self) }
+
+    /// `kind:u8 spanID:u64 threadID:i32 timestampNs:u64 name:string`.
+    func encode(into out: inout [UInt8]) {
+        out.appendLE(kind.rawValue, spanID, threadID, timestampNs)
+        out.appendString(name)
+    }
+
+    static func decode(_ c: inout ByteCursor) throws -> MarkerRecord {
+        let rawKind = try c.u8()
+        guard let kind = Kind(rawValue: rawKind) else { throw c.error("unknown marker kind \(rawKind)") }
+        return MarkerRecord(
+            kind: kind, spanID: try c.u64(), threadID: try c.i32(), timestampNs: try c.u64(), name: try c.string())
     }
 }

@@ -17,10 +17,7 @@ public struct SignalMaskRecord: Sendable, Equatable {
 
     /// Creates a signal-mask record.
     public init(stallID: UInt32, timestampNs: UInt64, threadID: Int32, signal: Int32, blockedMask: UInt64) {
-        self.stallID = stallID
-        self.timestampNs = timestampNs
-        self.threadID = threadID
-        self.signal = signal
+        (self.stallID, self.timestampNs, self.threadID, self.signal) = (stallID, timestampNs, threadID, signal)
         self.blockedMask = blockedMask
     }
 
@@ -30,5 +27,21 @@ public struct SignalMaskRecord: Sendable, Equatable {
     /// True when `mask` (bit n-1 for signal n) contains `signal`; false for a number outside 1...64.
     public static func mask(_ mask: UInt64, contains signal: Int32) -> Bool {
         (1...64).contains(signal) && mask & (1 << UInt64(signal - 1)) != 0
+    }
+}
+
+extension SignalMaskRecord: RecordCoding {
+    static let recordType = CaptureFormat.RecordType.signalMask
+    var captureRecord: CaptureRecord { .signalMask(self) }
+
+    /// `stallID:u32 timestampNs:u64 threadID:i32 signal:i32 blockedMask:u64`.
+    func encode(into out: inout [UInt8]) {
+        out.appendLE(stallID, timestampNs, threadID, signal, blockedMask)
+    }
+
+    static func decode(_ c: inout ByteCursor) throws -> SignalMaskRecord {
+        SignalMaskRecord(
+            stallID: try c.u32(), timestampNs: try c.u64(), threadID: try c.i32(), signal: try c.i32(),
+            blockedMask: try c.u64())
     }
 }

@@ -36,7 +36,10 @@ public struct EmbeddedSourceFrame: Sendable, Equatable {
 
 /// A batch of resolved addresses (record type 14), keyed by the address looked up: a leaf frame's own address, a
 /// return address less one (the call before it). Each record holds its own string table.
-public struct SymbolsRecord: Sendable, Equatable {
+public struct SymbolsRecord: Sendable, Equatable, RecordCoding {
+    static let recordType = CaptureFormat.RecordType.symbols
+    var captureRecord: CaptureRecord { .symbols(self) }
+
     /// The entries by looked-up address.
     public var entries: [UInt64: EmbeddedSymbol]
 
@@ -60,15 +63,10 @@ public struct SymbolsRecord: Sendable, Equatable {
         }
         var body: [UInt8] = []
         for (address, entry) in entries.sorted(by: { $0.key < $1.key }) {
-            body.appendLE(address)
-            body.appendLE(reference(entry.symbol))
-            body.appendLE(entry.offset)
-            body.append(entry.isPLT ? 1 : 0)
-            body.appendLE(UInt32(entry.frames.count))
+            body.appendLE(address, reference(entry.symbol), entry.offset, UInt8(entry.isPLT ? 1 : 0),
+                          UInt32(entry.frames.count))
             for frame in entry.frames {
-                body.appendLE(reference(frame.function))
-                body.appendLE(reference(frame.file))
-                body.appendLE(UInt32(clamping: frame.line))
+                body.appendLE(reference(frame.function), reference(frame.file), UInt32(clamping: frame.line))
             }
         }
         out.appendLE(UInt32(strings.count))
@@ -113,93 +111,3 @@ public struct SymbolsRecord: Sendable, Equatable {
 }
 
 /// When and from which files a capture was symbolicated (record type 13, before its ``SymbolsRecord``s), and the
-/// app's modules as found in its executable then.
-public struct SymbolicationRecord: Sendable, Equatable {
-    /// One image: the file its symbols were read from and the file its lines were read from (empty: none).
-    public struct Source: Sendable, Equatable {
-        /// The image's path in the capture.
-        public var image: String
-        /// The file its symbols came from: the image itself, or a debug file found by build-id; empty: none.
-        public var symbols: String
-        /// The file its line information came from; empty: none (its frames have no lines).
-        public var lines: String
-
-        /// Creates a source.
-        public init(image: String, symbols: String, lines: String) {
-            (self.image, self.symbols, self.lines) = (image, symbols, lines)
-        }
-    }
-
-    /// When, wall clock (Unix epoch nanoseconds).
-    public var wallNs: UInt64
-    /// The executable's machine (ELF `e_machine`: 62 x86_64, 183 aarch64); 0 when it could not be read.
-    public var machine: UInt16
-    /// The app's Swift modules, found in the executable's symbols; empty when none could be told.
-    public var appModules: [String]
-    /// The images that frames of the capture are in, in capture order.
-    public var sources: [Source]
-
-    /// Creates a record.
-    public init(wallNs: UInt64, machine: UInt16, appModules: [String], sources: [Source]) {
-        (self.wallNs, self.machine, self.appModules, self.sources) = (wallNs, machine, appModules, sources)
-    }
-
-    /// The payload: `wallNs:u64 machine:u16 n:u32 n*module:string m:u32 m*(image:string symbols:string lines:string)`.
-    func encode(into out: inout [UInt8]) {
-        out.appendLE(wallNs)
-        out.appendLE(machine)
-        out.appendLE(UInt32(appModules.count))
-        for module in appModules { out.appendString(module) }
-        out.appendLE(UInt32(sources.count))
-        for source in sources {
-            out.appendString(source.image)
-            out.appendString(source.symbols)
-            out.appendString(source.lines)
-        }
-    }
-
-    /// Reads the payload `encode` writes.
-    static func decode(_ c: inout ByteCursor) throws -> SymbolicationRecord {
-        let wall = try c.u64(), machine = try c.u16(), moduleCount = Int(try c.u32())
-        guard moduleCount <= c.remaining / 4 else { throw c.error("module count \(moduleCount) exceeds the record") }
-        var modules: [String] = []
-        for _ in 0..<moduleCount { modules.append(try c.string()) }
-        let sourceCount = Int(try c.u32())
-        guard sourceCount <= c.remaining / 12 else { throw c.error("image count \(sourceCount) exceeds the record") }
-        var sources: [Source] = []
-        for _ in 0..<sourceCount {
-            sources.append(Source(image: try c.string(), symbols: try c.string(), lines: try c.string()))
-        }
-        return SymbolicationRecord(wallNs: wall, machine: machine, appModules: modules, sources: sources)
-    }
-}
-
-extension CaptureFormat {
-    /// A capture file made of `records`, in order: the header, then each record framed (type, length, payload,
-    /// CRC).
-    public static func file(of records: [CaptureRecord]) -> [UInt8] {
-        var bytes = header
-        for record in records { record.encode(into: &bytes) }
-        return bytes
-    }
-
-    /// What `stallprof symbolicate` writes: the capture `bytes` (already read without error by
-    /// ``CaptureReader/records(_:source:)``) as they are, its header and every complete record byte for byte (also
-    /// records of types this reader does not know), except its symbolication and symbols records, then
-    /// `appending`. A record cut short at the end is left out.
-    public static func file(copying bytes: [UInt8], appending records: [CaptureRecord]) -> [UInt8] {
-        var out = Array(bytes.prefix(headerSize))
-        var offset = headerSize
-        let dropped: Set<UInt8> = [RecordType.symbolication.rawValue, RecordType.symbols.rawValue]
-        while offset + recordPrefixSize <= bytes.count {
-            let length = Int(bytes[offset + 1]) | Int(bytes[offset + 2]) << 8 | Int(bytes[offset + 3]) << 16
-                | Int(bytes[offset + 4]) << 24
-            let end = offset + recordPrefixSize + length + recordSuffixSize
-            guard length <= maxPayloadSize, end <= bytes.count else { break }
-            if !dropped.contains(bytes[offset]) { out += bytes[offset..<end] }
-            offset = end
-        }
-        for record in records { record.encode(into: &out) }
-        return out
-    }
-}

@@ -24,10 +24,7 @@ public struct ThreadsRecord: Sendable, Equatable {
 
     /// Creates a threads record.
     public init(stallID: UInt32, timestampNs: UInt64, phase: Phase, totalThreads: UInt32, threads: [ThreadState]) {
-        self.stallID = stallID
-        self.timestampNs = timestampNs
-        self.phase = phase
-        self.totalThreads = totalThreads
+        (self.stallID, self.timestampNs, self.phase, self.totalThreads) = (stallID, timestampNs, phase, totalThreads)
         self.threads = threads
     }
 }
@@ -67,43 +64,27 @@ public struct ThreadState: Sendable, Equatable {
         object: UInt64 = 0, ownerTID: Int32 = 0, cpuNs: UInt64 = 0, flags: BlockedOnRecord.OwnerFlags = [],
         detail: String = "", queueLabel: String = "", frames: [UInt64] = []
     ) {
-        self.tid = tid
-        self.name = name
-        self.state = state
-        self.syscall = syscall
-        self.waitKind = waitKind
-        self.object = object
-        self.ownerTID = ownerTID
-        self.cpuNs = cpuNs
-        self.flags = flags
-        self.detail = detail
-        self.queueLabel = queueLabel
-        self.frames = frames
+        (self.tid, self.name, self.state, self.syscall, self.waitKind) = (tid, name, state, syscall, waitKind)
+        (self.object, self.ownerTID, self.cpuNs, self.flags, self.detail) = (object, ownerTID, cpuNs, flags, detail)
+        (self.queueLabel, self.frames) = (queueLabel, frames)
     }
 
     /// The state letter as text (`R`, `S`...), `?` when unknown.
     public var stateLetter: String { state == 0 ? "?" : String(UnicodeScalar(state)) }
 }
 
-extension ThreadsRecord {
+extension ThreadsRecord: RecordCoding {
+    static let recordType = CaptureFormat.RecordType.threads
+    var captureRecord: CaptureRecord { .threads(self) }
+
     /// The payload: stallID u32, timestampNs u64, phase u8, totalThreads u32, count u32, then each thread: tid i32,
     /// state u8, syscall i32, waitKind u8, object u64, ownerTID i32, cpuNs u64, flags u32, name, detail, queueLabel
     /// (strings), frames.
     func encode(into out: inout [UInt8]) {
-        out.appendLE(stallID)
-        out.appendLE(timestampNs)
-        out.append(phase.rawValue)
-        out.appendLE(totalThreads)
-        out.appendLE(UInt32(threads.count))
+        out.appendLE(stallID, timestampNs, phase.rawValue, totalThreads, UInt32(threads.count))
         for thread in threads {
-            out.appendLE(thread.tid)
-            out.append(thread.state)
-            out.appendLE(thread.syscall)
-            out.append(thread.waitKind.rawValue)
-            out.appendLE(thread.object)
-            out.appendLE(thread.ownerTID)
-            out.appendLE(thread.cpuNs)
-            out.appendLE(thread.flags.rawValue)
+            out.appendLE(thread.tid, thread.state, thread.syscall, thread.waitKind.rawValue, thread.object,
+                         thread.ownerTID, thread.cpuNs, thread.flags.rawValue)
             out.appendString(thread.name)
             out.appendString(thread.detail)
             out.appendString(thread.queueLabel)

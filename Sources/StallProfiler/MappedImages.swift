@@ -12,25 +12,16 @@ import StallFormat
 enum MappedImages {
     /// Images mapped now whose paths are not in `known`.
     static func unknown(excluding known: Set<String>) -> [ImageRecord] {
-        guard let bytes = try? FileReader.contents(of: "/proc/self/maps") else { return [] }
-        let text = String(decoding: bytes, as: UTF8.self)
         var ranges: [String: (start: UInt64, end: UInt64, base: UInt64?)] = [:]
         var order: [String] = []
-        for line in text.split(separator: "\n") {
-            // start-end perms offset dev inode path
-            let fields = line.split(separator: " ", maxSplits: 5, omittingEmptySubsequences: true)
-            guard fields.count == 6, let path = fields.last.map({ String($0.drop { $0 == " " }) }),
-                path.hasPrefix("/"), !known.contains(path)
-            else { continue }
-            let bounds = fields[0].split(separator: "-")
-            guard bounds.count == 2, let start = UInt64(bounds[0], radix: 16), let end = UInt64(bounds[1], radix: 16),
-                let offset = UInt64(fields[2], radix: 16)
-            else { continue }
+        for mapping in MemoryMapping.current() where mapping.path.hasPrefix("/") && !known.contains(mapping.path) {
+            let path = mapping.path
             if ranges[path] == nil { order.append(path) }
+            let (start, end) = (mapping.addresses.lowerBound, mapping.addresses.upperBound)
             var range = ranges[path] ?? (start, end, nil)
             range.start = min(range.start, start)
             range.end = max(range.end, end)
-            if offset == 0 && range.base == nil { range.base = start }
+            if mapping.fileOffset == 0 && range.base == nil { range.base = start }
             ranges[path] = range
         }
         return order.compactMap { path in
@@ -65,12 +56,11 @@ struct ELFHeaderInfo {
             for k in 0..<MemoryLayout<T>.size { value |= T(b[at + k]) << (8 * k) }
             return value
         }
-        guard let header = bytes(at: 0, count: 64), header[0] == 0x7f, header[1] == 0x45, header[2] == 0x4c,
-            header[3] == 0x46, header[4] == 2, header[5] == 1
-        else { return nil }
-        let tableOffset = integer(header, 0x20, UInt64.self)
-        let entrySize = Int(integer(header, 0x36, UInt16.self)), count = Int(integer(header, 0x38, UInt16.self))
-        guard entrySize >= 56, let table = bytes(at: tableOffset, count: entrySize * count) else { return nil }
+        guard let header = bytes(at: 0, count: ELFHeader.size).flatMap(ELFHeader.init) else { return nil }
+        let entrySize = Int(header.programHeaderSize), count = Int(header.programHeaderCount)
+        guard entrySize >= 56, let table = bytes(at: header.programHeaderOffset, count: entrySize * count) else {
+            return nil
+        }
         var foundLoad = false
         for index in 0..<count {
             let at = index * entrySize

@@ -11,15 +11,12 @@ enum VDSOImage {
     static func current() -> ImageContentsRecord? {
         let address = stallcap_vdso_address()
         guard address != 0 else { return nil }
-        var header = [UInt8](repeating: 0, count: 64)
-        guard read(address, into: &header), header.starts(with: [0x7f, 0x45, 0x4c, 0x46, 2, 1]) else { return nil }
+        var header = [UInt8](repeating: 0, count: ELFHeader.size)
+        guard read(address, into: &header), let elf = ELFHeader(header) else { return nil }
         // The file's extent: its section headers (which the symbols need) or its program headers' file bytes,
         // whichever ends later.
-        func field<T: FixedWidthInteger>(_ offset: Int, _: T.Type) -> UInt64 {
-            UInt64(header[offset..<offset + MemoryLayout<T>.size].reversed().reduce(T(0)) { $0 << 8 | T($1) })
-        }
-        let sectionsEnd = field(0x28, UInt64.self) &+ field(0x3A, UInt16.self) &* field(0x3C, UInt16.self)
-        let programEnd = field(0x20, UInt64.self) &+ field(0x36, UInt16.self) &* field(0x38, UInt16.self)
+        let sectionsEnd = elf.sectionHeaderOffset &+ UInt64(elf.sectionHeaderSize) &* UInt64(elf.sectionHeaderCount)
+        let programEnd = elf.programHeaderOffset &+ UInt64(elf.programHeaderSize) &* UInt64(elf.programHeaderCount)
         let size = max(sectionsEnd, programEnd)
         guard size >= 64, size <= UInt64(ImageContentsRecord.maxBytes) else { return nil }
         var bytes = [UInt8](repeating: 0, count: Int(size))

@@ -65,13 +65,11 @@ final class ELFSymbols {
 
     private func parse() -> Bool {
         guard let base else { return false }
-        let ident = UnsafeRawBufferPointer(start: base, count: 16)
-        // "\x7fELF", 64-bit, little-endian.
-        guard ident[0] == 0x7f, ident[1] == 0x45, ident[2] == 0x4c, ident[3] == 0x46, ident[4] == 2, ident[5] == 1
-        else { return false }
+        guard let header = ELFHeader(UnsafeRawBufferPointer(start: base, count: size)) else { return false }
         // Every offset and size comes from the file: converted with clamping, compared without overflow, so a
         // corrupt file (a section table past the end, sizes near 2^64) is rejected or ignored, never a trap.
-        let sectionTable = Int(clamping: u64(0x28)), entrySize = Int(u16(0x3A)), count = Int(u16(0x3C))
+        let sectionTable = Int(clamping: header.sectionHeaderOffset)
+        let entrySize = Int(header.sectionHeaderSize), count = Int(header.sectionHeaderCount)
         guard entrySize >= 64, sectionTable > 0, sectionTable <= size, count * entrySize <= size - sectionTable
         else { return false }
         let sections = (0..<count).map { index -> Section in
@@ -86,7 +84,7 @@ final class ELFSymbols {
             let notes = UnsafeRawBufferPointer(start: base + note.offset, count: note.size)
             buildID = BuildID.find(inNotes: notes, alignment: note.alignment)
         }
-        addPLTStubs(sections, names: Int(u16(0x3E)))
+        addPLTStubs(sections, names: Int(header.sectionNamesIndex))
         let symtab = sections.first { $0.type == 2 && fits($0) }  // SHT_SYMTAB
         let dynsym = sections.first { $0.type == 11 && fits($0) }  // SHT_DYNSYM
         hasFullSymbolTable = symtab != nil

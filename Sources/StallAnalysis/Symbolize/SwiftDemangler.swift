@@ -37,13 +37,7 @@ public enum SwiftDemangler {
         var candidates = ["libswiftDemangle.so"]
         // The runtime this process uses, from the kernel's map of it:
         // <toolchain>/usr/lib/swift/linux/libswiftCore.so -> <toolchain>/usr/lib/libswiftDemangle.so
-        if let maps = try? FileReader.contents(of: "/proc/self/maps"),
-            let line = String(decoding: maps, as: UTF8.self).split(separator: "\n").first(where: {
-                $0.hasSuffix("/libswiftCore.so")
-            }),
-            let slash = line.firstIndex(of: "/")
-        {
-            let path = line[slash...]
+        if let path = MemoryMapping.current().first(where: { $0.path.hasSuffix("/libswiftCore.so") })?.path {
             let directory = path.split(separator: "/", omittingEmptySubsequences: false).dropLast(3).joined(separator: "/")
             candidates.insert(directory + "/libswiftDemangle.so", at: 0)
         }
