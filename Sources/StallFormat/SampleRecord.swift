@@ -19,18 +19,18 @@ public struct SampleFlags: OptionSet, Sendable, Hashable {
     public static let fromStackMemory = SampleFlags(rawValue: 1 << 3)
     /// With ``repeated``: the thread was runnable (on a run queue) when it made no CPU progress: it waited for a
     /// CPU, it was not blocked. schedstat credits such a wait only when it ends, so the sample's `runQueueNs` does
-    /// not include it yet (written since issue 17; older writers never set it).
+    /// not include it yet (older writers never set it).
     public static let waitingForCPU = SampleFlags(rawValue: 1 << 4)
     /// With ``fromStackMemory``: some frames were not found with unwind information but by scanning stack words
     /// (each checked against the call before it) or by following frame records, where the unwind-information walk
-    /// could not go on: there a frame may be missing, or rarely stale (written since issue 18; older writers never
-    /// set it, and their stacks from memory were all found so).
+    /// could not go on: there a frame may be missing, or rarely stale (older writers never set it, and their
+    /// stacks from memory were all found so).
     public static let scannedFrames = SampleFlags(rawValue: 1 << 5)
     /// With ``fromStackMemory``: the unwind-information walk stopped before the outermost frame at a function
     /// without unwind information and without a word above its stack pointer that returns from a call into it.
     /// The frames above, if any, were found by scanning (``scannedFrames``); else the rest of the stack is dropped.
-    /// The three `walkStopped` flags are the walk's counted reasons (written since issue 18's review; older writers
-    /// never set them).
+    /// The three `walkStopped` flags are the walk's counted reasons (older writers never set
+    /// them).
     public static let walkStoppedNoUnwindInfo = SampleFlags(rawValue: 1 << 6)
     /// With ``fromStackMemory``: the walk stopped at a frame whose rules need the frame pointer before any deeper
     /// frame saved it, and neither the function's prologue nor a frame record gave it.
@@ -39,8 +39,8 @@ public struct SampleFlags: OptionSet, Sendable, Hashable {
     /// frame not above its callee's, or a return address not after a call.
     public static let walkStoppedUnusable = SampleFlags(rawValue: 1 << 8)
     /// The handler knew libdispatch's code, so a ``SampleRecord/turn`` of 0 says the thread ran no queued block
-    /// (unless ``framePointers`` or ``truncated`` say its walk could not tell). Written since issue 18's turns;
-    /// without it a turn of 0 says nothing.
+    /// (unless ``framePointers`` or ``truncated`` say its walk could not tell). Without it (older writers
+    /// never set it) a turn of 0 says nothing.
     public static let queueCodeKnown = SampleFlags(rawValue: 1 << 9)
 }
 

@@ -126,7 +126,7 @@ struct StallDetector {
         // If the process was stopped since the previous step (SIGSTOP, a frozen cgroup, a debugger), the
         // outstanding ping's age says nothing about the main thread: ping again. A watchdog that only waited for a
         // CPU (a loaded machine), however long, keeps its ping: the main thread was runnable too, and time spent
-        // runnable but not running is stall time. (Before, any gap over the threshold discarded it.)
+        // runnable but not running is stall time.
         if case .waiting(_, _, let presampling) = phase, pausedNs > 0 {
             if presampling { actions.append(.discardPresamples) }
             phase = .idle

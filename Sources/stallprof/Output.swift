@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import StallAnalysis
+import StallFormat
 
 /// Writing results and messages.
 enum Output {
@@ -46,8 +47,8 @@ enum Output {
     }
 
     /// The error for `path` from errno.
-    static func failure(_ path: String) -> AnalysisError {
-        AnalysisError.output(path: path, reason: String(cString: strerror(errno)))
+    static func failure(_ path: String) -> StallError {
+        StallError.output(path: path, reason: String(cString: strerror(errno)))
     }
 
     /// `path` with every symbolic link in its last component followed (a dangling link gives its target's path).
@@ -63,7 +64,7 @@ enum Output {
             let link = String(decoding: buffer[..<length].map { UInt8(bitPattern: $0) }, as: UTF8.self)
             current = link.hasPrefix("/") ? link : directory(of: current) + "/" + link
         }
-        throw AnalysisError.output(path: path, reason: "too many levels of symbolic links")
+        throw StallError.output(path: path, reason: "too many levels of symbolic links")
     }
 
     /// The directory part of `path` (`.` when it has none).

@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import StallAnalysis
+import StallFormat
 
 /// `-o SOCKET`: a Unix stream socket is connected to (when the result is ready) and written, never replaced.
 enum OutputSocket {
@@ -11,7 +12,7 @@ enum OutputSocket {
         address.sun_family = sa_family_t(AF_UNIX)
         let name = Array(target.utf8)
         let capacity = MemoryLayout.size(ofValue: address.sun_path)
-        guard name.count < capacity else { throw AnalysisError.output(path: path, reason: "socket path too long") }
+        guard name.count < capacity else { throw StallError.output(path: path, reason: "socket path too long") }
         withUnsafeMutableBytes(of: &address.sun_path) { raw in
             for (index, byte) in name.enumerated() { raw[index] = byte }
         }

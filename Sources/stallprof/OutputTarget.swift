@@ -3,6 +3,7 @@ import Glibc
 #endif
 import CStallOutput
 import StallAnalysis
+import StallFormat
 
 /// Where `-o` writes, opened before the command reads its inputs, as the shell opens `>`'s file before the command
 /// runs (so a file that cannot be written is refused before any work), and written when the result is ready:
@@ -62,7 +63,7 @@ final class OutputTarget {
                 guard fd >= 0 else { throw Output.failure(path) }
                 kind = .inPlace(fd: fd, truncated: false)
             }
-        case S_IFDIR: throw AnalysisError.output(path: path, reason: "is a directory")
+        case S_IFDIR: throw StallError.output(path: path, reason: "is a directory")
         default: kind = .special(target: target, type: info.st_mode & S_IFMT, fd: nil)
         }
     }

@@ -14,7 +14,7 @@ enum PaletteFile {
         guard access(path, F_OK) == 0 else { return [:] }
         let bytes: [UInt8]
         do { bytes = try FileReader.contents(of: path) } catch {
-            throw AnalysisError.input(path: path, reason: "\(error)")
+            throw StallError.input(path: path, reason: "\(error)")
         }
         let text = String(decoding: bytes, as: UTF8.self)
         var map: [String: String] = [:]

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @testable import StallAnalysis
+import StallFormat
 
 /// Binary profiles named by every command through the one detector (perf.data, pprof, gzip), and the small
 /// inflater that looks inside gzip files.
@@ -113,7 +114,7 @@ import Testing
         for _ in 0..<200 {
             var mutated = compressed
             for _ in 0..<4 { mutated[Int.random(in: 10..<mutated.count, using: &generator)] = UInt8.random(in: 0...255) }
-            do { _ = try read(mutated) } catch let error as AnalysisError {
+            do { _ = try read(mutated) } catch let error as StallError {
                 guard case .badData(let path, _, let reason) = error else { throw error }
                 #expect(path == "in.gz" && reason.contains("gzip"), "\(reason)")
             }

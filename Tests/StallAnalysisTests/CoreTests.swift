@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @testable import StallAnalysis
+import StallFormat
 
 @Suite struct FoldedStacksTests {
     @Test func mergesAndSortsByBytes() {
@@ -55,8 +56,8 @@ import Testing
     }
 
     @Test func missingFilesAndDirectoriesAreInputErrors() {
-        #expect(throws: AnalysisError.self) { try InputSource(path: "/nonexistent/x").open() }
-        #expect(throws: AnalysisError.self) { try InputSource(path: "/tmp").open() }
+        #expect(throws: StallError.self) { try InputSource(path: "/nonexistent/x").open() }
+        #expect(throws: StallError.self) { try InputSource(path: "/tmp").open() }
     }
 }
 

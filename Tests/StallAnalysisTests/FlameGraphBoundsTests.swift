@@ -1,6 +1,7 @@
 import Testing
 
 @testable import StallAnalysis
+import StallFormat
 
 /// The flame graph's bounds: a cap on the frames it draws, so memory and output stay bounded.
 @Suite struct FlameGraphBoundsTests {
@@ -15,7 +16,7 @@ import Testing
             _ = try renderer.render(StackProfile(stacks: stacks), maxFrames: 100, input: "in.folded",
                                     diagnostics: &diagnostics)
             Issue.record("no error")
-        } catch AnalysisError.badData(let path, _, let reason) {
+        } catch StallError.badData(let path, _, let reason) {
             #expect(path == "in.folded" && reason.contains("would draw 102 frames, more than 100"))
         }
     }

@@ -1,5 +1,6 @@
 import Foundation
 @testable import StallAnalysis
+import StallFormat
 
 /// Folding the fixtures in Tests/StallAnalysisTests/Fixtures (written for these tests, no peer data).
 enum FoldFixture {
@@ -36,7 +37,7 @@ enum FoldFixture {
     static func badData(_ body: () throws -> Any) -> (position: String, reason: String)? {
         do {
             _ = try body()
-        } catch AnalysisError.badData(_, let position, let reason) {
+        } catch StallError.badData(_, let position, let reason) {
             return (position, reason)
         } catch {}
         return nil

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import StallAnalysis
+import StallFormat
 
 /// perf script text keeps its time and addresses in every export (issue 20): an episode per thread, each sample at
 /// its own time, stacks exactly as `fold` prints them, frames with perf's address and module; without times it is
@@ -161,7 +162,7 @@ import Testing
         #expect {
             try Exporter.load([InputSource(path: capture), InputSource(path: path)], options: FoldOptions())
         } throws: { error in
-            guard case AnalysisError.usage(let message) = error else { return false }
+            guard case StallError.usage(let message) = error else { return false }
             return message.contains("count different things")
         }
     }

@@ -166,7 +166,7 @@ import Testing
         #expect {
             try Self.export(timeline)
         } throws: { error in
-            guard case AnalysisError.usage(let message) = error else { return false }
+            guard case StallError.usage(let message) = error else { return false }
             return message.contains("app.folded") && message.contains("speedscope, pprof or chrome-trace")
         }
     }

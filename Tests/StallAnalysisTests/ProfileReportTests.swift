@@ -3,6 +3,7 @@ import StallTestSupport
 import Testing
 
 @testable import StallAnalysis
+import StallFormat
 
 /// ``ProfileReport``: `stallprof report` on profiles that are not captures, and ``ReportInput`` choosing the kind.
 @Suite struct ProfileReportTests {
@@ -102,12 +103,12 @@ import Testing
         let perf = FoldFixture.path("perf-script.txt")
         for order in [[capture, perf], [perf, capture]] {
             var diagnostics = Diagnostics()
-            #expect(throws: AnalysisError.self) {
+            #expect(throws: StallError.self) {
                 try ReportInput.read(order.map(InputSource.init(path:)), options: FoldOptions(), diagnostics: &diagnostics)
             }
             do {
                 _ = try ReportInput.read(order.map(InputSource.init(path:)), options: FoldOptions(), diagnostics: &diagnostics)
-            } catch AnalysisError.usage(let message) {
+            } catch StallError.usage(let message) {
                 #expect(message.hasPrefix("\(capture) is a stallprof capture and \(perf) is not"))
             }
         }

@@ -25,7 +25,7 @@ import Testing
         #expect(try GateCondition(parsing: "episodes>0").subject == .episodes)
         for bad in ["stall", "stall>", "stall>5", "stall>5x", "stall>-1s", "freeze>1s", "episodes>1s", "hang-rate>5s",
                     "stall>nan", "stall>1e3ms", "stall<5s"] {
-            #expect(throws: AnalysisError.self, "\(bad)") { try GateCondition(parsing: bad) }
+            #expect(throws: StallError.self, "\(bad)") { try GateCondition(parsing: bad) }
         }
     }
 

@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import CZlib
+import StallFormat
 
 /// gzip input, decompressed as it streams (zlib): `perf script | gzip` files, `.stalls.gz` captures, `.folded.gz`.
 /// Memory stays one chunk of each side; concatenated gzip members are read one after the other, as gunzip does.
@@ -79,7 +80,7 @@ final class GzipInflater {
         return Array(output[0..<produced])
     }
 
-    private func failure(_ reason: String) -> AnalysisError {
+    private func failure(_ reason: String) -> StallError {
         .badData(path: source.name, position: "byte \(compressedOffset) of the gzip stream", reason: reason)
     }
 }

@@ -1,3 +1,5 @@
+import StallFormat
+
 /// Writes Perfetto's native trace (`perfetto.protos.Trace`, a stream of `TracePacket`s), which the Perfetto UI and
 /// trace processor open: a track per process and per thread (`TrackDescriptor`s), each episode a slice on its
 /// thread's track (a capture's in category `stall`, with its number, kind, state, samples, CPU ratio and what it
@@ -41,7 +43,7 @@ public struct PerfettoExporter: ProfileExporter {
     /// first to use.
     public func export(_ timeline: Timeline, to sink: ByteSink, diagnostics: inout Diagnostics) throws {
         guard timeline.isTimed else {
-            throw AnalysisError.usage("perfetto needs timed samples (captures, perf script text with times); "
+            throw StallError.usage("perfetto needs timed samples (captures, perf script text with times); "
                 + "\(timeline.name) has no timed samples: export it as speedscope, pprof or chrome-trace, which keep "
                 + "its counts")
         }

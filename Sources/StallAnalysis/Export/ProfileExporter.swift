@@ -1,3 +1,5 @@
+import StallFormat
+
 /// An output format written from a ``Timeline`` (episodes with times, per-sample stacks, markers, images): what
 /// `stallprof export` writes. Each format lives in its own file with an `Options` struct whose fields document
 /// their defaults. The output is bytes, written piece by piece into a ``ByteSink`` (some formats are binary: pprof
@@ -25,7 +27,7 @@ public protocol ProfileExporter {
     init(options: Options)
 
     /// Writes the output for `timeline` into `sink` and flushes it. Tolerated problems go to `diagnostics`; a
-    /// timeline the format cannot represent throws ``AnalysisError``, and so does a failing sink.
+    /// timeline the format cannot represent throws ``StallError``, and so does a failing sink.
     func export(_ timeline: Timeline, to sink: ByteSink, diagnostics: inout Diagnostics) throws
 }
 
@@ -113,7 +115,7 @@ public enum Exporter {
     public static func write(_ timeline: Timeline, options: ExportOptions, to sink: ByteSink,
                              diagnostics: inout Diagnostics) throws {
         guard let exporter = options.format.exporter else {
-            throw AnalysisError.usage("no exporter writes the format '\(options.format)'")
+            throw StallError.usage("no exporter writes the format '\(options.format)'")
         }
         try write(exporter, timeline, options: options, to: sink, diagnostics: &diagnostics)
     }
@@ -145,7 +147,7 @@ public enum Exporter {
             }
             // A capture's sample counts 1; perf text's its period in its event's unit: they cannot be summed.
             guard current.countUnit == next.countUnit else {
-                throw AnalysisError.usage("cannot export \(current.name) (\(unitName(current.countUnit))) together with "
+                throw StallError.usage("cannot export \(current.name) (\(unitName(current.countUnit))) together with "
                     + "\(next.name) (\(unitName(next.countUnit))): their samples count different things; export them "
                     + "separately")
             }

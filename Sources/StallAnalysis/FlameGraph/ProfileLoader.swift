@@ -1,3 +1,5 @@
+import StallFormat
+
 /// Reads the inputs of `stallprof flamegraph` and `stallprof diff`: folded text (one or two counts per line) or
 /// anything ``Folder`` reads (folded on the fly).
 public enum ProfileLoader {
@@ -98,7 +100,7 @@ public enum ProfileLoader {
         for byte in stack where byte == UInt8(ascii: ";") {
             frames += 1
             if frames > maxDepth {
-                throw AnalysisError.badData(
+                throw StallError.badData(
                     path: path, position: position,
                     reason: "a stack deeper than \(maxDepth) frames; the flame graph draws at most \(maxDepth)")
             }

@@ -1,3 +1,5 @@
+import StallFormat
+
 /// The interactive SVG flame graph (flamegraph.pl's output, drawn directly): self-contained, no network.
 ///
 /// Each frame is a `<g>` in `<svg id="frames">` holding a `<title>` (`name (N samples, P%)`, plus the change for
@@ -49,7 +51,7 @@ public struct SVGFlameGraph: StackRenderer {
         let framesWidth = Double(options.width) - 2 * Self.xpad
         let layout = FrameLayout(profile, options: options, framesWidth: framesWidth)
         guard layout.frames.count <= maxFrames else {
-            throw AnalysisError.badData(
+            throw StallError.badData(
                 path: input, position: "",
                 reason: "the graph would draw \(layout.frames.count) frames, more than \(maxFrames); "
                     + "raise --minwidth or select less (--state, --stall, --range)")

@@ -1,3 +1,5 @@
+import StallFormat
+
 /// An opened input and its format, detected once: what every command (fold, flamegraph, diff, report, export)
 /// reads through ``InputLoader/open(_:)``.
 public struct DetectedInput {
@@ -55,11 +57,11 @@ extension Folder {
         var head = try stream.peek(detectionBytes)
         if format == .stallprof, let row = format.row { return row }
         if !StallCaptureImporter.recognizes(head), let binary = BinaryInput.name(head, path: stream.name) {
-            throw AnalysisError.badData(path: stream.name, position: "byte 0", reason: binary)
+            throw StallError.badData(path: stream.name, position: "byte 0", reason: binary)
         }
         if let row = format.row {
             if let nul = head.firstIndex(of: 0) {
-                throw AnalysisError.badData(
+                throw StallError.badData(
                     path: stream.name, position: "byte \(nul - head.startIndex)",
                     reason: "binary data (\(BinaryInput.describe(head))), not a \(format.rawValue) text profile")
             }
@@ -75,7 +77,7 @@ extension Folder {
         if let found = detectable.first(where: { $0.recognizes(head) }) { return found }
         let tried = detectable.map(\.format.rawValue).joined(separator: ", ")
         if let nul = head.firstIndex(of: 0) {
-            throw AnalysisError.badData(
+            throw StallError.badData(
                 path: stream.name, position: "byte \(nul - head.startIndex)",
                 reason: "binary data (\(BinaryInput.describe(head))), not a profile stallprof reads (tried \(tried))")
         }
@@ -83,13 +85,13 @@ extension Folder {
         guard let index = lines.firstIndex(where: { line in
             !line.allSatisfy(PerfLineSyntax.isSpace) && line.first != UInt8(ascii: "#")
         }) else {
-            throw AnalysisError.badData(
+            throw StallError.badData(
                 path: stream.name, position: "",
                 reason: head.isEmpty
                     ? "empty input; cannot detect its format (tried \(tried))"
                     : "no data lines, only blank or comment lines; cannot detect the format (tried \(tried))")
         }
-        throw AnalysisError.badData(
+        throw StallError.badData(
             path: stream.name, position: "line \(index + 1)",
             reason: "cannot detect the format (tried \(tried)); this line fits none: "
                 + UnrecognizedLines.quote(lines[index]) + "; use --format")

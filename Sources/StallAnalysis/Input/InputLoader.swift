@@ -1,3 +1,5 @@
+import StallFormat
+
 /// How every command reads its inputs: each opened and its format detected once
 /// (``Folder/open(_:format:diagnostics:)``), an empty one warned about and skipped, a capture told from other
 /// profiles; and the rules the commands share: which inputs may be mixed, and when inputs without any stack count
@@ -21,7 +23,7 @@ public struct InputLoader {
 
     /// Opens `input` and detects its format: nil, with the empty-input warning, when it holds no data. A capture is
     /// recorded (``Diagnostics/captureInputs``). With ``capturesApart``, a capture after another profile, or
-    /// another profile after a capture, is ``AnalysisError/usage(_:)``.
+    /// another profile after a capture, is ``StallError/usage(_:)``.
     public mutating func open(_ input: InputSource) throws -> DetectedInput? {
         guard let opened = try Folder.open(input, format: options.format, diagnostics: &diagnostics) else {
             inputs.append(input)
@@ -31,7 +33,7 @@ public struct InputLoader {
         let isCapture = opened.format == .stallprof
         if capturesApart, let first = isCapture ? profiles.first : diagnostics.captureInputs.first {
             let (capture, other) = isCapture ? (name, first) : (first, name)
-            throw AnalysisError.usage(
+            throw StallError.usage(
                 "\(capture) is a stallprof capture and \(other) is not: report describes captures or other "
                     + "profiles, not both at once; report them separately, or fold them together first "
                     + "(stallprof fold \(capture) \(other) | stallprof report -)")
@@ -59,7 +61,7 @@ public struct InputLoader {
     /// The rule of every command for inputs that yield no stack (`found` false): bad data naming the inputs that
     /// held data but are not captures (`no stack counts found`); nil when a stack was found, or every input was
     /// empty or a capture (a run without a stall, or a selection that keeps none, is valid).
-    public static func noStackCounts(found: Bool, inputs: [InputSource], diagnostics: Diagnostics) -> AnalysisError? {
+    public static func noStackCounts(found: Bool, inputs: [InputSource], diagnostics: Diagnostics) -> StallError? {
         let profiles = profiles(of: inputs, diagnostics: diagnostics)
         guard !found, !profiles.isEmpty else { return nil }
         return .badData(path: profiles.joined(separator: ", "), position: "", reason: "no stack counts found")
@@ -80,11 +82,11 @@ public struct InputLoader {
     }
 
     /// Captures cannot be exported with the untimed stacks of `untimed` (their samples would not mean the same
-    /// thing): ``AnalysisError/usage(_:)`` when both are present.
+    /// thing): ``StallError/usage(_:)`` when both are present.
     public func refuseCaptures(among untimed: [String]) throws {
         let captures = diagnostics.captureInputs
         guard !captures.isEmpty, !untimed.isEmpty else { return }
-        throw AnalysisError.usage("cannot export captures (\(captures.joined(separator: ", "))) together with "
+        throw StallError.usage("cannot export captures (\(captures.joined(separator: ", "))) together with "
             + "untimed stacks (" + untimed.joined(separator: ", ") + "); export them separately")
     }
 }

@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import StallFormat
 
 /// Where input comes from: a file, or standard input when the path is `-`.
 public struct InputSource: Sendable, Hashable, CustomStringConvertible {
@@ -20,11 +21,11 @@ public struct InputSource: Sendable, Hashable, CustomStringConvertible {
     public func open() throws -> ByteStream {
         if isStandardInput { return ByteStream(fd: 0, name: description, ownsDescriptor: false) }
         let fd = Glibc.open(path, O_RDONLY | O_CLOEXEC)
-        if fd < 0 { throw AnalysisError.input(path: description, reason: String(cString: strerror(errno))) }
+        if fd < 0 { throw StallError.input(path: description, reason: String(cString: strerror(errno))) }
         var info = stat()
         if fstat(fd, &info) == 0, (info.st_mode & S_IFMT) == S_IFDIR {
             Glibc.close(fd)
-            throw AnalysisError.input(path: description, reason: "is a directory")
+            throw StallError.input(path: description, reason: "is a directory")
         }
         return ByteStream(fd: fd, name: description, ownsDescriptor: true)
     }
@@ -154,7 +155,7 @@ public final class ByteStream {
             count = max(n, 0)
         }
         if n < 0 {
-            throw AnalysisError.input(path: name, reason: "read failed: \(String(cString: strerror(errno)))")
+            throw StallError.input(path: name, reason: "read failed: \(String(cString: strerror(errno)))")
         }
         if n == 0 {
             atEnd = true
@@ -187,7 +188,7 @@ public final class ByteStream {
     }
 
     /// The error for a line that never ends.
-    private func overlongLine() -> AnalysisError {
+    private func overlongLine() -> StallError {
         .badData(path: name, position: "line \(lineNumber + 1)",
                  reason: "line longer than \(lineLimit >> 20) MiB; is this a text profile?")
     }

@@ -22,8 +22,8 @@ public struct GateCondition: Sendable, Equatable, CustomStringConvertible {
 
     /// Parses `stall>500ms`, `saturated>1s`, `hang-rate>5s/h`, `episodes>0`... A malformed one is a usage error
     /// naming it and the forms it takes.
-    public init(parsing text: String) throws(AnalysisError) {
-        let usage = AnalysisError.usage(
+    public init(parsing text: String) throws(StallError) {
+        let usage = StallError.usage(
             "--fail-on takes SUBJECT>LIMIT (stall, saturated, busy, blocked or episode>DURATION such as 500ms or 1s; "
                 + "hang-rate>5s/h; episodes>N), not '\(text)'")
         let parts = text.split(separator: ">", maxSplits: 1, omittingEmptySubsequences: false)

@@ -17,7 +17,7 @@ public enum ReportInput {
     /// Empty inputs are warned about in `diagnostics` and skipped (no input at all: no captures). Captures' own
     /// warnings go to `diagnostics` too.
     ///
-    /// Throws ``AnalysisError/usage(_:)`` when captures and other profiles are mixed, the importers' bad data
+    /// Throws ``StallError/usage(_:)`` when captures and other profiles are mixed, the importers' bad data
     /// (file and position), and bad data when the profiles hold data but no stack.
     public static func read(_ inputs: [InputSource], options: FoldOptions, diagnostics: inout Diagnostics) throws
         -> ReportInput
@@ -34,7 +34,7 @@ public enum ReportInput {
             let stream = opened.stream
             if opened.format == .stallprof {
                 guard StallCaptureImporter.recognizes(try stream.peek(Folder.detectionBytes)) else {
-                    throw AnalysisError.badData(
+                    throw StallError.badData(
                         path: stream.name, position: "byte 0", reason: "not a stallprof capture (no STALLPRF header); "
                             + "--format stallprof reads captures only")
                 }

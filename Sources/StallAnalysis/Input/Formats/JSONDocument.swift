@@ -1,3 +1,5 @@
+import StallFormat
+
 /// Parsing JSON inputs and naming what they are, for the speedscope importer's whole-shape check.
 enum JSONDocument {
     /// The parsed document, or bad data naming the input, the line and byte offset, and what is wrong.
@@ -5,7 +7,7 @@ enum JSONDocument {
         do {
             return try JSONParser.parse(bytes)
         } catch {
-            throw AnalysisError.badData(path: name, position: "line \(error.line) (byte \(error.offset))",
+            throw StallError.badData(path: name, position: "line \(error.line) (byte \(error.offset))",
                                         reason: "invalid JSON: \(error.reason)")
         }
     }
@@ -39,7 +41,7 @@ struct JSONShape {
     let path: String
 
     /// Bad data at `location` (a JSON path such as `profiles[0].samples[3]`).
-    func error(at location: String, _ reason: String) -> AnalysisError {
+    func error(at location: String, _ reason: String) -> StallError {
         .badData(path: path, position: location, reason: reason)
     }
 

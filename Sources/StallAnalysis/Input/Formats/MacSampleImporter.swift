@@ -1,3 +1,5 @@
+import StallFormat
+
 /// Reads the text report of macOS `sample` (the "Call graph:" section) and folds each call tree node's self count.
 ///
 /// Unlike inferno and stackcollapse-sample.awk, stacks whose leaf is a waiting symbol (`__ulock_wait`,
@@ -59,7 +61,7 @@ public struct MacSampleImporter: StackImporter {
         var section = 0  // 0 before "Call graph:", 1 inside, 2 after
         var path: [Node] = []
         var refused = 0
-        func bad(_ number: Int, _ reason: String, _ line: UnsafeBufferPointer<UInt8>) -> AnalysisError {
+        func bad(_ number: Int, _ reason: String, _ line: UnsafeBufferPointer<UInt8>) -> StallError {
             .badData(path: stream.name, position: "line \(number)", reason: "\(reason): \(UnrecognizedLines.quote(line))")
         }
         try stream.forEachLine { line, number in
@@ -106,7 +108,7 @@ public struct MacSampleImporter: StackImporter {
         switch section {
         case 0: diagnostics.warn("\(stream.name): no \"Call graph:\" section; nothing folded")
         case 1:
-            throw AnalysisError.badData(path: stream.name, position: "end of input",
+            throw StallError.badData(path: stream.name, position: "end of input",
                                         reason: "the call graph is cut short (no \"Total number in stack\" line)")
         default: break
         }

@@ -1,3 +1,5 @@
+import StallFormat
+
 /// Reads speedscope's JSON file format (py-spy writes sampled profiles, pyinstrument evented ones, speedscope and
 /// `stallprof export` both). A stack is its frames' `name`s, root first; every profile of the file is merged
 /// without an extra root frame (``Options/profileRoot`` adds the profile's name as one); the count is the weight
@@ -59,14 +61,14 @@ public struct SpeedscopeImporter: StackImporter {
         throws
     {
         if try stream.peek(options.maxBytes + 1).count > options.maxBytes {
-            throw AnalysisError.badData(path: stream.name, position: "",
+            throw StallError.badData(path: stream.name, position: "",
                                         reason: "JSON larger than \(options.maxBytes >> 20) MiB; not read")
         }
         let bytes = try stream.readAll()
         let budget = SpeedscopeFold.budget(forInputBytes: bytes.count)
         let document = try JSONDocument.parse(bytes, name: stream.name)
         guard document["$schema"]?.string == Self.schemaURL else {
-            throw AnalysisError.badData(path: stream.name, position: "",
+            throw StallError.badData(path: stream.name, position: "",
                                         reason: "\(JSONDocument.describe(document)), not a speedscope profile; "
                                             + "stallprof reads speedscope JSON only")
         }

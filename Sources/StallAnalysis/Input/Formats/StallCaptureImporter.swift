@@ -36,17 +36,17 @@ public struct StallCaptureImporter: StackImporter {
         fold(try Self.read(stream), into: &stacks, diagnostics: &diagnostics)
     }
 
-    /// Parses the capture `stream` holds; a corrupt one is ``AnalysisError/badData(path:position:reason:)``.
+    /// Parses the capture `stream` holds; a corrupt one is ``StallError/badData(path:position:reason:)``.
     public static func read(_ stream: ByteStream) throws -> Capture {
         try parse(try stream.readAll(), source: stream.name)
     }
 
-    /// Parses the capture `bytes` read from `source`; a corrupt one is ``AnalysisError/badData(path:position:reason:)``.
+    /// Parses the capture `bytes` read from `source`; a corrupt one is ``StallError/badData(path:position:reason:)``.
     public static func parse(_ bytes: [UInt8], source: String) throws -> Capture {
         do {
             return try CaptureReader.parse(bytes, source: source)
         } catch let error as CaptureFormatError {
-            throw AnalysisError.badData(path: error.source, position: "byte \(error.offset)", reason: error.reason)
+            throw StallError.badData(path: error.source, position: "byte \(error.offset)", reason: error.reason)
         }
     }
 

@@ -1,8 +1,5 @@
 import StallFormat
 
-/// The analysis library's errors are ``StallError``s: each kind carries its exit code.
-public typealias AnalysisError = StallError
-
 /// Non-fatal problems found while reading inputs, reported on standard error.
 public struct Diagnostics: Sendable {
     /// Messages in the order they were found.
@@ -60,13 +57,13 @@ public struct UnrecognizedLines {
     }
 
     /// Records line `number`, whose text is `line`, as unrecognized (`why` says what was expected). Throws
-    /// ``AnalysisError/badData(path:position:reason:)`` in strict mode.
+    /// ``StallError/badData(path:position:reason:)`` in strict mode.
     public mutating func record(_ line: UnsafeBufferPointer<UInt8>, number: Int, why: String) throws {
         count += 1
         guard strict || examples.count < Self.shownLines else { return }
         let shown = Self.quote(line)
         if strict {
-            throw AnalysisError.badData(path: path, position: "line \(number)", reason: "\(why): \(shown)")
+            throw StallError.badData(path: path, position: "line \(number)", reason: "\(why): \(shown)")
         }
         examples.append("line \(number): \(shown)")
     }
