@@ -26,9 +26,10 @@ public enum Bisection {
     /// (``ProcessRunner/installInterruptHandlers()``). Throws ``StallError/usage(_:)`` for a request that makes
     /// no sense, and the journal's errors after the search if it could not be written.
     public static func run(_ request: Request) throws -> BisectReport {
+        let classifier = try request.classifier.resolved()
+        guard !request.command.isEmpty else { throw StallError.usage("no command after --") }
         guard !request.flags.isEmpty else { throw StallError.usage("--flags needs at least one flag name") }
         if request.resume && request.journal == nil { throw StallError.usage("--resume needs --journal") }
-        let classifier = try request.classifier.resolved()
         ProcessRunner.installInterruptHandlers()
         let runner = try BisectCommandRunner(command: request.command, classifier: classifier)
         let search = BisectSearch(flags: request.flags, options: request.search, run: runner.run)

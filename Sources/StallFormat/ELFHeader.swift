@@ -40,6 +40,13 @@ public struct ELFHeader: Sendable, Equatable {
         sectionNamesIndex = field(0x3E, UInt16.self)
     }
 
+    /// `e_machine` of an ELF file of either class (32 or 64 bits) whose first bytes are `bytes`: at the same offset
+    /// in both; nil when `bytes` are fewer than 20 or do not start with `\x7fELF`.
+    public static func machine(_ bytes: [UInt8]) -> UInt16? {
+        guard bytes.count >= 20, bytes.starts(with: [0x7f, 0x45, 0x4c, 0x46]) else { return nil }
+        return UInt16(bytes[0x12]) | UInt16(bytes[0x13]) << 8
+    }
+
     /// Reads the header at the start of `bytes`, as ``init(_:)-(UnsafeRawBufferPointer)`` does.
     public init?(_ bytes: [UInt8]) {
         guard let header = bytes.withUnsafeBytes({ ELFHeader($0) }) else { return nil }

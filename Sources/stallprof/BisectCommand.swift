@@ -65,6 +65,7 @@ enum BisectCommand {
         var request = Bisection.Request()
         (request.flags, request.classifier, request.search) = (given.flags, given.classifier, given.search)
         (request.journal, request.resume) = (given.journal, given.resume)
+        request.classifier = try given.classifier.resolved()  // its errors first, then the command's
         request.command = try CheckCommand.commandAfterDashDash(invocation)
         let report = try Bisection.run(request)
         if let path = given.json { try Output.write(try report.json(), to: path) }

@@ -59,6 +59,7 @@ enum CheckCommand {
     }
 
     static func run(_ invocation: Invocation<Run>) throws {
-        Output.error(try CheckRun.run(commandAfterDashDash(invocation), classifier: invocation.options.classifier))
+        let classifier = try invocation.options.classifier.resolved()  // its errors first, then the command's
+        Output.error(try CheckRun.run(commandAfterDashDash(invocation), classifier: classifier))
     }
 }

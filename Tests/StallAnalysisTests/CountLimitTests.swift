@@ -53,7 +53,7 @@ import Testing
     }
 
     @Test func theFlameGraphReaderTakesAndRefusesTheSameLines() throws {
-        var profile: [ProfileStack] = []
+        var profile: [WeightedStack] = []
         var diagnostics = Diagnostics()
         try FoldedImporter().read(Self.stream(Self.hostile), into: &profile, diagnostics: &diagnostics)
         #expect(profile.map(\.stack) == ["max", "half", "ok", "ok"])
@@ -64,18 +64,18 @@ import Testing
         #expect(diagnostics.warnings == folded.warnings)
         // The graph of what is left: finite widths, the total past 2^64-1 said once.
         var render = Diagnostics()
-        let svg = try SVGFlameGraph().render(StackProfile(stacks: profile), input: "hostile", diagnostics: &render)
+        let svg = try SVGFlameGraph().render(OrderedStacks(stacks: profile), input: "hostile", diagnostics: &render)
         #expect(svg.contains("<title>max (18,446,744,073,709,551,615 samples, "))
         #expect(!svg.contains("nan") && !svg.contains("inf"))
         #expect(render.warnings == ["the profile's total exceeds 2^64-1: the root's count and the shares are rounded"])
     }
 
     @Test func aDifferentialLineWithABeforeCountOf2To64IsRefused() throws {
-        var profile: [ProfileStack] = []
+        var profile: [WeightedStack] = []
         var diagnostics = Diagnostics()
         let text = "a 18446744073709551616 5\nb 2 18446744073709551616\nc 1 2\n"
         try FoldedImporter().read(Self.stream(text), into: &profile, diagnostics: &diagnostics)
-        #expect(profile == [ProfileStack(stack: "c", count: 2, before: 1)])
+        #expect(profile == [WeightedStack(stack: "c", count: 2, before: 1)])
         #expect(diagnostics.warnings.first?.contains("2 lines whose count exceeds 2^64-1") == true)
     }
 
@@ -127,8 +127,8 @@ import Testing
 
     @Test func aHandBuiltInfiniteProfileDrawsNothingInsteadOfTrapping() {
         var diagnostics = Diagnostics()
-        let profile = StackProfile(stacks: [ProfileStack(stack: "a", count: .greatestFiniteMagnitude),
-                                            ProfileStack(stack: "b", count: .greatestFiniteMagnitude)])
+        let profile = OrderedStacks(stacks: [WeightedStack(stack: "a", count: .greatestFiniteMagnitude),
+                                            WeightedStack(stack: "b", count: .greatestFiniteMagnitude)])
         var options = FlameGraphOptions()
         for chart in [false, true] {
             options.flameChart = chart

@@ -65,7 +65,7 @@ import Testing
         var options = FlameGraphOptions()
         options.flameChart = true
         var diagnostics = Diagnostics()
-        let profile = StackProfile(stacks: StallCaptureImporter().timeOrdered(capture, diagnostics: &diagnostics))
+        let profile = OrderedStacks(stacks: StallCaptureImporter().timeOrdered(capture, diagnostics: &diagnostics))
         let svg = SVGFlameGraph(options: options, markers: placed).render(profile, diagnostics: &diagnostics)
         let markers = try #require(svg.range(of: "<svg id=\"markers\"").map { String(svg[$0.lowerBound...]) })
         #expect(markers.contains("<title>touch&lt;Down&gt; (instant at 1265.000 ms, thread 7)</title><line"))

@@ -26,13 +26,13 @@ import Testing
         options.total = 10
         var diagnostics = Diagnostics()
         let stacks = ["a;b 10", "a;c 5"].compactMap { FoldedImporter.profileStack(Substring($0)) }
-        let smaller = try SVGFlameGraph(options: options).render(StackProfile(stacks: stacks), input: "in",
+        let smaller = try SVGFlameGraph(options: options).render(OrderedStacks(stacks: stacks), input: "in",
                                                                   diagnostics: &diagnostics)
         #expect(SVGFrames(smaller)?.total == 15)
         #expect(diagnostics.warnings == ["--total 10 is less than the profile's total 15, so ignored"])
         options.total = 0.1  // under 2 % of the profile's: ignored quietly (flamegraph.pl's rule)
         diagnostics = Diagnostics()
-        _ = try SVGFlameGraph(options: options).render(StackProfile(stacks: stacks), input: "in", diagnostics: &diagnostics)
+        _ = try SVGFlameGraph(options: options).render(OrderedStacks(stacks: stacks), input: "in", diagnostics: &diagnostics)
         #expect(diagnostics.warnings.isEmpty)
     }
 
@@ -44,7 +44,7 @@ import Testing
         var options = FlameGraphOptions()
         options.paletteMap = ["b": "rgb(1,2,3)"]
         let stacks = ["a;b 1", "a;c 2"].compactMap { FoldedImporter.profileStack(Substring($0)) }
-        let entries = options.paletteEntries(StackProfile(stacks: stacks))
+        let entries = options.paletteEntries(OrderedStacks(stacks: stacks))
         #expect(entries.keys.sorted() == ["a", "b", "c"] && entries["b"] == "rgb(1,2,3)")
         #expect(entries["a"] == plain.frame("a")?.fill)
         #expect(FlameGraphOptions.isPaletteColor("rgb(0,255,9)") && !FlameGraphOptions.isPaletteColor("rgb(0,256,9)"))

@@ -11,7 +11,7 @@ import Testing
         configure(&options)
         let stacks = lines.compactMap { FoldedImporter.profileStack(Substring($0)) }
         var diagnostics = Diagnostics()
-        let svg = SVGFlameGraph(options: options).render(StackProfile(stacks: stacks), diagnostics: &diagnostics)
+        let svg = SVGFlameGraph(options: options).render(OrderedStacks(stacks: stacks), diagnostics: &diagnostics)
         return SVGFrames(svg)!
     }
 
@@ -54,7 +54,7 @@ import Testing
         options.notes = "x-"
         options.nameType = "a\rb"
         var diagnostics = Diagnostics()
-        let profile = StackProfile(stacks: [ProfileStack(stack: "main;a\u{1}b\u{FFFF}", count: 3)])
+        let profile = OrderedStacks(stacks: [WeightedStack(stack: "main;a\u{1}b\u{FFFF}", count: 3)])
         let text = SVGFlameGraph(options: options).render(profile, diagnostics: &diagnostics)
         let svg = try #require(SVGFrames(text), "the SVG must be well-formed XML")
         #expect(svg.frame("a\u{FFFD}b\u{FFFD}") != nil)
@@ -115,7 +115,7 @@ import Testing
 
     @Test func coloursAreDeterministicAndGreyForDashes() {
         var diagnostics = Diagnostics()
-        let profile = StackProfile(stacks: [ProfileStack(stack: "a;b;-", count: 3), ProfileStack(stack: "a;--", count: 2)])
+        let profile = OrderedStacks(stacks: [WeightedStack(stack: "a;b;-", count: 3), WeightedStack(stack: "a;--", count: 2)])
         for hash in [false, true] {
             var options = FlameGraphOptions()
             options.hash = hash
@@ -133,7 +133,7 @@ import Testing
 
     @Test func emptyInputGivesAnErrorSVG() {
         var diagnostics = Diagnostics()
-        let svg = SVGFlameGraph().render(StackProfile(), diagnostics: &diagnostics)
+        let svg = SVGFlameGraph().render(OrderedStacks(), diagnostics: &diagnostics)
         #expect(SVGFrames(svg)?.frames.isEmpty == true)
         #expect(svg.contains("ERROR: No valid input"))
         #expect(diagnostics.warnings == ["no stack counts found"])

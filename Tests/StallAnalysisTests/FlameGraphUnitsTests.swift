@@ -105,7 +105,7 @@ import Testing
         #expect(FlameGraphScript.source == text)
         #expect(!text.contains("]]>"))
         var diagnostics = Diagnostics()
-        let svg = SVGFlameGraph().render(StackProfile(stacks: [ProfileStack(stack: "a;b", count: 1)]),
+        let svg = SVGFlameGraph().render(OrderedStacks(stacks: [WeightedStack(stack: "a;b", count: 1)]),
                                          diagnostics: &diagnostics)
         #expect(svg.contains("<![CDATA[\n" + "var fg_nametype") && svg.contains(text + "]]></script>"))
     }

@@ -69,7 +69,7 @@ import Testing
     /// The frames of a flame graph, one line each in drawing order (depth, then left to right): depth, start and
     /// width in counts (`fg:x`, `fg:w`), name; then the total. Not the whole SVG: script, colours and tooltips
     /// change on their own.
-    static func structure(_ profile: StackProfile, _ options: FlameGraphOptions = FlameGraphOptions()) throws -> String {
+    static func structure(_ profile: OrderedStacks, _ options: FlameGraphOptions = FlameGraphOptions()) throws -> String {
         var diagnostics = Diagnostics()
         let svg = try #require(SVGFrames(SVGFlameGraph(options: options).render(profile, diagnostics: &diagnostics)))
         let lines = svg.frames.sorted { ($0.depth, $0.x) < ($1.depth, $1.x) }.map {
@@ -78,7 +78,7 @@ import Testing
         return "total \(CountFormat.plain(svg.total))\n" + lines.joined(separator: "\n") + "\n"
     }
 
-    static func profile(_ path: String) throws -> StackProfile {
+    static func profile(_ path: String) throws -> OrderedStacks {
         try ProfileLoader.load([InputSource(path: path)], options: FoldOptions()).0
     }
 
@@ -99,7 +99,7 @@ import Testing
 
     @Test func differentialFlameGraphStructure() throws {
         let stacks = try Self.diff().split(separator: "\n").compactMap { FoldedImporter.profileStack($0) }
-        Golden.check(try Self.structure(StackProfile(stacks: stacks)), "flamegraph/differential")
+        Golden.check(try Self.structure(OrderedStacks(stacks: stacks)), "flamegraph/differential")
     }
 }
 

@@ -57,7 +57,7 @@ import Testing
                                   diagnostics: &diagnostics)
         let stacks = text.split(separator: "\n").compactMap { FoldedImporter.profileStack($0) }
         #expect(stacks.allSatisfy { $0.before != nil })
-        let svg = try #require(SVGFrames(SVGFlameGraph().render(StackProfile(stacks: stacks), diagnostics: &diagnostics)))
+        let svg = try #require(SVGFrames(SVGFlameGraph().render(OrderedStacks(stacks: stacks), diagnostics: &diagnostics)))
         #expect(svg.total == 105)  // width from AFTER
         #expect(svg.frame("tap")?.fill.hasPrefix("rgb(255,") == true)  // grew: red
         #expect(svg.frame("measure")?.fill.hasSuffix(",255)") == true)  // shrank: blue

@@ -23,9 +23,9 @@ import Testing
         var diagnostics = Diagnostics()
         let entries = StallCaptureImporter().timeOrdered(capture(), diagnostics: &diagnostics)
         #expect(entries == [
-            ProfileStack(stack: "[app]", count: 1),
-            ProfileStack(stack: "[app];[lib.so]", count: 1),
-            ProfileStack(stack: "[app]", count: 2),
+            WeightedStack(stack: "[app]", count: 1),
+            WeightedStack(stack: "[app];[lib.so]", count: 1),
+            WeightedStack(stack: "[app]", count: 2),
         ])
         var onlySecond = StallCaptureImporter.Options()
         onlySecond.selection.stallIDs = [2]

@@ -31,4 +31,14 @@ import Testing
         #expect(ELFHeader(bigEndian) == nil)
         #expect(ELFHeader(Array("STALLPRF".utf8) + header.dropFirst(8)) == nil)
     }
+
+    @Test func theMachineIsReadFromAnELFFileOfEitherClass() {
+        var elf32 = [UInt8](repeating: 0, count: 52)
+        elf32.replaceSubrange(0..<6, with: [0x7f, 0x45, 0x4c, 0x46, 1, 1])
+        elf32[0x12] = 40  // EM_ARM
+        #expect(ELFHeader(elf32) == nil, "the full header reader takes 64-bit files only")
+        #expect(ELFHeader.machine(elf32) == 40)
+        #expect(ELFHeader.machine(Array(elf32.prefix(19))) == nil)
+        #expect(ELFHeader.machine(Array("STALLPRF".utf8) + elf32.dropFirst(8)) == nil)
+    }
 }

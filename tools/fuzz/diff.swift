@@ -17,14 +17,14 @@ func folded(_ bytes: ArraySlice<UInt8>) -> FoldedStacks? {
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzDiff(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
     let bytes = data.map { Array(UnsafeBufferPointer(start: $0, count: size)) } ?? []
-    var profile: [ProfileStack] = []
+    var profile: [WeightedStack] = []
     var diagnostics = Diagnostics()
     if (try? FoldedImporter().read(ByteStream(bytes: bytes, name: "fuzz"), into: &profile,
                                    diagnostics: &diagnostics)) != nil {
         var options = FlameGraphOptions()
         for chart in [false, true] {
             options.flameChart = chart
-            _ = try? SVGFlameGraph(options: options).render(StackProfile(stacks: profile), input: "fuzz",
+            _ = try? SVGFlameGraph(options: options).render(OrderedStacks(stacks: profile), input: "fuzz",
                                                             diagnostics: &diagnostics)
         }
     }

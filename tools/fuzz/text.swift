@@ -30,7 +30,7 @@ public func fuzzText(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
         let report = ProfileReport(stacks, inputs: [ProfileInput(path: "fuzz", format: requested)])
         _ = report.text()
         _ = report.json()
-        _ = SVGFlameGraph().render(StackProfile(stacks), diagnostics: &diagnostics)
+        _ = SVGFlameGraph().render(OrderedStacks(stacks), diagnostics: &diagnostics)
         let timeline = TimelineBuilder.build(folded: stacks, name: "fuzz")
         _ = try? SpeedscopeExporter(options: .init()).export(timeline, diagnostics: &diagnostics)
         _ = try? ChromeTraceExporter(options: .init()).export(timeline, diagnostics: &diagnostics)

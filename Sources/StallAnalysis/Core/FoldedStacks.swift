@@ -206,10 +206,10 @@ public struct FoldedStacks: Sendable, Equatable {
     }
 
     /// The stacks in byte order as a profile's entries, integral counts with their exact value.
-    var sortedProfileStacks: [ProfileStack] {
+    var sortedWeightedStacks: [WeightedStack] {
         table.sortedIndices().map { index in
             let entry = entries[index]
-            return ProfileStack(stack: String(decoding: table.arena[table.range(of: index)], as: UTF8.self),
+            return WeightedStack(stack: String(decoding: table.arena[table.range(of: index)], as: UTF8.self),
                                 count: entry.count, exact: entry.fraction == 0 ? entry.whole : nil)
         }
     }

@@ -49,7 +49,7 @@ public struct StackTransforms: Sendable {
 
     /// `stacks` in their order, each rewritten (the flame graph's folded input, which keeps order and before
     /// counts).
-    public func apply(to stacks: [ProfileStack]) -> [ProfileStack] {
+    public func apply(to stacks: [WeightedStack]) -> [WeightedStack] {
         guard !isIdentity else { return stacks }
         var cache: [Substring: String] = [:]
         return stacks.map { entry in

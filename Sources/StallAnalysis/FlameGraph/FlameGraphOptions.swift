@@ -12,7 +12,7 @@ public struct FlameGraphOptions: Sendable, Equatable {
     /// Frames narrower than this are left out (their children are narrower still). Default: 0.1 pixels.
     public var minWidth = MinWidth.pixels(0.1)
     /// What a count is called in tooltips (`N samples`). Default: nil, the profile's unit
-    /// (``StackProfile/unit``): `samples` for captures, `sample` reports and folded text; perf script weighted by
+    /// (``OrderedStacks/unit``): `samples` for captures, `sample` reports and folded text; perf script weighted by
     /// period: the event (`cycles`), or a duration for `cpu-clock`/`task-clock`; speedscope: its `unit`, times as
     /// durations (`1.23 ms`).
     public var countName: String? = nil
@@ -166,7 +166,7 @@ extension FlameGraphOptions {
 
     /// The palette-file entries (`name` to `rgb(r,g,b)`) of every frame name of `profile`: ``paletteMap``'s, else
     /// the colour this graph gives the name, so that saving them keeps the colours in later graphs (`--cp`).
-    public func paletteEntries(_ profile: StackProfile) -> [String: String] {
+    public func paletteEntries(_ profile: OrderedStacks) -> [String: String] {
         var entries = paletteMap
         let colors = FrameColors(palette: palette, weightedHash: hash)
         for stack in profile.stacks {

@@ -49,7 +49,7 @@ struct FrameLayout {
 
     /// Lays out `profile`: reversed stacks and a flame chart as `options` say; frames narrower than the minimum
     /// width at `framesWidth` pixels are left out as they close (their children are narrower still).
-    init(_ profile: StackProfile, options: FlameGraphOptions, framesWidth: Double) {
+    init(_ profile: OrderedStacks, options: FlameGraphOptions, framesWidth: Double) {
         // An empty stack (py-spy's ` 2`) counts in the total and draws nothing, as in flamegraph.pl.
         let stacks = profile.stacks
         counted = stacks.reduce(0) { $0 + $1.count }
@@ -113,7 +113,7 @@ struct FrameLayout {
 
     /// Merges the stacks, in order, into frames: a frame stays open while the following stacks share it and its
     /// ancestors.
-    private mutating func flow(_ bytes: UnsafeBufferPointer<UInt8>, _ ordered: [(Range<Int>, ProfileStack)]) {
+    private mutating func flow(_ bytes: UnsafeBufferPointer<UInt8>, _ ordered: [(Range<Int>, WeightedStack)]) {
         var open: [LaidOutFrame] = []
         var previous = 0..<0
         var time = 0.0

@@ -3,11 +3,11 @@ import StallFormat
 /// Reads the inputs of `stallprof flamegraph` and `stallprof diff`: folded text (one or two counts per line) or
 /// anything ``Folder`` reads (folded on the fly).
 public enum ProfileLoader {
-    /// The stacks of every input, in input order, with their counts' unit (``StackProfile/unit``): folded inputs
+    /// The stacks of every input, in input order, with their counts' unit (``OrderedStacks/unit``): folded inputs
     /// keep their line order; other inputs come in byte order, except captures with `timeOrder`: their samples in
     /// time order, newest first, for a flame chart.
     public static func load(_ inputs: [InputSource], options: FoldOptions, timeOrder: Bool = false) throws
-        -> (StackProfile, Diagnostics)
+        -> (OrderedStacks, Diagnostics)
     {
         let (profile, _, diagnostics) = try loadChart(inputs, options: options, timeOrder: timeOrder)
         return (profile, diagnostics)
@@ -16,9 +16,9 @@ public enum ProfileLoader {
     /// As ``load(_:options:timeOrder:)``, with, for captures read in `timeOrder`, their app markers on the axis
     /// the flame chart draws (all inputs' stacks reversed: the last input's oldest sample at the left edge).
     public static func loadChart(_ inputs: [InputSource], options: FoldOptions, timeOrder: Bool = false) throws
-        -> (StackProfile, [ChartMarker], Diagnostics)
+        -> (OrderedStacks, [ChartMarker], Diagnostics)
     {
-        var stacks: [ProfileStack] = []
+        var stacks: [WeightedStack] = []
         var loader = InputLoader(options: options)
         var placed: [(stacksEnd: Int, markers: [ChartMarker])] = []
         var unit: CountUnit? = nil
@@ -35,7 +35,7 @@ public enum ProfileLoader {
                 }
             }
             if let failure { throw failure }
-            stacks += StackProfile(options.transforms.apply(to: folded, diagnostics: &loader.diagnostics)).stacks
+            stacks += OrderedStacks(options.transforms.apply(to: folded, diagnostics: &loader.diagnostics)).stacks
             unit = CountUnit.combined(unit, folded.unit)
         }
         // Every stack's count over the inputs, as `fold` adds them up: the same counts are refused, with the same
@@ -45,7 +45,7 @@ public enum ProfileLoader {
             guard let opened = try loader.open(input) else { continue }
             // Folded text keeps its order (for --flamechart) and the two counts of differential lines.
             if opened.format == .folded {
-                var read: [ProfileStack] = []
+                var read: [WeightedStack] = []
                 var part = FoldedStacks()
                 var entries: [Int] = []
                 try FoldedImporter(options: options.folded)
@@ -85,7 +85,7 @@ public enum ProfileLoader {
         var after = [Double](repeating: 0, count: stacks.count + 1)
         for index in stacks.indices.reversed() { after[index] = after[index + 1] + stacks[index].count }
         let markers = placed.flatMap { ChartMarker.shifted($0.markers, by: after[$0.stacksEnd]) }
-        var profile = StackProfile(stacks: stacks, unit: unit)
+        var profile = OrderedStacks(stacks: stacks, unit: unit)
         profile.places = StallCaptureImporter.mostCommon(places)
         return (profile, markers, loader.diagnostics)
     }

@@ -25,7 +25,7 @@ public struct SVGFlameGraph: StackRenderer {
     static let xpad = 10.0
 
     /// The SVG for `profile`. An empty profile gives a small SVG saying so (and a warning).
-    public func render(_ profile: StackProfile, diagnostics: inout Diagnostics) -> String {
+    public func render(_ profile: OrderedStacks, diagnostics: inout Diagnostics) -> String {
         let framesWidth = Double(options.width) - 2 * Self.xpad
         let layout = FrameLayout(profile, options: options, framesWidth: framesWidth)
         return String(decoding: render(layout, profile, diagnostics: &diagnostics), as: UTF8.self)
@@ -36,7 +36,7 @@ public struct SVGFlameGraph: StackRenderer {
 
     /// The SVG for `profile`, or bad data naming `input` when it would draw more than `maxFrames` frames (its
     /// memory and size grow with the frames drawn; a real profile at the default minimum width draws far fewer).
-    public func render(_ profile: StackProfile, maxFrames: Int = SVGFlameGraph.maxFrames, input: String,
+    public func render(_ profile: OrderedStacks, maxFrames: Int = SVGFlameGraph.maxFrames, input: String,
                        diagnostics: inout Diagnostics) throws -> String
     {
         String(decoding: try renderBytes(profile, maxFrames: maxFrames, input: input, diagnostics: &diagnostics),
@@ -45,7 +45,7 @@ public struct SVGFlameGraph: StackRenderer {
 
     /// The SVG for `profile` as UTF-8 bytes, as ``render(_:maxFrames:input:diagnostics:)`` (for writing out
     /// without another copy).
-    public func renderBytes(_ profile: StackProfile, maxFrames: Int = SVGFlameGraph.maxFrames, input: String,
+    public func renderBytes(_ profile: OrderedStacks, maxFrames: Int = SVGFlameGraph.maxFrames, input: String,
                             diagnostics: inout Diagnostics) throws -> [UInt8]
     {
         let framesWidth = Double(options.width) - 2 * Self.xpad
@@ -71,7 +71,7 @@ public struct SVGFlameGraph: StackRenderer {
     }
 
     /// The SVG of `profile` laid out as `layout`, as UTF-8.
-    private func render(_ layout: FrameLayout, _ profile: StackProfile, diagnostics: inout Diagnostics) -> [UInt8] {
+    private func render(_ layout: FrameLayout, _ profile: OrderedStacks, diagnostics: inout Diagnostics) -> [UInt8] {
         let framesWidth = Double(options.width) - 2 * Self.xpad
         // Readers keep every count below 2^64, so a total is finite; a profile built by hand may not be, and is
         // drawn as empty rather than with NaN widths.

@@ -2,7 +2,7 @@
 /// thousands of frames, and a String per name, number and tooltip was most of `stallprof flamegraph`'s time.
 extension SVGFlameGraph {
     /// Appends one `<g>` per frame of `layout` (title, rect, and a label when the name fits) to `out`; a frame
-    /// whose name has a place in `places` says it in its title (``StackProfile/places``).
+    /// whose name has a place in `places` says it in its title (``OrderedStacks/places``).
     func writeFrames(_ out: inout SVGBytes, _ layout: FrameLayout, geometry: Geometry, framesWidth: Double,
                      counts: CountText, places: [String: String] = [:]) {
         let colors = FrameColors(palette: options.palette, weightedHash: options.hash)

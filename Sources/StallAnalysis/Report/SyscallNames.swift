@@ -52,10 +52,8 @@ public enum SyscallNames {
 
     /// The ELF `e_machine` of the executable at `path`; 0 when the file cannot be read or is no ELF file.
     static func machine(ofExecutable path: String?) -> UInt16 {
-        guard let path, let header = try? readPrefix(path, count: 20), header.count == 20,
-            header[0] == 0x7F, header[1] == 0x45, header[2] == 0x4C, header[3] == 0x46
-        else { return 0 }
-        return UInt16(header[18]) | UInt16(header[19]) << 8
+        guard let path else { return 0 }
+        return ELFHeader.machine(readPrefix(path, count: 20)) ?? 0
     }
 
     /// The architecture of ELF machine `machine`; this machine's for 0 and any other.
@@ -69,7 +67,7 @@ public enum SyscallNames {
         #endif
     }
 
-    private static func readPrefix(_ path: String, count: Int) throws -> [UInt8] {
+    private static func readPrefix(_ path: String, count: Int) -> [UInt8] {
         // A path from a capture: read only a regular file, never a FIFO or a device.
         guard let bytes = try? FileReader(path: path, regularOnly: true).bytes(at: 0, count: count),
             bytes.count == count

@@ -160,7 +160,7 @@ public struct FoldedImporter: StackImporter {
     /// Counts are taken and refused exactly as ``importStacks(from:into:diagnostics:)`` takes them: each stack's
     /// sum (as `fold` keys it) is kept in `sums`, and `entries` gets, per appended stack, its entry number there.
     /// Stacks deeper than ``ProfileLoader/maxDepth`` are bad data (a flame graph could not draw them).
-    func read(_ stream: ByteStream, into stacks: inout [ProfileStack], sums: inout FoldedStacks, entries: inout [Int],
+    func read(_ stream: ByteStream, into stacks: inout [WeightedStack], sums: inout FoldedStacks, entries: inout [Int],
               diagnostics: inout Diagnostics) throws
     {
         try forEachCount(stream, into: &sums, differential: true, diagnostics: &diagnostics) { line, counted, number in
@@ -170,7 +170,7 @@ public struct FoldedImporter: StackImporter {
     }
 
     /// As ``read(_:into:sums:entries:diagnostics:)``, for one input on its own.
-    public func read(_ stream: ByteStream, into stacks: inout [ProfileStack], diagnostics: inout Diagnostics) throws {
+    public func read(_ stream: ByteStream, into stacks: inout [WeightedStack], diagnostics: inout Diagnostics) throws {
         var sums = FoldedStacks()
         var entries: [Int] = []
         try read(stream, into: &stacks, sums: &sums, entries: &entries, diagnostics: &diagnostics)
@@ -178,9 +178,9 @@ public struct FoldedImporter: StackImporter {
 
     /// One line read as the flame graph reads it: the stack and its counts; nil when it holds no count, or a count
     /// of 2^64 or more.
-    static func profileStack<S: StringProtocol>(_ text: S) -> ProfileStack? {
+    static func profileStack<S: StringProtocol>(_ text: S) -> WeightedStack? {
         var diagnostics = Diagnostics()
-        var stacks: [ProfileStack] = []
+        var stacks: [WeightedStack] = []
         let importer = FoldedImporter()
         _ = try? importer.read(ByteStream(bytes: Array(text.utf8), name: ""), into: &stacks, diagnostics: &diagnostics)
         return stacks.count == 1 ? stacks[0] : nil
@@ -188,7 +188,7 @@ public struct FoldedImporter: StackImporter {
 
     /// The stack of an accepted line, with the count before when it is differential.
     private static func profileStack(_ line: UnsafeBufferPointer<UInt8>, _ counted: Counted, path: String,
-                                     number: Int) throws -> ProfileStack
+                                     number: Int) throws -> WeightedStack
     {
         let stack = counted.before?.stack ?? counted.parts.stack
         // Drawn without the blanks around it, as inferno draws it (`a;  5` has the leaf ``, not ` `).
@@ -197,7 +197,7 @@ public struct FoldedImporter: StackImporter {
         while upper > lower, isBlank(line[upper - 1]) { upper -= 1 }
         let bytes = UnsafeBufferPointer(rebasing: line[lower..<upper])
         try ProfileLoader.checkDepth(bytes, path: path, position: "line \(number)")
-        return ProfileStack(stack: String(decoding: bytes, as: UTF8.self), count: counted.count.value,
+        return WeightedStack(stack: String(decoding: bytes, as: UTF8.self), count: counted.count.value,
                             before: counted.before?.count.value, exact: counted.count.exact)
     }
 

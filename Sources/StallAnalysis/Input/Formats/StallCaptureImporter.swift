@@ -58,14 +58,14 @@ public struct StallCaptureImporter: StackImporter {
     /// The capture's selected samples in time order, newest first (the order flamegraph.pl's `--flamechart`
     /// expects), consecutive samples with the same stack merged into one entry. Stalls follow each other in the
     /// order they began.
-    public func timeOrdered(_ capture: Capture, diagnostics: inout Diagnostics) -> [ProfileStack] {
-        var entries: [ProfileStack] = []
+    public func timeOrdered(_ capture: Capture, diagnostics: inout Diagnostics) -> [WeightedStack] {
+        var entries: [WeightedStack] = []
         forEachSample(of: capture, diagnostics: &diagnostics) { frames in
             let stack = frames.joined(separator: ";")
             if entries.last?.stack == stack {
                 entries[entries.count - 1].count += 1
             } else {
-                entries.append(ProfileStack(stack: stack, count: 1))
+                entries.append(WeightedStack(stack: stack, count: 1))
             }
         }
         return entries.reversed()

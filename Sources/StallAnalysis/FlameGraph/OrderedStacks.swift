@@ -1,6 +1,6 @@
-/// One weighted stack of a ``StackProfile``: the folded text (`root;...;leaf`), its count and, for a
+/// One weighted stack of an ``OrderedStacks``: the folded text (`root;...;leaf`), its count and, for a
 /// differential profile, the count it had before.
-public struct ProfileStack: Sendable, Equatable {
+public struct WeightedStack: Sendable, Equatable {
     /// Frames root first, joined by `;`.
     public var stack: String
     /// The count (for a differential profile: the count after).
@@ -20,16 +20,17 @@ public struct ProfileStack: Sendable, Equatable {
     }
 
     /// Equal stacks, counts and before counts.
-    public static func == (lhs: ProfileStack, rhs: ProfileStack) -> Bool {
+    public static func == (lhs: WeightedStack, rhs: WeightedStack) -> Bool {
         lhs.stack == rhs.stack && lhs.count == rhs.count && lhs.before == rhs.before
     }
 }
 
-/// Weighted stacks in a meaningful order: what every renderer and exporter consumes. The order matters only to
-/// time-ordered outputs (a flame chart); others sort as they need.
-public struct StackProfile: Sendable, Equatable {
+/// Weighted stacks in a meaningful order: what the flame graph draws. The order matters only to time-ordered
+/// outputs (a flame chart); others sort as they need. ``FoldedStacks`` sums stacks by their folded text;
+/// exports read a ``Timeline``, whose ``TimelineStacks`` name each sample's stack.
+public struct OrderedStacks: Sendable, Equatable {
     /// The stacks, in input order.
-    public var stacks: [ProfileStack]
+    public var stacks: [WeightedStack]
     /// What the counts measure (``CountUnit``); nil: samples, or unknown (folded text). Default: nil.
     public var unit: CountUnit? = nil
     /// Where in the source each function was, by frame name (`Workloads.swift:71`: where most of its samples
@@ -38,14 +39,14 @@ public struct StackProfile: Sendable, Equatable {
     public var places: [String: String] = [:]
 
     /// Creates a profile from stacks in input order, counted in `unit`.
-    public init(stacks: [ProfileStack] = [], unit: CountUnit? = nil) {
+    public init(stacks: [WeightedStack] = [], unit: CountUnit? = nil) {
         self.stacks = stacks
         self.unit = unit
     }
 
     /// A profile of `folded`'s stacks in byte order, in its unit.
     public init(_ folded: FoldedStacks) {
-        stacks = folded.sortedProfileStacks
+        stacks = folded.sortedWeightedStacks
         unit = folded.unit
     }
 
@@ -61,7 +62,7 @@ public struct StackProfile: Sendable, Equatable {
     }
 }
 
-/// An output format drawn from a ``StackProfile``: the SVG flame graph. Formats that need episodes, times and
+/// An output format drawn from an ``OrderedStacks``: the SVG flame graph. Formats that need episodes, times and
 /// per-sample stacks (speedscope, Chrome trace, pprof) are ``ProfileExporter``s over a ``Timeline`` instead.
 public protocol StackRenderer {
     /// The format's options.
@@ -74,5 +75,5 @@ public protocol StackRenderer {
     init(options: Options)
 
     /// The whole output for `profile`. Tolerated problems go to `diagnostics`.
-    func render(_ profile: StackProfile, diagnostics: inout Diagnostics) -> String
+    func render(_ profile: OrderedStacks, diagnostics: inout Diagnostics) -> String
 }
