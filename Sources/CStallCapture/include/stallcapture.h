@@ -1,4 +1,4 @@
-// stallcapture.h: the capture handler's interface, for the sampler (StallSampler, StallWatchdog's install,
+// stallcapture.h: the capture handler's interface, for the sampler (EpisodeSampler, StallWatchdog's install,
 // BlockedOnProbe's sample of a running owner), tests and benchmarks.
 //
 // Two calls do the work: `stallcap_install` installs the signal handler once, and `stallcap_sample` asks one
