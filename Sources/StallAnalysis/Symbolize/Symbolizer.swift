@@ -51,7 +51,7 @@ public final class Symbolizer {
     /// Each image's own file, when a debug file stands in for it (``files``): its PLT stubs are named from it.
     private var ownFiles: [String: ELFSymbols?] = [:]
     private var cache: [UInt64: String] = [:]
-    /// Debug files found for images (by image path), and what the source-line lookup keeps (SourceLines.swift).
+    /// Debug files found for images (by image path), and what the source-line lookup keeps (Symbolizer+Lines.swift).
     private var debugFiles: [String: ELFSymbols?] = [:]
     var sourceCache: [UInt64: [SourceFrame]] = [:]
     var renderCache: [UInt64: (names: [String], full: [String], places: [String?])] = [:]
