@@ -5,9 +5,10 @@ import StallAnalysis
 import StallBisect
 import StallFormat
 
-/// stallprof: the analyzer. A tiny root command; each subcommand lives in its own file. Errors carry their exit
-/// codes (``ExitCode``: 0 ok, 1 failure, 64 usage, 65 bad data, 66 an input that cannot be opened or read;
-/// bisect's own 3, 4, 5; check's 125; 130 interrupted); ``runMain(_:)`` turns them into the process's status.
+// stallprof: the analyzer. A tiny root command; each subcommand lives in its own file. Errors carry their exit
+// codes (`ExitCode`: 0 ok, 1 failure, 64 usage, 65 bad data, 66 an input that cannot be opened or read; bisect's
+// own 3, 4, 5; check's 125; 130 interrupted); `runMain(_:)` turns them into the process's status.
+
 /// Every subcommand, in the order the root usage lists them.
 let subcommands: [Subcommand] = [
     FoldCommand.command, FlameGraphCommand.command, DiffCommand.command, ExportCommand.command,
