@@ -52,7 +52,7 @@ static timer_slot *slot_for(pid_t tid, int signo) {
     }
     release(victim);
     int timer = 0;
-    if (stallcap_cputimer_create(tid, tid, signo, &timer) != 0) return NULL;
+    if (stallcap_cputimer_create(stallcap_thread_cpu_clock(tid), tid, signo, &timer) != 0) return NULL;
     victim->tid = tid;
     victim->signo = signo;
     victim->timer = timer;
@@ -61,14 +61,14 @@ static timer_slot *slot_for(pid_t tid, int signo) {
 
 clockid_t stallcap_thread_cpu_clock(pid_t tid) { return (clockid_t)(((unsigned int)~tid) << 3) | 6; }
 
-int stallcap_cputimer_create(pid_t clock_tid, pid_t target_tid, int signo, int *timer) {
+int stallcap_cputimer_create(clockid_t clock, pid_t target_tid, int signo, int *timer) {
     struct sigevent event;
     memset(&event, 0, sizeof event);
     event.sigev_notify = SIGEV_THREAD_ID;
     event.sigev_signo = signo;
     event._sigev_un._tid = target_tid;
     event.sigev_value.sival_int = target_tid;  // the handler knows its thread by this value, without gettid
-    return syscall(SYS_timer_create, stallcap_thread_cpu_clock(clock_tid), &event, timer) == 0 ? 0 : -1;
+    return syscall(SYS_timer_create, clock, &event, timer) == 0 ? 0 : -1;
 }
 
 int stallcap_cputimer_set(int timer, long nanoseconds) {

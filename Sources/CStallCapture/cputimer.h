@@ -21,10 +21,10 @@ __attribute__((visibility("hidden"))) void stallcap_cputimer_release_all(void);
 /// Forgets every timer without deleting it (in a child of fork(), which has none).
 __attribute__((visibility("hidden"))) void stallcap_cputimer_forget(void);
 
-/// Creates a timer on thread `clock_tid`'s CPU clock that sends `signo` to thread `target_tid` (SIGEV_THREAD_ID,
+/// Creates a timer on CPU clock `clock` (stallcap_thread_cpu_clock(tid), or the process's) that sends `signo` to thread `target_tid` (SIGEV_THREAD_ID,
 /// with `target_tid` as the signal's value, as the handler expects), storing the kernel's timer id in `*timer`.
 /// Returns 0, or -1 with errno set (EINVAL: no such thread here).
-__attribute__((visibility("hidden"))) int stallcap_cputimer_create(pid_t clock_tid, pid_t target_tid, int signo,
+__attribute__((visibility("hidden"))) int stallcap_cputimer_create(clockid_t clock, pid_t target_tid, int signo,
                                                                    int *timer);
 
 /// Arms timer `timer` to expire after `nanoseconds` (below 1 s) more of its clock's CPU time; 0 disarms it.

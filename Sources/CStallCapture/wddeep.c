@@ -44,7 +44,7 @@ static int deep_signals = -1;            // signalfd of the capture signal, in d
 static int deep_signals_signo = 0;
 static int deep_timer = 0;               // the kernel's id of the CPU-clock timer, when deep_timer_pid != 0
 static pid_t deep_timer_pid = 0;         // the process that created it (a forked child has no timers)
-static pid_t deep_timer_clock = 0;       // the thread whose CPU clock it runs on
+static pid_t deep_timer_clock = 0;       // the thread whose CPU clock it runs on; 0: the whole process's
 static pid_t deep_timer_target = 0;      // the thread it signals (the watchdog)
 static int deep_timer_signo = 0;
 static int deep_cpu_armed = 0;
@@ -160,9 +160,8 @@ int stallcap_wd_arm(void) {
     return 0;
 }
 
-int stallcap_wd_deep_sleep(uint32_t seen, int64_t timeout_ns) {
-    // Called right after stallcap_wd_arm, which proved the set ours.
-    if (deep_epoll < 0 || stallcap_wd_sequence() != seen) return 0;
+// Waits on our set, proven ours by the caller.
+static int wait_on_set(int64_t timeout_ns) {
     int ms = timeout_ns <= 0 ? 0 : (int)((timeout_ns + 999999) / 1000000);
     struct epoll_event events[2];
     int n = epoll_wait(deep_epoll, events, 2, ms);
@@ -172,6 +171,32 @@ int stallcap_wd_deep_sleep(uint32_t seen, int64_t timeout_ns) {
         else if (events[i].data.fd == deep_signals && woken == 0) woken = 2;
     }
     return woken;
+}
+
+int stallcap_wd_deep_sleep(uint32_t seen, int64_t timeout_ns) {
+    // Called right after stallcap_wd_arm, which proved the set ours.
+    if (deep_epoll < 0 || stallcap_wd_sequence() != seen) return 0;
+    return wait_on_set(timeout_ns);
+}
+
+int stallcap_wd_rest(uint32_t seen, int64_t timeout_ns) {
+    // Everything stays armed from the sleep before, which nothing ended: the one-shot watch was not collected (a
+    // collected one ends the rest), and the timer has not expired (the caller saw the main thread's clock where it
+    // was armed). Only the set is proven ours again, with the two calls that suffice: the read end is still our
+    // pipe (its inode is unique), and the number deep_epoll is a set holding it under that number (EPOLL_CTL_MOD,
+    // an error on anything else, with no effect).
+    if (deep_epoll < 0 || !deep_cpu_armed) return -1;
+    if (!stallcap_fd_has_identity(wake_read, pipe_id)) {
+        lose_set();
+        return -1;
+    }
+    struct epoll_event stop = {.events = EPOLLIN, .data.fd = wake_read};
+    if (epoll_ctl(deep_epoll, EPOLL_CTL_MOD, wake_read, &stop) != 0) {
+        lose_set();
+        return -1;
+    }
+    if (stallcap_wd_sequence() != seen) return 0;
+    return wait_on_set(timeout_ns);
 }
 
 void stallcap_wd_wake(void) {
@@ -192,9 +217,19 @@ static void release_timer(void) {
     deep_timer_pid = 0;
 }
 
-int stallcap_wd_arm_cpu(pid_t tid, int signo) {
-    // Called right after stallcap_wd_arm, which proved the set ours.
-    if (deep_epoll < 0 || deep_cpu_armed || tid <= 0 || signo <= 0) return -1;
+int stallcap_wd_arm_set(void) {
+    if (deep_off) return -1;
+    if (deep_epoll < 0 && create_set() != 0) return -1;
+    if (!set_is_ours()) {
+        lose_set();
+        return -1;
+    }
+    return 0;
+}
+
+int stallcap_wd_arm_cpu(pid_t tid, int signo, long after_ns) {
+    // Called right after stallcap_wd_arm or stallcap_wd_arm_set, which proved the set ours.
+    if (deep_epoll < 0 || deep_cpu_armed || tid < 0 || signo <= 0 || after_ns <= 0) return -1;
     sigset_t only;
     sigemptyset(&only);
     sigaddset(&only, signo);
@@ -222,7 +257,8 @@ int stallcap_wd_arm_cpu(pid_t tid, int signo) {
                                 deep_timer_signo != signo))
         release_timer();
     if (deep_timer_pid == 0) {
-        if (stallcap_cputimer_create(tid, self, signo, &deep_timer) != 0) return -1;
+        clockid_t clock = tid == 0 ? CLOCK_PROCESS_CPUTIME_ID : stallcap_thread_cpu_clock(tid);
+        if (stallcap_cputimer_create(clock, self, signo, &deep_timer) != 0) return -1;
         deep_timer_pid = getpid();
         deep_timer_clock = tid;
         deep_timer_target = self;
@@ -230,7 +266,7 @@ int stallcap_wd_arm_cpu(pid_t tid, int signo) {
     }
     if (pthread_sigmask(SIG_BLOCK, &only, &deep_mask_before) != 0) return -1;
     deep_cpu_armed = 1;
-    if (stallcap_cputimer_set(deep_timer, 1) != 0) {  // one more nanosecond of the main thread's CPU time
+    if (stallcap_cputimer_set(deep_timer, after_ns) != 0) {  // relative: after_ns more of that clock's CPU time
         stallcap_wd_disarm_cpu();
         release_timer();  // ESRCH: the watched thread is gone (its tid may be reused)
         return -1;

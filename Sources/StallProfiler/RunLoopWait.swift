@@ -22,8 +22,8 @@
 /// many check intervals plus the threshold.
 ///
 /// Only for the process's first thread: with `dispatchMain()` or an async `@main` the main queue is drained by
-/// pool workers, any of which may run the next block, so one idle worker says nothing about the queue; there every
-/// check is a ping. A pure state machine: readings come in, decisions go out.
+/// pool workers, any of which may run the next block, so one idle worker says nothing about the queue; there the
+/// queue's own state answers (``DispatchQueueIdle``). A pure state machine: readings come in, decisions go out.
 struct RunLoopWait {
     /// Where a thread sleeps: the system call, and the user stack and instruction pointers at its entry.
     struct Signature: Hashable {

@@ -93,6 +93,12 @@ struct StallDetector {
     /// True when no ping is outstanding and no stall is in progress.
     var isIdle: Bool { phase == .idle }
 
+    /// Makes the next step check the main queue at once when no ping is outstanding (a deep sleep woken early by
+    /// CPU time: something may have begun on the queue).
+    mutating func checkNow() {
+        if case .idle = phase { lastPingNs = nil }
+    }
+
     /// True while a stall is in progress.
     var isStalled: Bool {
         if case .stalled = phase { return true }

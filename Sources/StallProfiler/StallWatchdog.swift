@@ -146,6 +146,9 @@ final class WatchdogShared: Sendable {
     let answeredThread = Atomic<Int32>(0)
     /// That thread's CPU clock when it answered, nanoseconds.
     let answeredCPU = Atomic<UInt64>(0)
+    /// The main queue's drain-lock owner as the latest answer's block read it (-1: unreadable): its own thread
+    /// when libdispatch's layout is the one DispatchQueueIdle reads.
+    let answeredOwner = Atomic<Int32>(-1)
     /// Set once by ``requestStop()``.
     let stopRequested = Atomic<Bool>(false)
     let stalls = Atomic<Int>(0)
@@ -160,6 +163,8 @@ final class WatchdogShared: Sendable {
         stallcap_warm_thread()  // once per thread: alternate stack and stack bounds before a handler needs them
         answeredThread.store(tid, ordering: .relaxed)
         answeredCPU.store(UInt64(max(0, stallcap_thread_cpu_ns(tid))), ordering: .relaxed)
+        answeredOwner.store(DispatchQueueIdle.read().map { Int32($0.state & DispatchQueueIdle.ownerMask) } ?? -1,
+            ordering: .relaxed)
         answeredAt.store(stallcap_monotonic_ns(), ordering: .relaxed)
         answeredPing.store(id, ordering: .releasing)
     }

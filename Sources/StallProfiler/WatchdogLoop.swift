@@ -21,6 +21,8 @@ final class WatchdogLoop {
     var mainQueueThreads = MainQueueThreads()
     /// Answers due pings without waking a main thread that sleeps in its run loop (RunLoopWait.swift).
     var runLoopWait = RunLoopWait(mainThread: getpid())
+    /// Answers due pings without posting them when libdispatch's main queue is idle under `dispatchMain()`.
+    var dispatchIdle = DispatchQueueIdle(layoutKnown: stallcap_main_queue_layout() == 1)
     /// An answer found that way, for the detector's next step.
     private var quietAnswer: StallDetector.Answer? = nil
     /// True when this step answered quietly with the main thread still in its wait since the check before.
@@ -32,6 +34,11 @@ final class WatchdogLoop {
     let blockedProbe: BlockedOnProbe
     /// Saturation detection, nil when off.
     var saturation: SaturationDetector?
+    /// What the deep sleep left armed after a sleep that nothing ended (the next deep sleep may then rest on it:
+    /// WatchdogLoop+DeepSleep), nil when nothing is.
+    var deepArmed: DeepArming? = nil
+    /// The process's and this thread's CPU clocks at the last look, to tell an idle process (DispatchQueueIdle).
+    var lastProcessCPU: (process: UInt64, own: UInt64)? = nil
 
     typealias Configuration = StallWatchdog.Configuration
 
@@ -104,6 +111,10 @@ final class WatchdogLoop {
                 let cpu = stallcap_thread_cpu_ns(thread)
                 return cpu >= 0 ? (thread, UInt64(cpu)) : nil
             }
+            // The main thread ran since the timer was armed: its expiry may be queued, and this step may post.
+            if case .runLoop(let thread, let ns) = deepArmed, tickCPU.map({ $0 != (thread, ns) }) ?? true {
+                releaseDeepSleep()
+            }
             let now = stallcap_monotonic_ns()
             var answer: StallDetector.Answer? = nil
             let answered = shared.answeredPing.load(ordering: .acquiring)
@@ -113,6 +124,8 @@ final class WatchdogLoop {
                 mainQueueThreads.answered(by: thread, cpuNs: shared.answeredCPU.load(ordering: .relaxed))
                 let atNs = shared.answeredAt.load(ordering: .relaxed)
                 runLoopWait.answered(pingID: answered, by: thread, atNs: atNs)
+                let owner = shared.answeredOwner.load(ordering: .relaxed)
+                dispatchIdle.answered(by: thread, owner: owner >= 0 ? owner : nil, mainThread: runLoopWait.mainThread)
                 answer = .init(pingID: answered, atNs: atNs, threadID: thread)
             }
             // A ping answered quietly is taken at once (a second step at the same time), so the loop sleeps a
@@ -132,7 +145,7 @@ final class WatchdogLoop {
             if watching { pauses.markIfUnmarked() }
             let wake = nextWakeNs(nowNs: stallcap_monotonic_ns())
             let now2 = stallcap_monotonic_ns()
-            if stillThisStep, sleepDeeply(sequence: sequence) {
+            if sleepDeeply(sequence: sequence) {
                 pauses.willSleep(0)
             } else {
                 pauses.willSleep(wake > now2 ? wake - now2 : 0)
@@ -141,6 +154,7 @@ final class WatchdogLoop {
             stillThisStep = false
             sequence = stallcap_wd_sequence()
         }
+        releaseDeepSleep()
         // Stopped during an episode: close it where the watchdog stopped, so it is not read as unfinished.
         endEpisodesAtStop(endNs: stallcap_monotonic_ns())
         MarkerRing.shared.stop()
@@ -158,50 +172,6 @@ final class WatchdogLoop {
         return min(wake, saturation.nextWakeNs(nowNs: nowNs))
     }
 
-    /// Sleeps until the main thread leaves its run loop's wait, or for a threshold, instead of one check interval,
-    /// when nothing is going on: the main thread slept in its trusted wait since the check before, no ping is
-    /// outstanding and no episode is sampled (deep sleep, wddeep.c). False when it did not sleep: the caller sleeps
-    /// as usual.
-    ///
-    /// The wait must be on the run loop's epoll set alone, without a timeout: then the main thread leaves it only
-    /// when that set becomes ready (or a signal interrupts it), and the same readiness wakes the watchdog, unless
-    /// the main thread drains the set first (a loaded machine: wddeep.c). So the main thread's CPU clock wakes it
-    /// too: a timer that expires at the first scheduler tick that finds the main thread running. Both are armed
-    /// before the main thread's CPU clock is read again: a thread that left the wait before the arming has a moved
-    /// clock, and one that leaves it after makes the armed set ready or runs into the timer.
-    ///
-    /// A thread that wakes and at once blocks elsewhere (a blocked stall) may run too little for the timer, and its
-    /// wake can still be lost: its stall is then seen up to a threshold late.
-    func sleepDeeply(sequence: UInt32) -> Bool {
-        guard detector.isIdle, episode.isIdle,
-            let tick = tickCPU, tick.thread == runLoopWait.mainThread, let wait = runLoopWait.trustedWait
-        else { return false }
-        let fd = withUnsafePointer(to: wait.raw) { stallcap_wait_single_epoll($0) }
-        // The set's readiness alone can be lost (the main thread drains it before this thread collects it: wddeep.c),
-        // so the main thread's CPU time wakes the sleep too; without that wake there is no deep sleep.
-        let armed = fd >= 0 && stallcap_wd_watch(fd) == 0 && stallcap_wd_arm() == 0
-            && stallcap_wd_arm_cpu(tick.thread, configuration.signal) == 0
-        reportLostDescriptors()
-        guard armed else { return false }
-        defer { stallcap_wd_disarm_cpu() }
-        guard stallcap_thread_cpu_ns(tick.thread) == Int64(tick.ns) else { return false }
-        _ = stallcap_wd_deep_sleep(sequence, Int64(detector.thresholdNs))
-        return true
-    }
-
-    /// Says once which of the deep sleep's descriptors someone else closed (they are left alone from then on).
-    func reportLostDescriptors() {
-        let lost = stallcap_wd_take_lost()
-        if lost & STALLCAP_LOST_DEEP_SET != 0 {
-            output.reportOnce("deep-set", "the watchdog's epoll set and stop pipe were closed by someone else (and "
-                + "perhaps reused); they are left alone, and the watchdog checks every interval instead of sleeping deeply")
-        }
-        if lost & STALLCAP_LOST_WATCHED != 0 {
-            output.reportOnce("deep-watched", "the watchdog's duplicate of the run loop's epoll descriptor was closed "
-                + "by someone else (and perhaps reused); it is left alone, and a new duplicate is made")
-        }
-    }
-
     func perform(_ action: StallDetector.Action) {
         switch action {
         case .sendPing(let id):
@@ -217,8 +187,13 @@ final class WatchdogLoop {
                 stillThisStep = runLoopWait.isStill
                 return
             }
-            // Not the process's first thread (dispatchMain(), async @main): a ping is the only way to know.
+            // Not the process's first thread (dispatchMain(), async @main): the queue's own state, or a ping.
+            if let thread, thread != runLoopWait.mainThread, dispatchIdle.answersQuietly(DispatchQueueIdle.read()) {
+                quietAnswer = .init(pingID: id, atNs: stallcap_monotonic_ns(), threadID: thread)
+                return
+            }
             if thread != runLoopWait.mainThread { detector.pingIsRoutine() }
+            releaseDeepSleep()
             let shared = self.shared
             configuration.post { shared.answer(ping: id) }
         case .beginStall(let stallID, let startNs, let latestThread):

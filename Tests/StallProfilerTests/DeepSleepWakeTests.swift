@@ -54,7 +54,7 @@ extension WatchdogTests {
         #expect(SyscallState(thread: thread).kind == .inCall)
         #expect(stallcap_wd_watch(epoll) == 0)
         #expect(stallcap_wd_arm() == 0)
-        #expect(stallcap_wd_arm_cpu(thread, SIGPROF) == 0)
+        #expect(stallcap_wd_arm_cpu(thread, SIGPROF, 1) == 0)
         var one: UInt64 = 1
         _ = write(event, &one, 8)
         let woken = stallcap_wd_deep_sleep(stallcap_wd_sequence(), 30_000_000_000)

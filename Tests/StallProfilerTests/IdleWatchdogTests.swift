@@ -24,9 +24,17 @@ import Testing
         }
     }
 
-    /// Runs stall-demo idle for 2.5 s, then a 600 ms stall of `kind`. Returns the capture, and the main thread's
-    /// and the watchdog thread's sleeps counted over one second in the middle of the idle time (nil when they
-    /// cannot be read).
+    /// The voluntary context switches of every thread of process `pid` but `except`, summed.
+    static func otherThreadsSwitches(pid: Int32, except: Set<Int32>) -> Int {
+        let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task")) ?? []
+        return tasks.compactMap(Int32.init).filter { !except.contains($0) }
+            .reduce(0) { $0 + (voluntarySwitches(pid: pid, tid: $1) ?? 0) }
+    }
+
+    /// Runs stall-demo (`loop` "runloop" or "dispatch"; "async": stall-demo-async) idle for 2.5 s, then a 600 ms
+    /// stall of `kind`. Returns the capture, and the main thread's (under dispatchMain() and async main: every
+    /// other thread's, the pool workers that would run pings), and the watchdog thread's sleeps counted over one
+    /// second in the middle of the idle time (nil when they cannot be read).
     func run(loop: String, _ kind: StallKind) throws
         -> (capture: Capture, mainThreadSleeps: Int?, watchdogSleeps: Int?, stderr: String)
     {
@@ -35,8 +43,10 @@ import Testing
         defer { unlink(path); unlink(errors) }
         _ = FileManager.default.createFile(atPath: errors, contents: nil)
         let process = Process()
-        process.executableURL = TestSupport.productsDirectory.appendingPathComponent("stall-demo")
-        process.arguments = ["--loop", loop, "--stall", kind.rawValue, "--stall-ms", "600", "--delay-ms", "2500"]
+        process.executableURL = TestSupport.productsDirectory.appendingPathComponent(
+            loop == "async" ? "stall-demo-async" : "stall-demo")
+        process.arguments = (loop == "async" ? [] : ["--loop", loop])
+            + ["--stall", kind.rawValue, "--stall-ms", "600", "--delay-ms", "2500"]
         process.environment = ProcessInfo.processInfo.environment.merging(
             [EnvironmentName.output: path, EnvironmentName.threshold: "250", EnvironmentName.interval: "5"]) { $1 }
         process.standardOutput = FileHandle.nullDevice
@@ -46,10 +56,14 @@ import Testing
         // The watchdog learns the run loop's wait from its first pings (a few hundred milliseconds), then goes quiet.
         usleep(1_000_000)
         let watchdog = Self.thread(named: "stallprof-wd", of: pid)
-        let before = Self.voluntarySwitches(pid: pid, tid: pid)
+        let others: () -> Int? = {
+            loop == "runloop" ? Self.voluntarySwitches(pid: pid, tid: pid)
+                : watchdog.map { Self.otherThreadsSwitches(pid: pid, except: [pid, $0]) }
+        }
+        let before = others()
         let watchdogBefore = watchdog.flatMap { Self.voluntarySwitches(pid: pid, tid: $0) }
         usleep(1_000_000)
-        let after = Self.voluntarySwitches(pid: pid, tid: pid)
+        let after = others()
         let watchdogAfter = watchdog.flatMap { Self.voluntarySwitches(pid: pid, tid: $0) }
         process.waitUntilExit()
         let stderr = (try? String(contentsOfFile: errors, encoding: .utf8)) ?? ""
@@ -81,9 +95,16 @@ import Testing
         #expect(attempts >= 30, "\(stall.samples.count) samples, \(attempts) attempts in a 600 ms stall at 5 ms")
     }
 
-    @Test(arguments: [StallKind.busy, .blocked])
-    func afterDispatchMainEveryCheckIsAPingAndStallsAreCaught(_ kind: StallKind) throws {
-        let (capture, _, _, stderr) = try run(loop: "dispatch", kind)
+    @Test(arguments: ["dispatch", "async"], [StallKind.busy, .blocked])
+    func anIdleDispatchMainQueueIsNotPingedAndTheStallAfterItIsCaught(_ loop: String, _ kind: StallKind) throws {
+        let (capture, sleeps, watchdogSleeps, stderr) = try run(loop: loop, kind)
+        // Pinged every 62.5 ms, a pool worker would run (and sleep after) 16 pings a second; with the main queue
+        // read in place (DispatchQueueIdle) only the real ping every 40 checks and the app's own work wake one.
+        let count = try #require(sleeps, "the threads' status was not readable")
+        #expect(count <= 6, "the other threads slept \(count) times in one idle second")
+        // Checking every 62.5 ms the watchdog would wake 16 times a second; sleeping deeply, 8 (half a threshold).
+        let wakes = try #require(watchdogSleeps, "the watchdog thread's status was not readable")
+        #expect(wakes <= 12, "the watchdog woke \(wakes) times in one idle second")
         #expect(capture.closedCleanly, "\(stderr)")
         #expect(capture.stalls.count == 1, "\(capture.stalls.map(\.begin))")
         let stall = try #require(capture.stalls.first)

@@ -33,17 +33,28 @@ void stallcap_wd_wake(void);
 int stallcap_wd_watch(int fd);
 /// Arms the watch for one wake (EPOLLONESHOT). Returns 0, or -1.
 int stallcap_wd_arm(void);
-/// Makes the main thread's CPU time wake the next deep sleep too (the set's readiness is lost when the main thread
-/// drains it first): blocks `signo` on the calling (watchdog) thread and arms a one-shot timer on thread `tid`'s CPU
-/// clock that sends `signo` to the calling thread, read through a signalfd in the deep sleep's set. Call after
-/// stallcap_wd_watch; undo with stallcap_wd_disarm_cpu. Returns 0, or -1 (nothing armed, the mask unchanged).
-int stallcap_wd_arm_cpu(pid_t tid, int signo);
+/// Creates the deep sleep's set if there is none and proves it the watchdog's, for a deep sleep that watches no run
+/// loop (only a CPU clock: stallcap_wd_arm_cpu). Returns 0, or -1.
+int stallcap_wd_arm_set(void);
+/// Makes CPU time wake the next deep sleep too (the set's readiness is lost when the main thread drains it first;
+/// under dispatchMain() there is no set to watch): blocks `signo` on the calling (watchdog) thread and arms a
+/// one-shot timer that expires after `after_ns` more of thread `tid`'s CPU time (tid 0: of the whole process's)
+/// and sends `signo` to the calling thread, read through a signalfd in the deep sleep's set. The kernel checks it
+/// at scheduler ticks that find such a thread running. Call after stallcap_wd_arm or stallcap_wd_arm_set; undo
+/// with stallcap_wd_disarm_cpu. Returns 0, or -1 (nothing armed, the mask unchanged).
+int stallcap_wd_arm_cpu(pid_t tid, int signo, long after_ns);
 /// Disarms that timer, drains its signal and restores the calling thread's signal mask; nothing when not armed.
 void stallcap_wd_disarm_cpu(void);
 /// Sleeps until the watched set is ready, stallcap_wd_wake, or `timeout_ns`; returns at once when the watchdog's
 /// futex word (stallcap_wd_sequence) no longer equals `seen`. Returns 1 when the watched set woke it, 2 when the
 /// watched thread's CPU time did (stallcap_wd_arm_cpu), 0 otherwise.
 int stallcap_wd_deep_sleep(uint32_t seen, int64_t timeout_ns);
+/// Sleeps deeply again with everything armed as the previous deep sleep left it: call only while the CPU timer is
+/// still armed (stallcap_wd_arm_cpu, not yet disarmed), after a deep sleep that returned 0, and having seen the
+/// watched thread's CPU clock where it was when the timer was armed (so neither the timer nor the watch fired).
+/// Proves the set still ours with two system calls instead of re-arming it (about 15). Returns as
+/// stallcap_wd_deep_sleep, or -1 when the set is not the watchdog's any more (lost: nothing slept).
+int stallcap_wd_rest(uint32_t seen, int64_t timeout_ns);
 /// Closes the deep sleep's descriptors (the watchdog ended, or in a forked child, whose copies are the parent's),
 /// each only if it is still the watchdog's.
 void stallcap_wd_forget(void);
@@ -55,6 +66,27 @@ void stallcap_wd_forget(void);
 #define STALLCAP_LOST_WATCHED 2
 /// The STALLCAP_LOST_* bits found since the last call, cleared. Watchdog thread.
 int stallcap_wd_take_lost(void);
+
+// MARK: libdispatch's main queue, read in place (mainqueue.c)
+
+/// Three words of libdispatch's main queue, as read at one moment (each atomically, not together).
+typedef struct {
+    /// dq_state: the drain lock's owner (low 30 bits: a thread id), enqueued (bit 31), dirty (bit 39), in barrier
+    /// (bit 54), among others.
+    uint64_t state;
+    /// dq_items_tail: the last block queued, 0 when none is.
+    uint64_t tail;
+    /// dq_atomic_flags: thread-bound (0x40000) until dispatchMain() hands the queue to the pool.
+    uint32_t flags;
+} stallcap_main_queue_reading;
+
+/// 1 when libdispatch's main queue has the layout stallcap_main_queue_read reads (checked against its serial
+/// number and the label pointer dispatch_queue_get_label returns), 0 otherwise (no libdispatch, another layout, a
+/// 32-bit process).
+int stallcap_main_queue_layout(void);
+/// Reads the main queue's state, last queued block and flags. Returns 0, or -1 without libdispatch. Meaningful
+/// only when stallcap_main_queue_layout() is 1.
+int stallcap_main_queue_read(stallcap_main_queue_reading *reading);
 
 // MARK: The main thread's run-loop wait (waitfds.c)
 

@@ -1,0 +1,81 @@
+import CStallCapture
+
+/// Answers a due ping without posting one under `dispatchMain()` or an async `@main`, when libdispatch's main
+/// queue is visibly idle: nothing queued and nobody draining it.
+///
+/// There the main queue is drained by pool workers, so an idle worker says nothing about the queue and
+/// ``RunLoopWait`` does not apply; a ping wakes a worker (and the watchdog) at every check. But the queue's own
+/// state says what a ping would find: its drain lock holds the id of the thread running a block (a stall in
+/// progress, whatever that thread does), its enqueued bit says it waits for a worker (a starved pool), its items
+/// tail that blocks are queued. When all are clear, a ping posted now would run at once: the check counts as an
+/// answer, at the check's time, and nothing is posted.
+///
+/// The layout is libdispatch's private one (mainqueue.c), so it is trusted only when checked twice: statically
+/// (`stallcap_main_queue_layout`), and against ``confirmationsNeeded`` real pings whose block found its own thread
+/// in the drain lock; one that found another refutes it for the rest of the run. One real ping still goes out at
+/// least every ``verifyEvery`` quiet answers. A pure state machine: readings come in, decisions go out.
+struct DispatchQueueIdle {
+    /// Pings, answered by a worker that found itself in the drain lock, before the layout is trusted.
+    static let confirmationsNeeded = 3
+    /// Quiet answers in a row after which one real ping is sent anyway (every 5 s at the default threshold).
+    static let verifyEvery = 40
+
+    /// The drain lock's owner: a thread id (libdispatch's DLOCK_OWNER_MASK on Linux).
+    static let ownerMask: UInt64 = 0x3fff_ffff
+    /// The queue is enqueued on its root queue, waiting for a worker (DISPATCH_QUEUE_ENQUEUED).
+    static let enqueuedBit: UInt64 = 1 << 31
+    /// Blocks were queued while it was drained (DISPATCH_QUEUE_DIRTY).
+    static let dirtyBit: UInt64 = 1 << 39
+    /// A barrier, which every block of a serial queue is, is running (DISPATCH_QUEUE_IN_BARRIER).
+    static let inBarrierBit: UInt64 = 1 << 54
+    /// The queue is still bound to the main thread's run loop (DQF_THREAD_BOUND): before dispatchMain().
+    static let threadBoundFlag: UInt32 = 0x40000
+
+    /// True when the static check found the layout this reads.
+    let layoutKnown: Bool
+    /// Real pings whose block found its own thread in the drain lock.
+    private(set) var confirmations = 0
+    /// True once a ping's block found another thread (or none) in the drain lock: never trusted again.
+    private(set) var refuted = false
+    private var quietInARow = 0
+
+    /// Creates the state; `layoutKnown` is `stallcap_main_queue_layout() == 1` in the watchdog.
+    init(layoutKnown: Bool) { self.layoutKnown = layoutKnown }
+
+    /// True when the last two checks were answered quietly (the watchdog may sleep deeply).
+    var isStill: Bool { quietInARow >= 2 }
+
+    /// True when the layout may be used to answer pings.
+    var isTrusted: Bool { layoutKnown && !refuted && confirmations >= Self.confirmationsNeeded }
+
+    /// A real ping was answered by `thread`, whose block read the drain lock's owner `owner` (nil: not read).
+    /// Answers by the process's first thread (`mainThread`: a run loop drains the queue there) say nothing.
+    mutating func answered(by thread: Int32, owner: Int32?, mainThread: Int32) {
+        guard layoutKnown, thread != mainThread, let owner else { return }
+        if owner == thread { confirmations += 1 } else { refuted = true }
+    }
+
+    /// True when `reading` shows the queue handed to the pool and idle: nothing queued, enqueued, dirty or being
+    /// drained.
+    static func isIdle(_ reading: stallcap_main_queue_reading) -> Bool {
+        let busy = ownerMask | enqueuedBit | dirtyBit | inBarrierBit
+        return reading.flags & threadBoundFlag == 0 && reading.state & busy == 0 && reading.tail == 0
+    }
+
+    /// A ping is due and the queue read `reading` (nil: unreadable): true when it is answered by the reading
+    /// (do not send it).
+    mutating func answersQuietly(_ reading: stallcap_main_queue_reading?) -> Bool {
+        guard isTrusted, let reading, Self.isIdle(reading), quietInARow < Self.verifyEvery else {
+            quietInARow = 0
+            return false
+        }
+        quietInARow += 1
+        return true
+    }
+
+    /// The queue as it is now, or nil without libdispatch.
+    static func read() -> stallcap_main_queue_reading? {
+        var reading = stallcap_main_queue_reading()
+        return stallcap_main_queue_read(&reading) == 0 ? reading : nil
+    }
+}

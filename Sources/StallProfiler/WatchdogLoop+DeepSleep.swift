@@ -1,0 +1,167 @@
+import CStallCapture
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// What a deep sleep left armed.
+enum DeepArming {
+    /// A watch on the run loop's epoll set and a timer on the main thread's CPU clock, armed when that clock read
+    /// `ns`: valid while it still does.
+    case runLoop(thread: Int32, ns: UInt64)
+    /// A timer on the process's CPU clock, for a deep sleep on libdispatch's main queue: valid while it has not
+    /// fired (each check reads the queue anyway).
+    case queue
+}
+
+/// The deep sleep (wddeep.c): instead of waking every check interval while nothing goes on, the watchdog sleeps
+/// until the thread servicing the main queue stirs, or for longer than an interval.
+extension WatchdogLoop {
+    /// How much CPU the rest of the process may use before it wakes a deep sleep under `dispatchMain()`, and the
+    /// most it may have used since the check before for one to begin: 1 ms.
+    static let processQuietNs: UInt64 = 1_000_000
+
+    /// Sleeps deeply when nothing goes on and this step's check was quiet since the check before; false when it did
+    /// not sleep (the caller sleeps as usual). The main thread's run loop (``sleepOnRunLoop(sequence:tick:)``) or
+    /// libdispatch's main queue under `dispatchMain()` (``sleepOnQueue(sequence:)``).
+    func sleepDeeply(sequence: UInt32) -> Bool {
+        guard detector.isIdle, episode.isIdle, let thread = detector.mainQueueThread else {
+            releaseDeepSleep()
+            return false
+        }
+        // Under dispatchMain() the last server may be gone (idle workers exit): the queue is read all the same.
+        let onRunLoop = thread == runLoopWait.mainThread
+        if case .queue = deepArmed, onRunLoop { releaseDeepSleep() }
+        if case .runLoop = deepArmed, !onRunLoop { releaseDeepSleep() }
+        guard onRunLoop else { return sleepOnQueue(sequence: sequence) }
+        guard let tick = tickCPU else {
+            releaseDeepSleep()
+            return false
+        }
+        return sleepOnRunLoop(sequence: sequence, tick: tick)
+    }
+
+    /// Sleeps until the main thread leaves its run loop's wait, or for a threshold, instead of one check interval,
+    /// when nothing is going on: the main thread slept in its trusted wait since the check before, no ping is
+    /// outstanding and no episode is sampled (deep sleep, wddeep.c). False when it did not sleep: the caller sleeps
+    /// as usual.
+    ///
+    /// The wait must be on the run loop's epoll set alone, without a timeout: then the main thread leaves it only
+    /// when that set becomes ready (or a signal interrupts it), and the same readiness wakes the watchdog, unless
+    /// the main thread drains the set first (a loaded machine: wddeep.c). So the main thread's CPU clock wakes it
+    /// too: a timer that expires at the first scheduler tick that finds the main thread running. Both are armed
+    /// before the main thread's CPU clock is read again: a thread that left the wait before the arming has a moved
+    /// clock, and one that leaves it after makes the armed set ready or runs into the timer.
+    ///
+    /// A thread that wakes and at once blocks elsewhere (a blocked stall) may run too little for the timer, and its
+    /// wake can still be lost: its stall is then seen up to a threshold late.
+    ///
+    /// A deep sleep that nothing ended leaves everything armed (the signal blocked, the timer and the one-shot watch
+    /// pending), and while the main thread's clock stays where it was armed the next one rests on it
+    /// (`stallcap_wd_rest`: two system calls where arming takes about fifteen); the loop releases it
+    /// (``releaseDeepSleep()``) as soon as the clock moved, and before posting anything.
+    func sleepOnRunLoop(sequence: UInt32, tick: (thread: Int32, ns: UInt64)) -> Bool {
+        guard stillThisStep, let wait = runLoopWait.trustedWait else {
+            releaseDeepSleep()
+            return false
+        }
+        if case .runLoop(let thread, let ns) = deepArmed {
+            guard (thread, ns) == tick else {
+                releaseDeepSleep()
+                return false
+            }
+            let woken = stallcap_wd_rest(sequence, Int64(detector.thresholdNs))
+            reportLostDescriptors()
+            if woken != 0 { releaseDeepSleep() }
+            return woken >= 0
+        }
+        let fd = withUnsafePointer(to: wait.raw) { stallcap_wait_single_epoll($0) }
+        // The set's readiness alone can be lost (the main thread drains it before this thread collects it: wddeep.c),
+        // so the main thread's CPU time wakes the sleep too; without that wake there is no deep sleep.
+        let armed = fd >= 0 && stallcap_wd_watch(fd) == 0 && stallcap_wd_arm() == 0
+            && stallcap_wd_arm_cpu(tick.thread, configuration.signal, 1) == 0
+        reportLostDescriptors()
+        guard armed else { return false }
+        deepArmed = .runLoop(thread: tick.thread, ns: tick.ns)
+        guard stallcap_thread_cpu_ns(tick.thread) == Int64(tick.ns) else {
+            releaseDeepSleep()
+            return false
+        }
+        // Woken by the watch or the timer: what woke it is spent, so the next deep sleep arms afresh.
+        if stallcap_wd_deep_sleep(sequence, Int64(detector.thresholdNs)) != 0 { releaseDeepSleep() }
+        return true
+    }
+
+    /// Under `dispatchMain()` or an async `@main`: sleeps for half a threshold (two check intervals) instead of one,
+    /// when the main queue was idle at this check and the one before (``DispatchQueueIdle``) and the rest of the
+    /// process used less than ``processQuietNs`` of CPU since the check before. A timer on the process's CPU clock,
+    /// expiring after ``processQuietNs`` more of it, wakes the sleep early: a busy block on the main queue wakes the
+    /// watchdog within a millisecond and a scheduler tick of running. A block that blocks at once runs too little
+    /// for it: its stall is seen at the next check, up to one check interval later than with a check every
+    /// interval. A process busy elsewhere wakes the timer soon, and then checks every interval until it is quiet.
+    /// The queue is read again after the arming: a block queued in between is not slept through.
+    func sleepOnQueue(sequence: UInt32) -> Bool {
+        let timeoutNs = Int64(detector.thresholdNs / 2)
+        guard dispatchIdle.isStill else {
+            releaseDeepSleep()
+            return false
+        }
+        if case .queue = deepArmed {
+            let woken = stallcap_wd_rest(sequence, timeoutNs)
+            reportLostDescriptors()
+            if woken != 0 { wokenEarly() }
+            return woken >= 0
+        }
+        guard processWasQuiet() else { return false }
+        let armed = stallcap_wd_arm_set() == 0
+            && stallcap_wd_arm_cpu(0, configuration.signal, Int(Self.processQuietNs)) == 0
+        reportLostDescriptors()
+        guard armed else { return false }
+        deepArmed = .queue
+        guard DispatchQueueIdle.read().map(DispatchQueueIdle.isIdle) == true else {
+            releaseDeepSleep()
+            return false
+        }
+        if stallcap_wd_deep_sleep(sequence, timeoutNs) != 0 { wokenEarly() }
+        return true
+    }
+
+    /// The process's CPU time woke a deep sleep on the queue: the timer is spent, and the queue is checked at once.
+    private func wokenEarly() {
+        releaseDeepSleep()
+        detector.checkNow()
+    }
+
+    /// True when the process, this thread aside, used less than ``processQuietNs`` of CPU since the last look.
+    func processWasQuiet() -> Bool {
+        var process = timespec(), own = timespec()
+        clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &process)
+        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &own)
+        let now = (process: UInt64(process.tv_sec) * 1_000_000_000 + UInt64(process.tv_nsec),
+                   own: UInt64(own.tv_sec) * 1_000_000_000 + UInt64(own.tv_nsec))
+        defer { lastProcessCPU = now }
+        guard let last = lastProcessCPU else { return false }
+        let others = (now.process &- last.process) &- (now.own &- last.own)
+        return others < Self.processQuietNs
+    }
+
+    /// Disarms the deep sleep's timer, drains its signal and restores this thread's signal mask (threads that this
+    /// one causes to be created, Dispatch workers a post may start, inherit it); nothing when not armed.
+    func releaseDeepSleep() {
+        guard deepArmed != nil else { return }
+        stallcap_wd_disarm_cpu()
+        deepArmed = nil
+    }
+
+    /// Says once which of the deep sleep's descriptors someone else closed (they are left alone from then on).
+    func reportLostDescriptors() {
+        let lost = stallcap_wd_take_lost()
+        if lost & STALLCAP_LOST_DEEP_SET != 0 {
+            output.reportOnce("deep-set", "the watchdog's epoll set and stop pipe were closed by someone else (and "
+                + "perhaps reused); they are left alone, and the watchdog checks every interval instead of sleeping deeply")
+        }
+        if lost & STALLCAP_LOST_WATCHED != 0 {
+            output.reportOnce("deep-watched", "the watchdog's duplicate of the run loop's epoll descriptor was closed "
+                + "by someone else (and perhaps reused); it is left alone, and a new duplicate is made")
+        }
+    }
+}
