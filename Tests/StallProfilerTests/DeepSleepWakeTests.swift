@@ -67,6 +67,31 @@ extension WatchdogTests {
         pthread_sigmask(SIG_SETMASK, nil, &mask)
         #expect(sigismember(&mask, SIGPROF) == 0)
     }
+
+    /// Under dispatchMain() the deep sleep watches no run loop: a timer on the whole process's CPU clock wakes it
+    /// once any thread used 1 ms more (a busy block on the main queue, whichever worker runs it). Rested on (the
+    /// sleep that keeps what is armed), it wakes by that timer, never by its 30 s timeout; with nothing armed a
+    /// rest refuses to sleep.
+    @Test func aDeepSleepOnTheProcessClockWakesWhenAnyThreadRuns() {
+        #expect(stallcap_wd_rest(stallcap_wd_sequence(), 1_000_000) == -1)
+        #expect(stallcap_wd_arm_set() == 0)
+        #expect(stallcap_wd_arm_cpu(0, SIGPROF, 1_000_000) == 0)
+        let finished = DispatchSemaphore(value: 0)
+        Thread {
+            let me = stallcap_gettid()
+            let start = stallcap_thread_cpu_ns(me)
+            while stallcap_thread_cpu_ns(me) - start < 200_000_000 {}  // 200 ms of CPU time
+            finished.signal()
+        }.start()
+        let woken = stallcap_wd_rest(stallcap_wd_sequence(), 30_000_000_000)
+        stallcap_wd_disarm_cpu()
+        stallcap_wd_forget()
+        finished.wait()
+        #expect(woken == 2, "woken by \(woken) (0: the timeout)")
+        var mask = sigset_t()
+        pthread_sigmask(SIG_SETMASK, nil, &mask)
+        #expect(sigismember(&mask, SIGPROF) == 0)
+    }
 }
 
 /// The epoll and eventfd calls, which the Glibc module does not import, looked up by name.
