@@ -73,6 +73,15 @@ struct DispatchQueueIdle {
         return true
     }
 
+    /// The thread running the queue's block now, read from the drain lock: nil unless the layout is trusted, the
+    /// queue is handed to the pool and a thread holds the lock. Exactly the thread to sample under `dispatchMain()`:
+    /// the pool worker draining it, or a thread inside `DispatchQueue.main.sync`, which runs the block itself.
+    func drainingThread() -> Int32? {
+        guard isTrusted, let reading = Self.read(), reading.flags & Self.threadBoundFlag == 0 else { return nil }
+        let owner = Int32(reading.state & Self.ownerMask)
+        return owner > 0 ? owner : nil
+    }
+
     /// The queue as it is now, or nil without libdispatch.
     static func read() -> stallcap_main_queue_reading? {
         var reading = stallcap_main_queue_reading()

@@ -14,7 +14,7 @@ extension WatchdogLoop {
         case .idle:
             presamples = Presamples(
                 sampler: EpisodeSampler(
-                    episodeID: 0, threadID: mainQueueThreads.threadToSample(latest: thread), timing: timing,
+                    episodeID: 0, threadID: threadToSample(latest: thread), timing: timing,
                     maxFrames: configuration.maxFrames, presampling: true),
                 capacity: detector.presampleCapacity)
             episode = .presampling(presamples)
@@ -31,7 +31,7 @@ extension WatchdogLoop {
         runLoopWait.stallBegan()
         shared.stalls.add(1, ordering: .relaxed)
         let kept = episode.presamples
-        let threadID = kept?.sampler.threadID ?? mainQueueThreads.threadToSample(latest: latestThread)
+        let threadID = kept?.sampler.threadID ?? threadToSample(latest: latestThread)
         let detected = stallcap_monotonic_ns()
         writer.append(.stallBegin(StallBeginRecord(
             stallID: stallID, startNs: startNs, detectedNs: detected, threadID: threadID)))

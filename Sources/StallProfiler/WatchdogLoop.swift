@@ -165,6 +165,14 @@ final class WatchdogLoop {
         stallcap_track_capture(-1, 0, 0)
     }
 
+    /// The thread to sample for an episode that begins now: the main queue's drain-lock owner when libdispatch's
+    /// queue can be read (DispatchQueueIdle), else the best guess among the threads that answered pings
+    /// (MainQueueThreads; `latest` answered last).
+    func threadToSample(latest: Int32) -> Int32 {
+        if let owner = dispatchIdle.drainingThread(), stallcap_thread_cpu_ns(owner) >= 0 { return owner }
+        return mainQueueThreads.threadToSample(latest: latest)
+    }
+
     /// When the loop must wake next: for the stall detector, and for saturation checks and samples.
     func nextWakeNs(nowNs: UInt64) -> UInt64 {
         let wake = detector.nextWakeNs(nowNs: nowNs)

@@ -17,6 +17,10 @@
 //       The main thread idles in RunLoop.main; once the watchdog thread sleeps deeply (in epoll_wait on the run
 //       loop's epoll set, for a threshold), another thread stops it, prints whether that sleep was seen and how
 //       long stop() took, and exits 0.
+//   STALLPROF_OUTPUT=a.stalls watchdog-trials main-sync
+//       Under dispatchMain(), after 1.5 s idle, a thread of the app's own prints `sync caller: TID` on stderr and
+//       calls DispatchQueue.main.sync with 600 ms of busy work: libdispatch runs the block on that thread (no pool
+//       worker answers meanwhile), so that thread is the one to sample.
 //   STALLPROF_OUTPUT=a.stalls watchdog-trials signal-blocked
 //       The main thread blocks the capture signal (pthread_sigmask), then its main queue spins for 1 s: a busy stall
 //       the watchdog cannot sample with the signal; the capture records the thread's blocked-signal mask.
@@ -124,6 +128,18 @@ case "idle-stop":
         print("deep sleep seen: \(deep); stop took \((monotonicNanoseconds() - start) / 1_000_000) ms")
         exit(0)
     }.start()
+case "main-sync":
+    Thread {
+        usleep(1_500_000)
+        // "PID/task/TID": this thread's kernel id, without a C shim.
+        let me = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/thread-self"))?
+            .split(separator: "/").last.map(String.init) ?? "?"
+        FileHandle.standardError.write(Data("sync caller: \(me)\n".utf8))
+        DispatchQueue.main.sync { _ = BusyWork.spin(milliseconds: 600) }
+        usleep(300_000)
+        finish(watchdog, status: 0)
+    }.start()
+    dispatchMain()
 case "signal-blocked":
     DispatchQueue.main.asyncAfter(deadline: .now() + .milliseconds(300)) {
         var blocked = sigset_t()
