@@ -42,9 +42,21 @@ int stallcap_main_queue_layout(void) {
 int stallcap_main_queue_read(stallcap_main_queue_reading *reading) {
     const char *q = queue();
     if (!q) return -1;
-    // The fields are libdispatch's atomics; relaxed loads of them are all a reader needs (each is one word).
-    reading->state = atomic_load_explicit((_Atomic uint64_t *)(q + STATE), memory_order_relaxed);
-    reading->tail = atomic_load_explicit((_Atomic uintptr_t *)(q + ITEMS_TAIL), memory_order_relaxed);
-    reading->flags = atomic_load_explicit((_Atomic uint32_t *)(q + FLAGS), memory_order_relaxed);
-    return 0;
+    _Atomic uint64_t *state = (_Atomic uint64_t *)(q + STATE);
+    // The tail between two reads of the state that agree: a block pushed before the first read shows in the tail or
+    // the state's bits (a push stores the tail first), and one that was locked and popped after it either still
+    // holds the drain lock at the second read or has run to its end. Retried a few times when they differ;
+    // then -1, as if unreadable (the caller pings).
+    for (int attempt = 0; attempt < 4; attempt++) {
+        uint64_t before = atomic_load_explicit(state, memory_order_acquire);
+        uintptr_t tail = atomic_load_explicit((_Atomic uintptr_t *)(q + ITEMS_TAIL), memory_order_acquire);
+        uint32_t flags = atomic_load_explicit((_Atomic uint32_t *)(q + FLAGS), memory_order_acquire);
+        uint64_t after = atomic_load_explicit(state, memory_order_acquire);
+        if (before != after) continue;
+        reading->state = after;
+        reading->tail = tail;
+        reading->flags = flags;
+        return 0;
+    }
+    return -1;
 }

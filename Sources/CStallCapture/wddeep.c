@@ -181,17 +181,18 @@ int stallcap_wd_deep_sleep(uint32_t seen, int64_t timeout_ns) {
 
 int stallcap_wd_rest(uint32_t seen, int64_t timeout_ns) {
     // Everything stays armed from the sleep before, which nothing ended: the one-shot watch was not collected (a
-    // collected one ends the rest), and the timer has not expired (the caller saw the main thread's clock where it
-    // was armed). Only the set is proven ours again, with the two calls that suffice: the read end is still our
-    // pipe (its inode is unique), and the number deep_epoll is a set holding it under that number (EPOLL_CTL_MOD,
-    // an error on anything else, with no effect).
+    // collected one ends the rest), and a timer that expired since has readied the signalfd. Only the set is
+    // proven ours again, with the calls that suffice: the read end is still our pipe (its inode is unique), the
+    // number deep_epoll is a set holding it under that number (EPOLL_CTL_MOD, an error on anything else, with no
+    // effect), and the signalfd is still in it (closed by the app, its item would be gone, and with it the wake by
+    // CPU time).
     if (deep_epoll < 0 || !deep_cpu_armed) return -1;
     if (!stallcap_fd_has_identity(wake_read, pipe_id)) {
         lose_set();
         return -1;
     }
     struct epoll_event stop = {.events = EPOLLIN, .data.fd = wake_read};
-    if (epoll_ctl(deep_epoll, EPOLL_CTL_MOD, wake_read, &stop) != 0) {
+    if (epoll_ctl(deep_epoll, EPOLL_CTL_MOD, wake_read, &stop) != 0 || !signals_are_ours()) {
         lose_set();
         return -1;
     }

@@ -38,6 +38,8 @@ struct DispatchQueueIdle {
     /// True once a ping's block found another thread (or none) in the drain lock: never trusted again.
     private(set) var refuted = false
     private var quietInARow = 0
+    /// True when the latest check was answered by the queue's reading: no thread services the main queue now.
+    private(set) var lastWasQuiet = false
 
     /// Creates the state; `layoutKnown` is `stallcap_main_queue_layout() == 1` in the watchdog.
     init(layoutKnown: Bool) { self.layoutKnown = layoutKnown }
@@ -67,9 +69,11 @@ struct DispatchQueueIdle {
     mutating func answersQuietly(_ reading: stallcap_main_queue_reading?) -> Bool {
         guard isTrusted, let reading, Self.isIdle(reading), quietInARow < Self.verifyEvery else {
             quietInARow = 0
+            lastWasQuiet = false
             return false
         }
         quietInARow += 1
+        lastWasQuiet = true
         return true
     }
 

@@ -57,7 +57,7 @@ extension WatchdogLoop {
     ///
     /// A deep sleep that nothing ended leaves everything armed (the signal blocked, the timer and the one-shot watch
     /// pending), and while the main thread's clock stays where it was armed the next one rests on it
-    /// (`stallcap_wd_rest`: two system calls where arming takes about fifteen); the loop releases it
+    /// (`stallcap_wd_rest`: three system calls where arming takes about fifteen); the loop releases it
     /// (``releaseDeepSleep()``) as soon as the clock moved, and before posting anything.
     func sleepOnRunLoop(sequence: UInt32, tick: (thread: Int32, ns: UInt64)) -> Bool {
         guard stillThisStep, let wait = runLoopWait.trustedWait else {
@@ -101,7 +101,9 @@ extension WatchdogLoop {
     /// The queue is read again after the arming: a block queued in between is not slept through.
     func sleepOnQueue(sequence: UInt32) -> Bool {
         let timeoutNs = Int64(detector.thresholdNs / 2)
-        guard dispatchIdle.isStill else {
+        // Only after a check that read the queue idle: a step woken early with no check due sleeps as usual, so a
+        // deep sleep always begins at a check and two intervals are the most between checks.
+        guard queueQuietThisStep, dispatchIdle.isStill else {
             releaseDeepSleep()
             return false
         }

@@ -111,7 +111,10 @@ extension WatchdogLoop {
     /// Steps the saturation detector (not during a stall) and acts on what it says.
     func stepSaturation() {
         guard saturation != nil, !self.detector.isStalled else { return }
-        let thread = self.detector.mainQueueThread
+        // A main queue that read idle at the latest check is serviced by no thread: the last answerer, a pool
+        // worker, may run other queues' work meanwhile, which is not the main queue's saturation. (A saturated
+        // queue never reads idle: its checks are pings.)
+        let thread = dispatchIdle.lastWasQuiet ? nil : self.detector.mainQueueThread
         let tick = tickCPU  // read at this step's start
         // Stepped in place (not copied out and back: that retained and copied its window on every step).
         let actions = saturation!.step(

@@ -27,6 +27,8 @@ final class WatchdogLoop {
     private var quietAnswer: StallDetector.Answer? = nil
     /// True when this step answered quietly with the main thread still in its wait since the check before.
     var stillThisStep = false
+    /// True when this step's check was answered by libdispatch's main queue reading idle (DispatchQueueIdle).
+    var queueQuietThisStep = false
     /// The CPU clock of the thread servicing the main queue, read once at the start of this step (nil when it
     /// is unknown or gone): the quiet check and the saturation check share it.
     var tickCPU: (thread: Int32, ns: UInt64)? = nil
@@ -152,6 +154,7 @@ final class WatchdogLoop {
                 if wake > now2 { stallcap_wd_sleep(sequence, Int64(wake - now2)) }
             }
             stillThisStep = false
+            queueQuietThisStep = false
             sequence = stallcap_wd_sequence()
         }
         releaseDeepSleep()
@@ -198,6 +201,7 @@ final class WatchdogLoop {
             // Not the process's first thread (dispatchMain(), async @main): the queue's own state, or a ping.
             if let thread, thread != runLoopWait.mainThread, dispatchIdle.answersQuietly(DispatchQueueIdle.read()) {
                 quietAnswer = .init(pingID: id, atNs: stallcap_monotonic_ns(), threadID: thread)
+                queueQuietThisStep = true
                 return
             }
             if thread != runLoopWait.mainThread { detector.pingIsRoutine() }

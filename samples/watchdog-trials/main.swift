@@ -21,6 +21,9 @@
 //       Under dispatchMain(), after 1.5 s idle, a thread of the app's own prints `sync caller: TID` on stderr and
 //       calls DispatchQueue.main.sync with 600 ms of busy work: libdispatch runs the block on that thread (no pool
 //       worker answers meanwhile), so that thread is the one to sample.
+//   STALLPROF_OUTPUT=a.stalls watchdog-trials other-queue-busy
+//       Under dispatchMain(), the worker that last ran the main queue spins 3 s for other queues while the main
+//       queue stays idle: no saturated episode is due (OtherQueueBusy.swift; exit 7 when the work never landed).
 //   STALLPROF_OUTPUT=a.stalls watchdog-trials signal-blocked
 //       The main thread blocks the capture signal (pthread_sigmask), then its main queue spins for 1 s: a busy stall
 //       the watchdog cannot sample with the signal; the capture records the thread's blocked-signal mask.
@@ -131,15 +134,14 @@ case "idle-stop":
 case "main-sync":
     Thread {
         usleep(1_500_000)
-        // "PID/task/TID": this thread's kernel id, without a C shim.
-        let me = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/thread-self"))?
-            .split(separator: "/").last.map(String.init) ?? "?"
-        FileHandle.standardError.write(Data("sync caller: \(me)\n".utf8))
+        FileHandle.standardError.write(Data("sync caller: \(kernelThreadID())\n".utf8))
         DispatchQueue.main.sync { _ = BusyWork.spin(milliseconds: 600) }
         usleep(300_000)
         finish(watchdog, status: 0)
     }.start()
     dispatchMain()
+case "other-queue-busy":
+    otherQueueBusyTrial(watchdog)
 case "signal-blocked":
     DispatchQueue.main.asyncAfter(deadline: .now() + .milliseconds(300)) {
         var blocked = sigset_t()

@@ -50,10 +50,11 @@ void stallcap_wd_disarm_cpu(void);
 /// watched thread's CPU time did (stallcap_wd_arm_cpu), 0 otherwise.
 int stallcap_wd_deep_sleep(uint32_t seen, int64_t timeout_ns);
 /// Sleeps deeply again with everything armed as the previous deep sleep left it: call only while the CPU timer is
-/// still armed (stallcap_wd_arm_cpu, not yet disarmed), after a deep sleep that returned 0, and having seen the
-/// watched thread's CPU clock where it was when the timer was armed (so neither the timer nor the watch fired).
-/// Proves the set still ours with two system calls instead of re-arming it (about 15). Returns as
-/// stallcap_wd_deep_sleep, or -1 when the set is not the watchdog's any more (lost: nothing slept).
+/// still armed (stallcap_wd_arm_cpu, not yet disarmed) and after a deep sleep that returned 0. A run loop's watch
+/// must not have fired either: the caller saw the main thread's CPU clock where it was when the timer was armed. A
+/// timer that fired meanwhile has readied the signalfd, so the rest returns 2 at once. Proves the set and its
+/// signalfd still ours with three system calls instead of re-arming them (about 15). Returns as
+/// stallcap_wd_deep_sleep, or -1 when they are not the watchdog's any more (lost: nothing slept).
 int stallcap_wd_rest(uint32_t seen, int64_t timeout_ns);
 /// Closes the deep sleep's descriptors (the watchdog ended, or in a forked child, whose copies are the parent's),
 /// each only if it is still the watchdog's.
@@ -84,8 +85,9 @@ typedef struct {
 /// number and the label pointer dispatch_queue_get_label returns), 0 otherwise (no libdispatch, another layout, a
 /// 32-bit process).
 int stallcap_main_queue_layout(void);
-/// Reads the main queue's state, last queued block and flags. Returns 0, or -1 without libdispatch. Meaningful
-/// only when stallcap_main_queue_layout() is 1.
+/// Reads the main queue's state, last queued block and flags, the tail between two reads of the state that agree.
+/// Returns 0, or -1 without libdispatch or when the state kept changing. Meaningful only when
+/// stallcap_main_queue_layout() is 1.
 int stallcap_main_queue_read(stallcap_main_queue_reading *reading);
 
 // MARK: The main thread's run-loop wait (waitfds.c)

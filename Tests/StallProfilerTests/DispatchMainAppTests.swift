@@ -21,3 +21,15 @@ import Testing
         #expect(stacks.contains { $0.contains { $0.contains("BusyWork") } }, "\(stacks.prefix(3))")
     }
 }
+
+/// `watchdog-trials other-queue-busy`: under dispatchMain(), the worker that last answered a ping spins 3 s for
+/// other queues while the main queue reads idle. With checks answered by the queue's reading, that worker stayed
+/// the watched thread and was reported as a saturated main queue (4 of 4 runs); a queue read idle has no thread.
+@Suite struct OtherQueueBusyAppTests {
+    @Test func anIdleMainQueueIsNotSaturatedByItsLastWorkersOtherWork() throws {
+        let result = try TestSupport.runCapturing("watchdog-trials", ["other-queue-busy"])
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.capture.closedCleanly)
+        #expect(result.capture.stalls.isEmpty, "\(result.capture.stalls.map { ($0.kind, $0.begin.threadID) })")
+    }
+}
