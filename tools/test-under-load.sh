@@ -6,9 +6,9 @@
 #   tools/test-under-load.sh [HOGS]         (default 8; extra `swift test` options in TEST_OPTIONS)
 # The tests: the stall and saturation sample apps (busy, blocked and killed stalls under each way of servicing the
 # main queue, a 2x-threshold busy stall after an idle second, a stop mid-stall, the saturated layout loop beside a
-# healthy animation), what a blocked main thread waits for (wait-shapes: each wait named, its owner or candidates,
-# the deadlock, the self-wait; no helper's sleep cut short), and `check` / `bisect` end to end on the sample apps
-# (watchdog and CPU measures).
+# healthy animation), the sampling rate a busy stall asked for 1 kHz gets and records, what a blocked main thread
+# waits for (wait-shapes: each wait named, its owner or candidates, the deadlock, the self-wait; no helper's sleep
+# cut short), and `check` / `bisect` end to end on the sample apps (watchdog and CPU measures).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 hogs=${1:-8}
@@ -16,7 +16,7 @@ if [[ ! $hogs =~ ^[0-9]+$ || $hogs -lt 1 ]]; then
     echo "usage: tools/test-under-load.sh [HOGS]" >&2
     exit 64
 fi
-filter='SampleAppTests|SaturationAppTests|StoppedProcessTests|BisectEndToEndTests|WaitShapesReportTests|QueueFloodReportTests'
+filter='SampleAppTests|SampleRateAppTests|SaturationAppTests|StoppedProcessTests|BisectEndToEndTests|WaitShapesReportTests|QueueFloodReportTests'
 # Left out: assertions on how densely a stall is sampled (aOneSecondBusyStallIsSampledFromItsStart: 40 samples in a
 # second; IdleWatchdogTests: 30 attempts in 600 ms, and the idle watchdog's wakes, which a loaded machine changes on
 # purpose): a thread that gets a few percent of a core can be signalled only at a scheduler tick that finds it

@@ -42,6 +42,10 @@ public struct SampleFlags: OptionSet, Sendable, Hashable {
     /// (unless ``framePointers`` or ``truncated`` say its walk could not tell). Without it (older writers
     /// never set it) a turn of 0 says nothing.
     public static let queueCodeKnown = SampleFlags(rawValue: 1 << 9)
+
+    /// True when the capture signal took the sample on the running thread: neither ``repeated`` nor
+    /// ``fromStackMemory``.
+    public var isSignalled: Bool { isDisjoint(with: [.repeated, .fromStackMemory]) }
 }
 
 /// One stack sample of an episode's thread: what a ``SampleRecord`` holds beside its episode, and what a ``Stall``

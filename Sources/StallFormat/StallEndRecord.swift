@@ -44,13 +44,19 @@ public struct StallEndRecord: Sendable, Equatable {
     /// before a miss to the next one taken, or to the episode's end): the wait for a CPU that cost those samples,
     /// nanoseconds. Written after `pausedNs`; nil when absent (older writers).
     public var missedRunQueueNs: UInt64?
+    /// The rate the episode was sampled at and what held it below the asked one, as the watchdog measured it.
+    /// Written after `missedRunQueueNs` (a record with a rate carries that field, 0 when it is nil); nil when absent
+    /// (older writers).
+    public var sampleRate: EpisodeSampleRate?
 
     /// Creates a stall-end record.
     public init(
         stallID: UInt32, endNs: UInt64, cpuNs: UInt64, runQueueNs: UInt64 = 0, measuredNs: UInt64, state: StallState,
-        sampleCount: UInt32, missedCount: UInt32, pausedNs: UInt64 = 0, missedRunQueueNs: UInt64? = nil
+        sampleCount: UInt32, missedCount: UInt32, pausedNs: UInt64 = 0, missedRunQueueNs: UInt64? = nil,
+        sampleRate: EpisodeSampleRate? = nil
     ) {
         (self.pausedNs, self.missedRunQueueNs, self.stallID, self.endNs) = (pausedNs, missedRunQueueNs, stallID, endNs)
+        self.sampleRate = sampleRate
         (self.cpuNs, self.runQueueNs, self.measuredNs, self.state) = (cpuNs, runQueueNs, measuredNs, state)
         (self.sampleCount, self.missedCount) = (sampleCount, missedCount)
     }
@@ -61,11 +67,13 @@ extension StallEndRecord: RecordCoding {
     var captureRecord: CaptureRecord { .stallEnd(self) }
 
     /// `stallID:u32 endNs:u64 cpuNs:u64 runQueueNs:u64 measuredNs:u64 state:u8 sampleCount:u32 missedCount:u32
-    /// pausedNs:u64 missedRunQueueNs:u64` (older files end after `missedCount` or after `pausedNs`; a nil
-    /// `missedRunQueueNs` is not written).
+    /// pausedNs:u64 missedRunQueueNs:u64 samplesPerKilosecond:u32 tickNs:u32 rateLimit:u8` (older files end after
+    /// `missedCount`, after `pausedNs` or after `missedRunQueueNs`; a nil `missedRunQueueNs` is not written unless a
+    /// rate follows, and then as 0; a nil rate is not written).
     func encode(into out: inout [UInt8]) {
         out.appendLE(stallID, endNs, cpuNs, runQueueNs, measuredNs, state.rawValue, sampleCount, missedCount, pausedNs)
-        if let missedRunQueueNs { out.appendLE(missedRunQueueNs) }
+        if missedRunQueueNs != nil || sampleRate != nil { out.appendLE(missedRunQueueNs ?? 0) }
+        sampleRate?.encode(into: &out)
     }
 
     static func decode(_ c: inout ByteCursor) throws -> StallEndRecord {
@@ -77,6 +85,6 @@ extension StallEndRecord: RecordCoding {
         return StallEndRecord(
             stallID: id, endNs: end, cpuNs: cpu, runQueueNs: wait, measuredNs: measured, state: state,
             sampleCount: counts.samples, missedCount: counts.missed, pausedNs: paused,
-            missedRunQueueNs: c.remaining >= 8 ? try c.u64() : nil)
+            missedRunQueueNs: c.remaining >= 8 ? try c.u64() : nil, sampleRate: try EpisodeSampleRate.decodeIfPresent(&c))
     }
 }

@@ -39,8 +39,7 @@ extension WatchdogLoop {
         // The presamples belong to the stall: they follow its begin record (their times precede detection).
         for var record in kept?.records ?? [] {
             record.stallID = stallID
-            writer.append(.sample(record))
-            shared.samples.add(1, ordering: .relaxed)
+            writeSample(record)
         }
         if let sampler = kept?.sampler {
             sampler.episodeID = stallID
@@ -61,8 +60,7 @@ extension WatchdogLoop {
     /// stall, and takes the snapshots of every thread.
     func sampleStall() {
         guard let sampler = episode.stall, let record = takeSample(sampler, watchAnswers: true) else { return }
-        writer.append(.sample(record))
-        shared.samples.add(1, ordering: .relaxed)
+        writeSample(record)
         blockedProbe.takeBaselineIfDue()
         // No CPU progress since the previous sample: the thread waits. Find on what, once per stall.
         guard record.flags.contains(.repeated) else { return }
@@ -84,11 +82,25 @@ extension WatchdogLoop {
         case .idle, .presampling: break
         case .stall(let sampler):
             if let threads = blockedProbe.endReading(stallID: sampler.episodeID) { writer.append(.threads(threads)) }
-            writer.append(.stallEnd(sampler.finish(endNs: endNs)))
+            writeEnd(sampler.finish(endNs: endNs))
         case .saturated(let sampler):
-            writer.append(.stallEnd(sampler.finish(endNs: endNs)))
+            writeEnd(sampler.finish(endNs: endNs))
             output.appendUnknownImages()
         }
+    }
+
+    /// Writes a sample of the episode in progress, counting it.
+    private func writeSample(_ record: SampleRecord) {
+        writer.append(.sample(record))
+        shared.samples.add(1, ordering: .relaxed)
+        rates.wrote(record)
+    }
+
+    /// Writes an episode's end record with the rate its samples came at.
+    private func writeEnd(_ end: StallEndRecord) {
+        var end = end
+        end.sampleRate = rates.rate(of: end, askedIntervalNs: timing.sampleIntervalNs)
+        writer.append(.stallEnd(end))
     }
 
     /// Ends the saturated episode in progress, if any, at `endNs`.
@@ -139,10 +151,7 @@ extension WatchdogLoop {
             case .begin(let startNs, let threadID): beginSaturatedEpisode(startNs: startNs, threadID: threadID)
             case .sample:
                 guard let sampler = episode.saturated else { break }
-                if let record = takeSample(sampler, watchAnswers: false) {
-                    writer.append(.sample(record))
-                    shared.samples.add(1, ordering: .relaxed)
-                }
+                if let record = takeSample(sampler, watchAnswers: false) { writeSample(record) }
             case .end(let endNs): endSaturatedEpisode(endNs: endNs)
             }
         }

@@ -41,6 +41,8 @@ final class WatchdogLoop {
     var deepArmed: DeepArming? = nil
     /// The process's and this thread's CPU clocks at the last look, to tell an idle process (DispatchQueueIdle).
     var lastProcessCPU: (process: UInt64, own: UInt64)? = nil
+    /// The rate each episode is sampled at, and the tick that may hold it back.
+    let rates = SampleRateMeter()
 
     typealias Configuration = StallWatchdog.Configuration
 
@@ -230,7 +232,10 @@ final class WatchdogLoop {
     func takeSample(_ sampler: EpisodeSampler, watchAnswers: Bool) -> SampleRecord? {
         let before = sampler.missedCount
         let answeredBefore = shared.answeredPing.load(ordering: .acquiring)
+        let requestedNs = stallcap_monotonic_ns()
         var result = sampler.sample()
+        rates.requested(
+            threadID: sampler.threadID, requestedNs: requestedNs, endedNs: stallcap_monotonic_ns(), record: result)
         if let record = result, watchAnswers {
             // The main queue may have answered while the sample was taken, or since this step looked: a sample
             // from after the stall's end does not belong to it.

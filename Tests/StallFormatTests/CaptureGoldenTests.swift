@@ -47,7 +47,9 @@ import Testing
                                threads: [ThreadState(tid: 1002, cpuNs: 9_000_000)])),
         .stallEnd(StallEndRecord(stallID: 1, endNs: 7_000_000_000, cpuNs: 600_000_000, runQueueNs: 30_000_000,
                                  measuredNs: 900_000_000, state: .blocked, sampleCount: 2, missedCount: 1,
-                                 pausedNs: 50_000_000, missedRunQueueNs: 20_000_000)),
+                                 pausedNs: 50_000_000, missedRunQueueNs: 20_000_000,
+                                 sampleRate: EpisodeSampleRate(samplesPerKilosecond: 2_222, tickNs: 4_000_000,
+                                                               limit: .tick))),
         .stallBegin(StallBeginRecord(stallID: 2, startNs: 8_000_000_000, detectedNs: 8_500_000_000, threadID: 1001,
                                      kind: .saturated)),
         .stallEnd(StallEndRecord(stallID: 2, endNs: 9_000_000_000, cpuNs: 990_000_000, measuredNs: 1_000_000_000,
@@ -106,6 +108,7 @@ import Testing
         #expect(capture.stalls[0].threads.count == 2 && capture.stalls[0].blockedOn?.queueLabel == "com.app.db")
         #expect(capture.markers.map(\.name) == ["launch", "load"] && capture.droppedMarkers == 4)
         #expect(capture.droppedSamples == 12 && capture.symbols.count == 3 && capture.imageContents.count == 1)
+        #expect(capture.stalls[0].samplesPerSecond == 2.222 && capture.stalls[1].end?.sampleRate == nil)
     }
 
     /// Where two captures first differ: the byte, the record it is in (by the expected file's framing) and the

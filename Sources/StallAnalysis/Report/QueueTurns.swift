@@ -98,7 +98,7 @@ public struct QueueTurns: Sendable, Equatable {
         var outside = false  // a signalled sample outside any block since `previous`
         var ended = Set<UInt64>()
         var sameBlockGaps: [UInt64] = []  // the active time between two samples in a row in the same block
-        for sample in samples where sample.flags.isDisjoint(with: [.repeated, .fromStackMemory]) {
+        for sample in samples where sample.flags.isSignalled {
             if sample.turn == 0 {
                 if sample.flags.contains(.queueCodeKnown), sample.flags.isDisjoint(with: [.framePointers, .truncated]),
                    !sample.frames.isEmpty

@@ -167,6 +167,14 @@ public struct EpisodeSummary: Sendable {
     public var memoryStacks: MemoryStackCounts? = nil
     /// The queued blocks its samples saw run; nil when fewer than two samples knew their block.
     public var queueTurns: QueueTurns? = nil
+    /// Samples per second it got (``Stall/samplesPerSecond``: the watchdog's figure; for older captures the same
+    /// from the end record's count and span, or from the samples of an unfinished episode); nil without a span.
+    public var samplesPerSecond: Double? = nil
+    /// Samples per second asked: one over the capture's sample interval; nil without a process record.
+    public var askedSamplesPerSecond: Double? = nil
+    /// The watchdog's figure with the tick it measured and what held the rate back; nil for an unfinished
+    /// episode and in captures written before it.
+    public var sampleRate: EpisodeSampleRate? = nil
 }
 
 /// Episodes with the same fingerprint: one kind, one state and the same heaviest-stack shape.

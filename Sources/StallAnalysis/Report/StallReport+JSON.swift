@@ -111,7 +111,18 @@ extension StallReport {
             ("hints", Self.json(hints: profile.hints)), ("group", .int(e.group)),
             ("markers", .array(e.markers.map { Self.json(marker: $0, withCapture: false) })),
             ("memoryStacks", e.memoryStacks.map(Self.json(memoryStacks:)) ?? .null),
-        ] + Self.json(turns: e.queueTurns))
+        ] + Self.json(turns: e.queueTurns) + Self.json(rateOf: e))
+    }
+
+    /// The sampling-rate keys of an episode (docs/REPORT.md, `samplesPerSecond`).
+    private static func json(rateOf e: EpisodeSummary) -> [(String, JSONValue)] {
+        let rate = { (value: Double) in ReportFormat.rounded(value, 3) }
+        return [
+            ("samplesPerSecond", .number(e.samplesPerSecond.map(rate))),
+            ("askedSamplesPerSecond", .number(e.askedSamplesPerSecond.map(rate))),
+            ("sampleRateLimit", .text(e.sampleRate?.limit.description)),
+            ("tickMs", .number(e.sampleRate.flatMap { $0.tickNs > 0 ? Self.ms(Double($0.tickNs) / 1e6) : nil })),
+        ]
     }
 
     /// The queue-turn keys of an episode (docs/REPORT.md, `mainQueueTurns`); every value `null` without turns.

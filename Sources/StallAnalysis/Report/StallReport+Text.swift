@@ -137,7 +137,7 @@ extension StallReport {
                 + "in all, max \(ReportFormat.seconds((members.map(\.durationMs).max() ?? 0) / 1000))): \(names); "
                 + Self.samples(profile.analyzedSamples)
         }
-        var lines = Self.wrap(heading, indent: "  ") + missed(members)
+        var lines = Self.wrap(heading, indent: "  ") + SamplingShortfall.lines(members) + missed(members)
         if let turns = QueueTurns(summing: members.compactMap(\.queueTurns)) {
             lines += Self.wrap(turns.line, first: "  ", indent: "    ")
         }

@@ -161,7 +161,7 @@ public struct StallReport: Sendable {
                     var places = symbolizer.rootFirstPlaces(leafFirst: frames)
                     if !places.isEmpty, names.count == places.count + 1 { places.insert(nil, at: 0) }  // `[truncated]`
                     collected.append(CollectedSample(names: names, app: app, modules: modules, places: places))
-                    if sample.flags.isDisjoint(with: [.fromStackMemory, .repeated]) { signalled += 1 }
+                    if sample.flags.isSignalled { signalled += 1 }
                     if sample.turn != 0, let entry = QueueTurns.blockEntry(rootFirst: names) {
                         blockEntries[entry, default: 0] += 1
                     }
@@ -242,6 +242,9 @@ public struct StallReport: Sendable {
         episode.memoryStacks = MemoryStackCounts(stall.samples)
         episode.queueTurns = turns
         episode.runQueueWaitMs = stall.missedRunQueueNs.map { Double($0) / 1e6 }
+        episode.samplesPerSecond = stall.samplesPerSecond
+        episode.askedSamplesPerSecond = capture.process.flatMap { $0.sampleIntervalNs > 0 ? 1e9 / Double($0.sampleIntervalNs) : nil }
+        episode.sampleRate = stall.end?.sampleRate
         return episode
     }
 
