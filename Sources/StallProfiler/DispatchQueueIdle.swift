@@ -13,7 +13,9 @@ import CStallCapture
 /// The layout is libdispatch's private one (mainqueue.c), so it is trusted only when checked twice: statically
 /// (`stallcap_main_queue_layout`), and against ``confirmationsNeeded`` real pings whose block found its own thread
 /// in the drain lock; one that found another refutes it for the rest of the run. One real ping still goes out at
-/// least every ``verifyEvery`` quiet answers. A pure state machine: readings come in, decisions go out.
+/// least every ``verifyEvery`` quiet answers. A watched queue that is not the main queue (the configuration's
+/// `post`) refutes it at its first ping, whose block does not hold the main queue's lock. A pure state machine:
+/// readings come in, decisions go out.
 struct DispatchQueueIdle {
     /// Pings, answered by a worker that found itself in the drain lock, before the layout is trusted.
     static let confirmationsNeeded = 3
