@@ -24,11 +24,14 @@ import Testing
         }
     }
 
-    /// The voluntary context switches of every thread of process `pid` but `except`, summed.
+    /// The voluntary context switches of libdispatch's pool workers in process `pid` (threads named after a root
+    /// queue, "...-qos..."), summed: the threads a ping wakes. Not a sanitizer's own background thread.
     static func otherThreadsSwitches(pid: Int32, except: Set<Int32>) -> Int {
         let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task")) ?? []
-        return tasks.compactMap(Int32.init).filter { !except.contains($0) }
-            .reduce(0) { $0 + (voluntarySwitches(pid: pid, tid: $1) ?? 0) }
+        return tasks.compactMap(Int32.init).filter { tid in
+            !except.contains(tid) && ((try? String(contentsOfFile: "/proc/\(pid)/task/\(tid)/comm", encoding: .utf8))?
+                .contains("qos") ?? false)
+        }.reduce(0) { $0 + (voluntarySwitches(pid: pid, tid: $1) ?? 0) }
     }
 
     /// Runs stall-demo (`loop` "runloop" or "dispatch"; "async": stall-demo-async) idle for 2.5 s, then a 600 ms
