@@ -1,18 +1,21 @@
 #!/usr/bin/env bash
-# Capture-path benchmark, one run (~3-4 min with the defaults, ~2 of them the slowdown). Prints figures; asserts
-# nothing.
+# Capture-path benchmark, one run (~3-5 min with the defaults, 1.5-3 of them the slowdown). Prints figures;
+# asserts nothing.
 #  - main-thread stop per sample (median, p90) against the floor (tgkill + a handler storing one atomic), their
 #    ratio, the watchdog's CPU per sample;
 #  - slowdown of a busy main thread sampled at 100 Hz and 1 kHz (stallcap_sample, the watchdog's delivery): the
 #    main thread's CPU time for a fixed amount of work, in SLOWDOWN_BLOCKS blocks per rate of four windows of
-#    SLOWDOWN_WINDOW_MS of CPU each, off/on/on/off; each block's contrast is the work lost per CPU second, and the
-#    mean of the contrasts is printed with its 95 % confidence interval (Student's t), the median beside it, and
-#    whether the interval settles the 0.1 % goal (its upper end below 0.1 %: met; its lower end above: missed) and is
-#    narrower than ±0.1 %. The 100 Hz row is scaled to exactly 100 samples per CPU second (the on windows get
-#    some more or fewer); the 1 kHz row is at the rate the kernel gives (one sample per tick at most). The defaults
-#    (2000 blocks of 5 ms windows) gave intervals of ±0.04-0.06 % at load averages 4-7 on this 2-core machine;
-#    `stallprof-bench-capture slowdown BLOCKS MS control` runs the same with a sampler that wakes but sends no
-#    request (the design's own bias, and what the sampler thread's wake-ups cost);
+#    SLOWDOWN_WINDOW_MS of CPU each, off/on/on/off; each block's contrast is the work lost per CPU second. Printed:
+#    the mean of the contrasts with its 95 % confidence interval (Student's t over 20 batch means: the cost drifts
+#    for seconds at a time), the median beside it, and whether the interval settles the 0.1 % goal (its upper end
+#    below 0.1 %: met; its lower end above: missed; else not resolved) and is narrower than ±0.1 %; then the same
+#    for the blocks in which the sampler thread ran on another CPU (the cost on a machine with an idle core) and
+#    for those in which it ran on the sampled thread's CPU (every core busy), which differ by a factor of 2-5
+#    here. The 100 Hz rows are scaled to exactly 100 samples per CPU second (the on windows get some more or
+#    fewer); the 1 kHz rows are at the rate the kernel gives (one sample per tick at most). The defaults (2000
+#    blocks of 5 ms windows, 1.5-3 min) gave the all-blocks intervals ±0.04-0.08 % at load averages 1-12 on this
+#    2-core machine; `stallprof-bench-capture slowdown BLOCKS MS control` runs the same with a sampler that wakes
+#    but sends no request (the design's own bias, and what the sampler thread's wake-ups cost);
 #  - idle cost of a RunLoop.main app with and without the watchdog (threshold 250 ms; child processes,
 #    interleaved), and per-thread CPU over the measured window; then the same for a dispatchMain() app, where
 #    every check is a ping.

@@ -16,102 +16,15 @@
 //   discarded.
 // The sampler is not pinned: like the watchdog's thread it runs where the scheduler puts it, sometimes on the main
 // thread's CPU, whose work its wake-ups (the pacing, and the hand-off's 1 ms polls while a request waits for its
-// tick) then preempt: a real cost of sampling. Measured here (2026-12-06, load average 4-6), a sampler that only
-// wakes at 1 kHz cost the thread 0.24 % unpinned and nothing pinned to the other CPU, and pinning both threads
-// halved the 1 kHz slowdown (0.48 % to 0.25 %): pinning would hide that part, and with builds on the other CPU it
-// would make the sampler wait. `control` runs the sampler's wake-ups without requests, to see that part alone.
+// tick) then preempt: a real cost of sampling, and the largest part of it here. On this 2-core machine shared with
+// builds the sampler stays on the thread's CPU, or off it, for seconds at a time, and the slowdown differs by a
+// factor of 2-5 between the two (2026-12-06, load average 1.5: 0.35 % against 0.14 % at 100 Hz, 0.66 % against
+// 0.13 % at 1 kHz; a sampler that only wakes at 1 kHz cost 0.24 % unpinned, nothing pinned to the other CPU). So
+// each block is also classed by where the sampler ran during its on windows, and the two kinds are printed apart:
+// the second is the cost on a machine with an idle core, the first on one whose every core is busy. Pinning would
+// show only one of them. `control` runs the sampler's wake-ups without requests, to see that part alone.
 import CStallCapture
 import Foundation
-import Synchronization
-
-/// Samples one thread with stallcap_sample (the watchdog's delivery: a one-shot timer on the thread's CPU clock)
-/// at the rate it is set to, or not at all, from one thread that lives for the whole benchmark.
-final class SwitchedSampler: @unchecked Sendable {
-    private let tid: pid_t
-    /// False for the control: the sampler wakes at the rate, as paced, but sends no request.
-    private let requests: Bool
-    private let condition = NSCondition()
-    private var hz = 0, generation = 0, quit = false  // under `condition`
-    /// The generation the sampler has acted on: its requests of earlier ones are answered or cancelled.
-    private let acknowledged = Atomic<Int>(0)
-    /// When each sample's handler ran (CLOCK_MONOTONIC ns), in order; read after `stop`.
-    private(set) var timestamps: [UInt64] = []
-    private(set) var missed = 0
-    private let done = DispatchSemaphore(value: 0)
-
-    init(tid: pid_t, requests: Bool) {
-        self.tid = tid
-        self.requests = requests
-        Thread { [self] in run() }.start()
-    }
-
-    /// Sets the rate (0: off) and returns the new generation: the main thread works on until `settled` says so.
-    func set(hz newHz: Int) -> Int {
-        condition.lock()
-        defer { condition.unlock() }
-        hz = newHz
-        generation += 1
-        condition.signal()
-        return generation
-    }
-
-    func settled(_ generation: Int) -> Bool { acknowledged.load(ordering: .acquiring) == generation }
-
-    func stop() {
-        condition.lock()
-        quit = true
-        condition.signal()
-        condition.unlock()
-        done.wait()
-    }
-
-    private func run() {
-        var frames = [UInt](repeating: 0, count: 256)
-        // Requests are paced in on time: the wait left when sampling stopped is owed when it resumes at that rate,
-        // so each second of on windows gets `hz` requests, however the on stretches fall between the off ones.
-        var seen = 0, next: UInt64 = 0, pacedHz = 0, owed = [Int: UInt64]()
-        condition.lock()
-        while !quit {
-            if hz == 0 {
-                if seen != generation {
-                    seen = generation
-                    let now = stallcap_monotonic_ns()
-                    if pacedHz != 0 { owed[pacedHz] = next > now ? next - now : 0 }
-                    pacedHz = 0
-                    condition.unlock()
-                    stallcap_sample_cancel()  // nothing may arrive in an off window
-                    condition.lock()
-                    acknowledged.store(seen, ordering: .releasing)
-                }
-                if hz == 0 && !quit { condition.wait() }
-                continue
-            }
-            let now = stallcap_monotonic_ns()
-            if seen != generation {  // just switched on
-                seen = generation
-                pacedHz = hz
-                next = now + (owed[hz] ?? 0)
-                acknowledged.store(seen, ordering: .releasing)
-            }
-            if next > now {  // paced as asked; a change of rate wakes it
-                _ = condition.wait(until: Date(timeIntervalSinceNow: Double(next - now) / 1e9))
-                continue
-            }
-            next += 1_000_000_000 / UInt64(hz)  // behind (a sample waits for a tick): the next one at once
-            guard requests else { continue }
-            condition.unlock()
-            var info = stallcap_sample_info()
-            let status = frames.withUnsafeMutableBufferPointer {
-                stallcap_sample(tid, 100_000_000, $0.baseAddress, 256, &info)
-            }
-            if status == STALLCAP_OK { timestamps.append(info.timestamp_ns) } else { missed += 1 }
-            condition.lock()
-        }
-        condition.unlock()
-        stallcap_sample_end()
-        done.signal()
-    }
-}
 
 /// A fixed amount of work at a fixed depth (the stack the handler walks): `chunks` runs of a multiply chain.
 @inline(never) func work(depth: Int, chunks: Int) -> UInt64 {
@@ -123,18 +36,43 @@ final class SwitchedSampler: @unchecked Sendable {
     return x
 }
 
-/// One window's costs for the same work, and when it ran; or the sum of several windows.
+/// One window's costs for the same work, when it ran and on which CPU (at its start and end); or the sum of
+/// several windows.
 struct WindowCost {
     var cpuNs = 0.0, wallNs = 0.0, instructions = 0.0
     var spans: [(start: UInt64, end: UInt64)] = []
+    var mainCPUs: [Int32] = []
     static func + (a: WindowCost, b: WindowCost) -> WindowCost {
         WindowCost(cpuNs: a.cpuNs + b.cpuNs, wallNs: a.wallNs + b.wallNs, instructions: a.instructions + b.instructions,
-                   spans: a.spans + b.spans)
+                   spans: a.spans + b.spans, mainCPUs: a.mainCPUs + b.mainCPUs)
     }
 
     /// How many of `timestamps` (ascending) fall inside the windows: samples whose handler ran in them.
     func samples(in timestamps: [UInt64]) -> Int {
         spans.reduce(0) { $0 + firstIndex(atLeast: $1.end, timestamps) - firstIndex(atLeast: $1.start, timestamps) }
+    }
+}
+
+/// Where the sampler ran during a block's on windows, against the main thread's CPU.
+enum Placement { case shared, apart, mixed }
+
+/// One measured block: its rate, its two off windows and its two on windows.
+struct Block {
+    var hz: Int, off: WindowCost, on: WindowCost
+
+    /// Shared when every place the sampler was seen in the on windows is the main thread's one CPU, apart when
+    /// none is; mixed when some are, when the main thread moved, or when the sampler was not seen.
+    func placement(_ places: [(ns: UInt64, cpu: Int32)]) -> Placement {
+        guard let cpu = on.mainCPUs.first, cpu >= 0, on.mainCPUs.allSatisfy({ $0 == cpu }) else { return .mixed }
+        let times = places.map(\.ns)
+        var seen = 0, there = 0
+        for span in on.spans {
+            for i in firstIndex(atLeast: span.start, times)..<firstIndex(atLeast: span.end, times) {
+                seen += 1
+                if places[i].cpu == cpu { there += 1 }
+            }
+        }
+        return seen == 0 ? .mixed : there == seen ? .shared : there == 0 ? .apart : .mixed
     }
 }
 
@@ -149,9 +87,8 @@ func firstIndex(atLeast value: UInt64, _ sorted: [UInt64]) -> Int {
 }
 
 /// Runs `blocks` off/on/on/off blocks per rate (100 Hz and 1 kHz, alternating) of windows of `windowMs` of the main
-/// thread's CPU each, and prints each rate's slowdown: its mean with a 95 % confidence interval, the median, and
-/// whether the interval settles the 0.1 % goal. `control`: the sampler wakes at each rate but sends no request, so
-/// the figures measure the design's own bias and the sampler thread's wake-ups (both should be near 0).
+/// thread's CPU each, and prints each rate's slowdown (SlowdownReport.swift). `control`: the sampler wakes at each
+/// rate but sends no request, so the figures measure the design's own bias and the sampler thread's wake-ups.
 func benchSlowdown(blocks: Int, windowMs: Double, depth: Int, control: Bool) {
     precondition(stallcap_install(SIGPROF) == 0, "cannot install the handler")
     stallcap_warm_thread()
@@ -168,13 +105,13 @@ func benchSlowdown(blocks: Int, windowMs: Double, depth: Int, control: Bool) {
     let chunks = max(1, Int(chunksPerMs * windowMs))
 
     func window() -> WindowCost {
-        let i0 = counter?.read() ?? 0
+        let cpu0 = currentCPU(), i0 = counter?.read() ?? 0
         let c0 = ownThreadCPUNs(), t0 = stallcap_monotonic_ns()
         sink &+= work(depth: depth, chunks: chunks)
         let t1 = stallcap_monotonic_ns(), c1 = ownThreadCPUNs()
         let i1 = counter?.read() ?? 0
         return WindowCost(cpuNs: Double(c1 &- c0), wallNs: Double(t1 &- t0), instructions: Double(i1 &- i0),
-                          spans: [(t0, t1)])
+                          spans: [(t0, t1)], mainCPUs: [cpu0, currentCPU()])
     }
     func switchTo(_ hz: Int) {  // works on, uncounted, until the sampler has acted on the change
         let generation = sampler.set(hz: hz)
@@ -182,17 +119,16 @@ func benchSlowdown(blocks: Int, windowMs: Double, depth: Int, control: Bool) {
     }
 
     let loadBefore = loadAverage()
-    let rates = [100, 1000]
-    var measured: [(hz: Int, off: WindowCost, on: WindowCost)] = []
+    var measured: [Block] = []
     let start = stallcap_monotonic_ns()
     for block in -1..<blocks {  // block -1: discarded
-        for hz in rates {
+        for hz in [100, 1000] {
             let a1 = window()
             switchTo(hz)
             let b = window() + window()
             switchTo(0)
             let a = a1 + window()
-            if block >= 0 { measured.append((hz, a, b)) }
+            if block >= 0 { measured.append(Block(hz: hz, off: a, on: b)) }
         }
     }
     let elapsed = Double(stallcap_monotonic_ns() - start) / 1e9
@@ -201,36 +137,7 @@ func benchSlowdown(blocks: Int, windowMs: Double, depth: Int, control: Bool) {
     print(String(format: "busy main thread (%d frames of work), %d blocks per rate of 4 windows of %.1f ms CPU (off, on, "
         + "on, off), %.0f s, load average %@ to %@%@:", depth, blocks, windowMs, elapsed, loadBefore, loadAverage(),
         control ? "; CONTROL: no requests sent" : ""))
-    let stray = measured.reduce(0) { $0 + $1.off.samples(in: sampler.timestamps) }
-    for hz in rates {
-        var cpu = PairedContrasts(), wall = PairedContrasts(), instructions = PairedContrasts()
-        var samples = 0, onCPUNs = 0.0
-        for block in measured where block.hz == hz {
-            let n = block.on.samples(in: sampler.timestamps)
-            cpu.add(off: block.off.cpuNs, on: block.on.cpuNs, rate: Double(n) / (block.on.cpuNs / 1e9))
-            wall.add(off: block.off.wallNs, on: block.on.wallNs)
-            if counter != nil { instructions.add(off: block.off.instructions, on: block.on.instructions) }
-            samples += n
-            onCPUNs += block.on.cpuNs
-        }
-        // The signal waits for a scheduler tick that finds the thread running: asked for at 1 kHz, a thread gets
-        // at most the kernel's HZ samples a second (250 here), fewer when it shares its CPU. That row is the
-        // slowdown at the rate achieved; the 100 Hz one is scaled to exactly 100 samples a second of CPU.
-        let rate = Double(samples) / (onCPUNs / 1e9)
-        let figure = hz == 100 ? cpu.scaled(to: 100) : cpu.interval
-        line(hz == 100 ? "slowdown at 100 samples/s, per CPU second" : "slowdown asked at 1 kHz, per CPU second",
-             figure.summary)
-        line("", figure.verdict(goal: 0.1))
-        line("", String(format: "%d samples in the on windows, %.0f a second of CPU; blocks' sd %.2f %%, lag-1 "
-            + "autocorrelation %+.2f", samples, rate, cpu.standardDeviation, cpu.lag1))
-        if hz == 100 { line("  as measured (asked 100 Hz)", cpu.interval.summary) }
-        // Per wall-clock second the thread also loses what other processes and the sampler take from its CPU: on a
-        // shared machine mostly preemption by other builds, heavy-tailed, so this interval is wide and says little.
-        line("  per wall-clock second", wall.interval.summary)
-        if counter != nil { line("  user instructions per unit of work", instructions.interval.summary) }
-    }
+    reportSlowdown(measured, sampler: sampler, instructions: counter != nil)
     if counter == nil { line("user instruction counter", "none (\(counterFailure)): CPU time only") }
-    if sampler.missed > 0 { line("sample requests not answered in time", "\(sampler.missed)") }
-    if stray > 0 { line("samples in off windows (should be none)", "\(stray)") }
     if sink == 42 { print("") }  // keeps the work from being optimised away
 }
