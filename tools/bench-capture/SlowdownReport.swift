@@ -30,7 +30,8 @@ private struct Contrasts {
 func reportSlowdown(_ measured: [Block], sampler: SwitchedSampler, instructions counted: Bool) {
     let timestamps = sampler.timestamps
     for hz in [100, 1000] {
-        let blocks = measured.filter { $0.hz == hz }
+        let stalled = measured.filter { $0.hz == hz && $0.hostStall }
+        let blocks = measured.filter { $0.hz == hz && !$0.hostStall }
         let all = Contrasts(blocks, timestamps: timestamps, instructions: counted)
         let figure = all.figure(hz)
         line(hz == 100 ? "slowdown at 100 samples/s, per CPU second" : "slowdown asked at 1 kHz, per CPU second",
@@ -57,6 +58,11 @@ func reportSlowdown(_ measured: [Block], sampler: SwitchedSampler, instructions 
         }
         let mixed = placements.filter { $0 == .mixed }.count
         if mixed > 0 { line("  mixed, or the thread moved", "\(mixed) of \(blocks.count) blocks, in the figure above only") }
+        if !stalled.isEmpty {
+            let on = stalled.filter(\.slowWindowIsOn).count
+            line("  set aside: a window > 10 % slower", "\(stalled.count) blocks (the slow window on: \(on), off: "
+                + "\(stalled.count - on))")
+        }
         // Per wall-clock second the thread also loses what other processes and the sampler take from its CPU: on a
         // shared machine mostly preemption by other builds, heavy-tailed, so this interval is wide and says little.
         line("  per wall-clock second", all.wall.interval.summary)
