@@ -13,10 +13,11 @@
 #    for those in which it ran on the sampled thread's CPU (every core busy), 2-3 times as costly here. Blocks
 #    with a window over 10 % slower than the block's fastest (the host, not sampling) are set aside and counted.
 #    The 100 Hz rows are scaled to exactly 100 samples per CPU second (the on windows get some more or fewer);
-#    the 1 kHz rows are at the rate the kernel gives (one sample per tick at most). The defaults (2000 blocks of
-#    5 ms windows, 1.5-3 min) gave all-blocks intervals of ±0.03-0.08 % at load averages 1.5-5 on this 2-core
-#    machine; `stallprof-bench-capture slowdown BLOCKS MS control` runs the same with a sampler that wakes but
-#    sends no request (the design's own bias, and what the sampler thread's wake-ups cost);
+#    the 1 kHz rows are at the rate the kernel gives (one sample per tick at most). The defaults (2400 blocks of
+#    5 ms windows, about 1.7 min, longer under load) gave all-blocks intervals of ±0.025-0.08 % at load averages
+#    1-5 on this 2-core machine (with 2000 blocks, once ±0.10 at 1 kHz, as the sampler's placement drifted).
+#    `stallprof-bench-capture slowdown BLOCKS MS control` runs the same with a sampler that wakes but sends no
+#    request (the design's own bias, and what the sampler thread's wake-ups cost);
 #  - idle cost of a RunLoop.main app with and without the watchdog (threshold 250 ms; child processes,
 #    interleaved), and per-thread CPU over the measured window; then the same for a dispatchMain() app, where
 #    every check is a ping.
@@ -32,6 +33,6 @@ nice=()
 [ "$(id -u)" -eq 0 ] && [ "${BENCH_NICE:--15}" != 0 ] && nice=(nice -n "${BENCH_NICE:--15}")
 echo "machine: $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg); $(date -u +%Y-%m-%dT%H:%MZ); ${nice[*]:-not niced}"
 "${nice[@]}" "$bin" stop "${1:-2000}" 50
-"${nice[@]}" "$bin" slowdown "${2:-2000}" "${5:-5}"
+"${nice[@]}" "$bin" slowdown "${2:-2400}" "${5:-5}"
 "${nice[@]}" "$bin" idle "${3:-3}" "${4:-4}" runloop
 "${nice[@]}" "$bin" idle "${3:-3}" "${4:-4}" dispatch

@@ -80,8 +80,9 @@ struct Block {
     /// True when the block's slowest window is an on window.
     var slowWindowIsOn: Bool { (on.windowCPUNs.max() ?? 0) > (off.windowCPUNs.max() ?? 0) }
 
-    /// Shared when every place the sampler was seen in the on windows is the main thread's one CPU, apart when
-    /// none is; mixed when some are, when the main thread moved, or when the sampler was not seen.
+    /// Shared when every place the sampler was seen in the on windows (after a request, or woken to pace) is the
+    /// main thread's one CPU, apart when none is; mixed when some are, when the main thread moved, or when the
+    /// sampler was not seen.
     func placement(_ places: [(ns: UInt64, cpu: Int32)]) -> Placement {
         guard let cpu = on.mainCPUs.first, cpu >= 0, on.mainCPUs.allSatisfy({ $0 == cpu }) else { return .mixed }
         let times = places.map(\.ns)

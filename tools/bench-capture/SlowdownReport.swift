@@ -57,7 +57,7 @@ func reportSlowdown(_ measured: [Block], sampler: SwitchedSampler, instructions 
             line("", kindFigure.verdict(goal: 0.1))
         }
         let mixed = placements.filter { $0 == .mixed }.count
-        if mixed > 0 { line("  mixed, or the thread moved", "\(mixed) of \(blocks.count) blocks, in the figure above only") }
+        if mixed > 0 { line("  mixed, moved or not seen", "\(mixed) of \(blocks.count) blocks, in the figure above only") }
         if !stalled.isEmpty {
             let on = stalled.filter(\.slowWindowIsOn).count
             line("  set aside: a window > 10 % slower", "\(stalled.count) blocks (the slow window on: \(on), off: "

@@ -17,8 +17,8 @@ final class SwitchedSampler: @unchecked Sendable {
     private let acknowledged = Atomic<Int>(0)
     /// When each sample's handler ran (CLOCK_MONOTONIC ns), in order; read after `stop`.
     private(set) var timestamps: [UInt64] = []
-    /// Where the sampler ran: (CLOCK_MONOTONIC ns, CPU) after each request (each pacing wake-up in the control),
-    /// in order; read after `stop`.
+    /// Where the sampler ran: (CLOCK_MONOTONIC ns, CPU) after each request and each pacing wake-up, in order;
+    /// read after `stop`.
     private(set) var places: [(ns: UInt64, cpu: Int32)] = []
     private(set) var missed = 0
     private let done = DispatchSemaphore(value: 0)
@@ -79,13 +79,11 @@ final class SwitchedSampler: @unchecked Sendable {
             }
             if next > now {  // paced as asked; a change of rate wakes it
                 _ = condition.wait(until: Date(timeIntervalSinceNow: Double(next - now) / 1e9))
+                places.append((stallcap_monotonic_ns(), currentCPU()))
                 continue
             }
             next += 1_000_000_000 / UInt64(hz)  // behind (a sample waits for a tick): the next one at once
-            guard requests else {
-                places.append((now, currentCPU()))
-                continue
-            }
+            guard requests else { continue }
             condition.unlock()
             var info = stallcap_sample_info()
             let status = frames.withUnsafeMutableBufferPointer {

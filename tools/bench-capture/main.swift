@@ -22,7 +22,7 @@ switch arguments.count > 1 ? arguments[1] : "" {
 case "stop":
     benchStop(samples: Int(argument(2, 2000)), depth: Int(argument(3, 50)))
 case "slowdown" where arguments.count < 5 || arguments[4] == "control":
-    benchSlowdown(blocks: Int(argument(2, 2000)), windowMs: argument(3, 5), depth: 50,
+    benchSlowdown(blocks: Int(argument(2, 2400)), windowMs: argument(3, 5), depth: 50,
                   control: arguments.count > 4 && arguments[4] == "control")
 case "idle" where arguments.count < 5 || ["runloop", "dispatch"].contains(arguments[4]):
     benchIdle(pairs: Int(argument(2, 3)), seconds: argument(3, 4), loop: arguments.count > 4 ? arguments[4] : "runloop")
