@@ -13,17 +13,19 @@
 //   the sampler has acknowledged the change (its last request answered or cancelled). A sample counts in the
 //   window its handler ran in (its timestamp), so its cost and its count always fall in the same window;
 // - the first windows pay for page faults and cold caches: a warm-up of about 0.3 s and one block of each rate are
-//   discarded.
+//   discarded;
+// - now and then the host stops or slows the vCPU under the thread, and the guest charges it to the thread's
+//   clock (a 5 ms window took 10 ms): blocks with such a window are set aside and counted (Block.hostStall).
 // The sampler is not pinned: like the watchdog's thread it runs where the scheduler puts it, sometimes on the main
 // thread's CPU, whose work its wake-ups (the pacing, and the hand-off's 1 ms polls while a request waits for its
 // tick) then preempt: a real cost of sampling, and the largest part of it here. On this 2-core machine shared with
 // builds the sampler stays on the thread's CPU, or off it, for seconds at a time, and the slowdown differs by a
-// factor of 2-3 between the two (2026-12-06, seven runs at load average 1.5-5: at 100 Hz 0.29-0.36 % on the
-// thread's CPU against 0.10-0.18 % apart, at 1 kHz 0.60-0.72 % against 0.09-0.36 %; a sampler that only wakes at
-// 1 kHz cost 0.24 % unpinned at load 5, nothing pinned to the other CPU). So
-// each block is also classed by where the sampler ran during its on windows, and the two kinds are printed apart:
-// the second is the cost on a machine with an idle core, the first on one whose every core is busy. Pinning would
-// show only one of them. `control` runs the sampler's wake-ups without requests, to see that part alone.
+// factor of 2-3 between the two (2026-12-06, thirteen runs at load average 1-5.5: at 100 Hz 0.20-0.37 % on the
+// thread's CPU against 0.09-0.18 % apart, at 1 kHz 0.57-0.72 % against 0.09-0.36 %; a sampler that only wakes at
+// 1 kHz cost 0.24 % unpinned at load 5, nothing pinned to the other CPU). So each block is also classed by where
+// the sampler ran during its on windows, and the two kinds are printed apart: sampler on another CPU, the cost on
+// a machine with an idle core; on the thread's CPU, the cost when every core is busy. Pinning would show only one
+// of them. `control` runs the sampler's wake-ups without requests, to see that part alone.
 import CStallCapture
 import Foundation
 
