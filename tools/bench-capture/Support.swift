@@ -43,6 +43,12 @@ func threadCPUDelta(from start: [String: UInt64], to end: [String: UInt64]) -> [
     end.map { name, ns in (name, ns &- min(ns, start[name] ?? 0)) }.sorted { $0.0 < $1.0 }
 }
 
+/// The one-minute load average, as /proc/loadavg prints it ("?" when unreadable).
+func loadAverage() -> String {
+    let text = try? String(contentsOfFile: "/proc/loadavg", encoding: .utf8)
+    return text?.split(separator: " ").first.map(String.init) ?? "?"
+}
+
 /// "  label  value" with the label padded to a column.
 func line(_ label: String, _ value: String) {
     print("  " + label.padding(toLength: 46, withPad: " ", startingAt: 0) + " " + value)

@@ -1,7 +1,9 @@
 // stallprof-bench-capture: measures the capture path. Driven by tools/bench-capture.sh, which prints the figures.
 //
 //   stallprof-bench-capture stop [SAMPLES] [DEPTH]          main-thread stop per sample against the signal floor
-//   stallprof-bench-capture slowdown [ROUNDS] [SECONDS]     busy main thread sampled at 100 Hz and 1 kHz
+//   stallprof-bench-capture slowdown [BLOCKS] [WINDOW_MS] [control]
+//                                                           busy main thread sampled at 100 Hz and 1 kHz; control:
+//                                                           the sampler wakes at each rate but sends no request
 //   stallprof-bench-capture idle [PAIRS] [SECONDS] [LOOP]   watchdog on an idle app (child processes); LOOP is
 //                                                           runloop (RunLoop.main, default), dispatch or async
 //   stallprof-bench-capture idle-child SECONDS 0|1 LOOP     one such child (used by `idle`)
@@ -19,13 +21,14 @@ func argument(_ i: Int, _ fallback: Double) -> Double {
 switch arguments.count > 1 ? arguments[1] : "" {
 case "stop":
     benchStop(samples: Int(argument(2, 2000)), depth: Int(argument(3, 50)))
-case "slowdown":
-    benchSlowdown(rounds: Int(argument(2, 5)), seconds: argument(3, 0.5), depth: 50)
+case "slowdown" where arguments.count < 5 || arguments[4] == "control":
+    benchSlowdown(blocks: Int(argument(2, 2400)), windowMs: argument(3, 5), depth: 50,
+                  control: arguments.count > 4 && arguments[4] == "control")
 case "idle" where arguments.count < 5 || ["runloop", "dispatch", "async"].contains(arguments[4]):
     benchIdle(pairs: Int(argument(2, 3)), seconds: argument(3, 4), loop: arguments.count > 4 ? arguments[4] : "runloop")
 case "idle-child" where arguments.count == 5:
     idleChild(seconds: argument(2, 4), watchdog: arguments[3] == "1", loop: arguments[4])
 default:
-    FileHandle.standardError.write(Data("usage: stallprof-bench-capture stop [SAMPLES] [DEPTH] | slowdown [ROUNDS] [SECONDS] | idle [PAIRS] [SECONDS] [runloop|dispatch|async]\n".utf8))
+    FileHandle.standardError.write(Data("usage: stallprof-bench-capture stop [SAMPLES] [DEPTH] | slowdown [BLOCKS] [WINDOW_MS] [control] | idle [PAIRS] [SECONDS] [runloop|dispatch|async]\n".utf8))
     exit(64)
 }
