@@ -113,13 +113,17 @@ final class EpisodeSampler {
     /// `call` gets the state read (running, runnable or not). Called by ``sample()``.
     private func sampleFromMemory(now: UInt64, call: inout SyscallState) -> SampleRecord? {
         guard let read = MemoryStack.readIfInSystemCall(threadID, into: &buffer, state: &call) else { return nil }
+        // A request left outstanding is dropped: unanswered, its timer would fire whenever the thread next runs
+        // (after the app may have reset the signal); answered before the thread went to sleep, its stack is older
+        // than this one and would be collected later as the thread's current stack, out of order.
+        stallcap_sample_cancel()
         // The stack is the thread's as of the read's end (its state was checked again then), which may come after
         // the main queue answered: stamped then (with its clocks read then), such a sample is seen to follow the
         // answer and is dropped.
         let reading = self.read(), readNs = reading?.timeNs ?? stallcap_monotonic_ns()
         lastMemoryCall = (call.number, call.stackPointer, call.programCounter)
         (lastRealSampleNs, consecutiveMisses) = (now, 0)
-        unansweredSinceCPU = nil  // asleep: a request of its was cancelled; the next one starts afresh
+        unansweredSinceCPU = nil  // asleep: its request was cancelled above; the next one starts afresh
         haveStack = true
         sampleCount += 1
         lastSampleCPU = reading?.cpuNs
