@@ -147,6 +147,8 @@ final class BlockedOnProbe {
             } while (status == STALLCAP_BUSY || (status == STALLCAP_TIMEOUT && latest.kind == .running))
                 && stallcap_monotonic_ns() < deadline
             if status == STALLCAP_TIMEOUT && latest.kind == .inCall && again {
+                // It went to sleep after stallcap_sample last looked: that request is still armed.
+                stallcap_sample_cancel()
                 return takeStack(tid, state: letter, known: latest, timeoutNs: timeoutNs, again: false)
             }
             guard status == STALLCAP_OK else {
