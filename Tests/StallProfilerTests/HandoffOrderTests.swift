@@ -91,3 +91,32 @@ extension WatchdogTests {
             "a sample stamped \(fromMemory.timestampNs - min(fromMemory.timestampNs, record.timestampNs)) ns before the stack read from memory came after it")
     }
 }
+
+/// A thread that exits with a request outstanding: the request can never be answered (its timer watched the old
+/// thread), so the next call says the thread is gone and the slot is free for the next thread's requests.
+extension WatchdogTests {
+    @Test func aThreadThatExitsWithARequestOutstandingIsGoneAndTheNextThreadIsSampled() throws {
+        #expect(stallcap_install(SIGPROF) == 0)
+        let leaving = SignalBlocker(lateMs: nil)
+        let other = SignalBlocker(lateMs: nil, depth: 3)
+        other.release.store(true, ordering: .releasing)
+        defer { other.finish() }
+        let leavingTID = leaving.tid.load(ordering: .acquiring)
+        var frames = [UInt](repeating: 0, count: 256)
+        // It blocks the signal: unanswered, the request stays outstanding while the thread runs.
+        #expect(Self.sampleOnce(leavingTID, timeoutNs: Self.aMinute, &frames).0 == STALLCAP_TIMEOUT)
+        leaving.finish()  // it unblocks the signal (its handler may answer), then exits
+        while stallcap_thread_cpu_ns(leavingTID) >= 0 { usleep(1000) }
+        let (status, _) = Self.sampleOnce(leavingTID, timeoutNs: Self.aMinute, &frames)
+        // Gone; or answered while it unblocked before it exited (its own stack, collected now).
+        #expect(status == STALLCAP_NO_THREAD || status == STALLCAP_OK)
+        #expect(Self.sampleOnce(leavingTID, timeoutNs: Self.aMinute, &frames).0 == STALLCAP_NO_THREAD)
+        var taken = STALLCAP_TIMEOUT, stack = ArraySlice<UInt>()
+        for _ in 0..<100 where taken != STALLCAP_OK {
+            (taken, stack) = Self.sampleOnce(other.tid.load(ordering: .acquiring), timeoutNs: Self.aMinute, &frames)
+            if taken == STALLCAP_BUSY { usleep(1000) }
+        }
+        let framesTold = dlsym(nil, "__tsan_init") == nil  // see HandoffBoundTests
+        #expect(taken == STALLCAP_OK && (other.owns(stack) || !framesTold))
+    }
+}
