@@ -4,12 +4,14 @@
 // target tid, generation). The watchdog publishes REQUESTED and arms a timer on the thread's CPU clock
 // (cputimer.c), which signals the thread the next time it runs, never inside a sleep. The handler claims the
 // request with a compare-and-swap (REQUESTED -> CLAIMED) only if it runs on the target thread, unwinds into static
-// buffers and stores DONE, waking nobody; the watchdog polls the word (handoff.c). On timeout the request stays
-// outstanding (on a loaded machine the thread may wait longer than a timeout for a CPU, then a tick): the next
-// call for the same thread waits on for it or collects its answer. A call for another thread, or
-// stallcap_sample_cancel, cancels it with a compare-and-swap (REQUESTED -> IDLE) and disarms the timer: a handler
-// that runs later finds nothing to claim and writes nothing. A claimed request is never reused until its handler
-// is done.
+// buffers and stores DONE, waking nobody; the watchdog looks at the word once per tick (handoff.c), for two ticks
+// at most. Unanswered by then, a request stays outstanding while its thread waits for a CPU (under contention the
+// tick that fires the timer is often the one that preempts the thread, and the signal comes when it runs again):
+// the next call for the same thread waits on for it (no new timer) or collects its answer. A thread asleep in a
+// system call, a call for another thread, or stallcap_sample_cancel cancels it with a compare-and-swap
+// (REQUESTED -> IDLE) and disarms the timer: a handler that runs later finds nothing to claim and writes nothing.
+// The static buffers are written only under a claim, read only after DONE, and no new request is made until a
+// claim ends.
 #include "stallcapture.h"
 #include "stallcapture_probe.h"
 #include "stallcapture_threads.h"
@@ -34,8 +36,9 @@ _Static_assert(sizeof(uintptr_t) == sizeof(uint64_t), "64-bit addresses");
 
 static _Atomic int g_signo = 0;
 
-/// The generation of the request this caller left outstanding (timed out, not cancelled), 0 for none. Only the
-/// sampling thread reads and writes it.
+/// The generation of the request a call left outstanding (unanswered while its thread waits for a CPU, or claimed
+/// by a handler that has not finished), 0 for none: the next call for the same thread waits on for it or collects
+/// its answer. Only the sampling thread reads and writes it.
 static uint32_t g_outstanding = 0;
 
 // Written only by the handler that holds the CLAIMED state; read by the watchdog after it sees DONE.
@@ -60,7 +63,8 @@ static void handler(int signo, siginfo_t *info, void *context) {
     if (info == NULL || info->si_code != SI_TIMER) return;
     int saved_errno = errno;
     // Only what must happen on the thread happens here: the thread's CPU clock is read by the watchdog (its clock
-    // id is readable from outside), and nobody is woken: the watchdog polls the request word (handoff.c).
+    // id is readable from outside), and nobody is woken: the watchdog looks at the request word once a tick
+    // (handoff.c).
     uint64_t claimed = stallcap_handoff_claim((pid_t)info->si_value.sival_int);
     if (claimed != 0) {
         uint32_t flags = 0;
@@ -179,6 +183,7 @@ static stallcap_status collect(uintptr_t *frames, uint32_t max_frames, stallcap_
     memcpy(frames, g_frames, n * sizeof(uintptr_t));
     copy.frame_count = n;
     *info = copy;
+    stallcap_handoff_learn(copy.timestamp_ns + copy.unwind_ns);
     g_outstanding = 0;
     atomic_store_explicit(&g_state, WORD(gen, tid, ST_IDLE), memory_order_release);
     return STALLCAP_OK;
@@ -213,12 +218,17 @@ void stallcap_sample_end(void) {
     stallcap_cputimer_release_all();
 }
 
+/// The longest a request waits for its answer: two ticks, or the caller's timeout when shorter.
+static uint64_t wait_bound(int64_t timeout_ns) {
+    uint64_t bound = 2 * stallcap_tick_ns();
+    return timeout_ns < 0 ? 0 : (uint64_t)timeout_ns < bound ? (uint64_t)timeout_ns : bound;
+}
+
 stallcap_status stallcap_sample(pid_t tid, int64_t timeout_ns, uintptr_t *frames, uint32_t max_frames,
                                 stallcap_sample_info *info) {
     int signo = atomic_load(&g_signo);
     if (signo == 0) return STALLCAP_NOT_INSTALLED;
-    // The app may have replaced or reset the handler since: then our signal could kill it or reach its handler,
-    // so a request still armed is disarmed too.
+    // The app may have replaced or reset the handler since: then our signal could kill it or reach its handler.
     struct sigaction current;
     if (sigaction(signo, NULL, &current) != 0 || !is_ours(&current)) {
         stallcap_sample_cancel();
@@ -232,16 +242,9 @@ stallcap_status stallcap_sample(pid_t tid, int64_t timeout_ns, uintptr_t *frames
         stallcap_sample_cancel();
         return STALLCAP_NO_THREAD;
     }
-    // This thread's request from an earlier call, answered since (the thread got its tick late, on a loaded
-    // machine): a sample taken when its handler ran, collected now.
+    // This thread's request from an earlier call, answered since (it got its CPU back): a sample taken when its
+    // handler ran, collected now.
     if (WORD_STATE(word) == ST_DONE) return collect(frames, max_frames, info, WORD_GEN(word), tid);
-    // A thread in a system call (most often asleep) would meet the timer's signal only after the call returned:
-    // say so now, so that the caller reads its stack from memory instead of waiting out the timeout. Not a safety
-    // check: the timer never interrupts a call, also one the thread enters after this read.
-    stallcap_syscall_state syscall_state;
-    // An outstanding request stays: a thread in a short call meets its signal on the way out; one that sleeps
-    // on has it disarmed at the next timeout (below).
-    if (stallcap_read_syscall(tid, &syscall_state) == STALLCAP_SYSCALL_IN_CALL) return STALLCAP_IN_SYSCALL;
     uint32_t gen = WORD_GEN(word);
     if (WORD_STATE(word) != ST_REQUESTED) {  // none outstanding: a new request, and its timer
         gen += 1;
@@ -257,16 +260,17 @@ stallcap_status stallcap_sample(pid_t tid, int64_t timeout_ns, uintptr_t *frames
         }
         g_outstanding = gen;
     }
-    if (timeout_ns < 0) timeout_ns = 0;
-    switch (stallcap_handoff_wait(gen, stallcap_monotonic_ns() + (uint64_t)timeout_ns)) {
+    switch (stallcap_handoff_wait(gen, stallcap_monotonic_ns() + wait_bound(timeout_ns))) {
     case ST_DONE: return collect(frames, max_frames, info, gen, tid);
-    case ST_REQUESTED:
-        // Left outstanding only while the thread waits for a CPU (a later call collects the answer). A thread
-        // asleep in a system call may sleep for ever: its timer is disarmed rather than left to fire at some
-        // later moment, after the app may have reset the signal or the watchdog stopped.
+    case ST_REQUESTED: {
+        // No answer within two ticks. A thread asleep in a system call may sleep for ever: its request is cancelled
+        // and its timer disarmed rather than left to fire at some later moment, after the app may have reset the
+        // signal or the watchdog stopped (the caller reads its stack from memory). One waiting for a CPU keeps it.
+        stallcap_syscall_state syscall_state;
         if (stallcap_read_syscall(tid, &syscall_state) == STALLCAP_SYSCALL_IN_CALL) stallcap_sample_cancel();
         return STALLCAP_TIMEOUT;
-    case ST_CLAIMED: return STALLCAP_BUSY;      // claimed and still running: leave it to finish
+    }
+    case ST_CLAIMED: return STALLCAP_BUSY;  // claimed and still running: a later call collects it
     default: return STALLCAP_TIMEOUT;
     }
 }

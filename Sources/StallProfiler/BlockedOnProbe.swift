@@ -1,4 +1,5 @@
 import CStallCapture
+import Glibc
 import StallFormat
 
 /// Finds what a blocked thread waits for and, for a pthread mutex, who holds it: once per stall, on the watchdog
@@ -118,8 +119,10 @@ final class BlockedOnProbe {
     }
 
     /// Takes `tid`'s stack once: signalled when running (state letter `state` R), from stack memory when it sleeps
-    /// in a system call (never a signal then: no EINTR, no sleep cut short). A thread that entered a system call
-    /// between the check and the signal (`STALLCAP_IN_SYSCALL`: nothing was sent) is looked at once more.
+    /// in a system call (never a signal then: no EINTR, no sleep cut short). Each request waits at most two ticks
+    /// (`stallcap_sample`): for a thread still runnable then (on a loaded machine it may wait longer for a CPU) the
+    /// request stays armed and is waited for again, within `timeoutNs`; one that entered a system call meanwhile is
+    /// looked at once more (`again`).
     /// `known`: the thread's syscall state when the caller has just read it (it is read otherwise).
     func takeStack(
         _ tid: Int32, state letter: UInt8, known: SyscallState? = nil, timeoutNs: Int64? = nil, again: Bool = true
@@ -132,11 +135,21 @@ final class BlockedOnProbe {
         case _ where runnable:
             stack.requested = true
             var info = stallcap_sample_info()
-            let status = buffer.withUnsafeMutableBufferPointer {
-                stallcap_sample(tid, timeoutNs, $0.baseAddress, UInt32($0.count), &info)
-            }
-            if status == STALLCAP_IN_SYSCALL && again {
-                return takeStack(tid, state: letter, timeoutNs: timeoutNs, again: false)
+            let deadline = stallcap_monotonic_ns() &+ UInt64(max(0, timeoutNs))
+            var status = STALLCAP_TIMEOUT, latest = state
+            repeat {
+                let left = Int64(clamping: deadline &- min(deadline, stallcap_monotonic_ns()))
+                status = buffer.withUnsafeMutableBufferPointer {
+                    stallcap_sample(tid, left, $0.baseAddress, UInt32($0.count), &info)
+                }
+                if status == STALLCAP_TIMEOUT { latest = SyscallState(thread: tid) }
+                if status == STALLCAP_BUSY { usleep(1000) }  // its handler was preempted: the next call collects it
+            } while (status == STALLCAP_BUSY || (status == STALLCAP_TIMEOUT && latest.kind == .running))
+                && stallcap_monotonic_ns() < deadline
+            if status == STALLCAP_TIMEOUT && latest.kind == .inCall && again {
+                // It went to sleep after stallcap_sample last looked: that request is still armed.
+                stallcap_sample_cancel()
+                return takeStack(tid, state: letter, known: latest, timeoutNs: timeoutNs, again: false)
             }
             guard status == STALLCAP_OK else {
                 stallcap_sample_cancel()  // the thread is sampled once: no signal for it later

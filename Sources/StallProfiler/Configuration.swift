@@ -23,8 +23,9 @@ extension StallWatchdog {
         public var maxFrames: Int = 256
         /// How long to wait for the stalled thread to answer a sample request before counting it missed, at most
         /// 1 s and at most the threshold. The signal comes at a scheduler tick that finds the thread running (4 ms
-        /// apart at the usual HZ=250), so shorter timeouts miss samples. Default: nil, meaning twice the sample
-        /// interval, between 12 ms and 200 ms.
+        /// apart at the usual HZ=250): a request is waited for two ticks at most, whatever this says, and a shorter
+        /// timeout misses samples. A lock owner's one sample is asked for this long, at least 100 ms. Default: nil,
+        /// meaning twice the sample interval, between 12 ms and 200 ms.
         public var sampleTimeout: Duration? = nil
         /// While the stalled thread makes no CPU progress it is not signalled again (its last stack is reused);
         /// it is re-sampled for real at least this often. Default: 1 s.

@@ -9,11 +9,10 @@ import StallFormat
 /// recorded again, and it is re-sampled for real at most every `blockedResampleInterval`. After several
 /// consecutive refusals (a thread that ran several ticks of CPU without answering: it blocks the signal, or its
 /// handler never finishes) requests are spaced out the same way. The signal comes from a timer on the thread's
-/// CPU clock (`stallcap_sample`), so it reaches the thread only while it runs user code, never inside a system
-/// call; a thread found in a system call, or gone into one while the request waited, is sampled from its stack
-/// memory instead (``MemoryStack``). A sampler that presamples (before a stall is declared), or samples a saturated
-/// episode, asks for a signal only when the thread is on a CPU or ready for one (a sleeping thread would only make
-/// the request wait out its timeout).
+/// CPU clock (`stallcap_sample`, two ticks at most), so it reaches the thread only while it runs user code; a
+/// thread found in a system call, or gone into one while the request waited, is sampled from its stack memory
+/// (``MemoryStack``). A presampler, and a saturated episode's sampler, signal only a thread on a CPU or ready for
+/// one (a sleeping thread would only make the request wait out its timeout).
 final class EpisodeSampler {
     /// The episode the samples belong to (0 while presampling, set when the stall is declared).
     var episodeID: UInt32
@@ -84,41 +83,47 @@ final class EpisodeSampler {
     }
 
     deinit {
-        // Dropped without finish() (presamples discarded, a saturated episode replacing a presampler): its request
-        // must not stay armed.
-        stallcap_sample_cancel()
+        stallcap_sample_cancel()  // dropped without finish(): presamples discarded, or replaced by a saturated episode
     }
 
-    /// Reads the thread's CPU time and run-queue wait.
+    /// Reads the thread's CPU time and run-queue wait, kept as the episode's last reading.
     @discardableResult
-    private func read() -> Reading? {
-        var run: UInt64 = 0, wait: UInt64 = 0
+    private func read() -> Reading? { clocks().map { noted(Reading(timeNs: $0, cpuNs: $1, waitNs: wait())) } }
+
+    /// The time and the thread's CPU clock, without the run-queue wait (a /proc read). Nil when it is gone.
+    private func clocks() -> (timeNs: UInt64, cpuNs: UInt64)? {
         let cpu = stallcap_thread_cpu_ns(threadID)
-        let now = stallcap_monotonic_ns()
-        guard cpu >= 0 else { return nil }
-        // An unreadable schedstat keeps the last wait read: a 0 between real values would turn the thread's
-        // whole lifetime of run-queue wait into this stall's.
-        if stallcap_thread_schedstat(threadID, &run, &wait) != 0 { wait = last?.waitNs ?? 0 }
-        let reading = Reading(timeNs: now, cpuNs: UInt64(cpu), waitNs: wait)
-        if first == nil { first = reading }
-        last = reading
+        return cpu < 0 ? nil : (stallcap_monotonic_ns(), UInt64(cpu))
+    }
+
+    /// The thread's run-queue wait from schedstat. An unreadable schedstat keeps the last wait read: a 0 between
+    /// real values would turn the thread's whole lifetime of run-queue wait into this stall's.
+    private func wait() -> UInt64 {
+        var run: UInt64 = 0, wait: UInt64 = 0
+        return stallcap_thread_schedstat(threadID, &run, &wait) == 0 ? wait : last?.waitNs ?? 0
+    }
+
+    /// Keeps `reading` as the last one (and the first, when there was none): the episode's window.
+    private func noted(_ reading: Reading) -> Reading {
+        (first, last) = (first ?? reading, reading)
         return reading
     }
 
     /// A sample read from the thread's stack memory when it sleeps in a system call; nil when it does not.
-    /// Called by ``sample()``.
-    private func sampleFromMemory(now: UInt64, reading: Reading?) -> SampleRecord? {
-        var call = SyscallState(stallcap_syscall_state())
+    /// `call` gets the state read (running, runnable or not). Called by ``sample()``.
+    private func sampleFromMemory(now: UInt64, call: inout SyscallState) -> SampleRecord? {
         guard let read = MemoryStack.readIfInSystemCall(threadID, into: &buffer, state: &call) else { return nil }
+        // A request left outstanding is dropped: unanswered, its timer would fire whenever the thread next runs
+        // (after the app may have reset the signal); answered before the thread went to sleep, its stack is older
+        // than this one and would be collected later as the thread's current stack, out of order.
+        stallcap_sample_cancel()
         // The stack is the thread's as of the read's end (its state was checked again then), which may come after
         // the main queue answered: stamped then (with its clocks read then), such a sample is seen to follow the
         // answer and is dropped.
-        let reading = self.read() ?? reading
-        let readNs = reading?.timeNs ?? stallcap_monotonic_ns()
+        let reading = self.read(), readNs = reading?.timeNs ?? stallcap_monotonic_ns()
         lastMemoryCall = (call.number, call.stackPointer, call.programCounter)
-        lastRealSampleNs = now
-        consecutiveMisses = 0
-        unansweredSinceCPU = nil  // asleep: a request of its was cancelled; the next one starts afresh
+        (lastRealSampleNs, consecutiveMisses) = (now, 0)
+        unansweredSinceCPU = nil  // asleep: its request was cancelled above; the next one starts afresh
         haveStack = true
         sampleCount += 1
         lastSampleCPU = reading?.cpuNs
@@ -132,7 +137,7 @@ final class EpisodeSampler {
 
     /// Takes one sample; nil when it was missed (or skipped).
     func sample() -> SampleRecord? {
-        let reading = read()
+        let reading = clocks()
         let now = reading?.timeNs ?? stallcap_monotonic_ns()
         let idle = reading.map { r in lastSampleCPU.map { r.cpuNs &- $0 < progressFloorNs } ?? false } ?? false
         // A thread that moved to another system call (or another place) without measurable CPU is read again.
@@ -143,10 +148,7 @@ final class EpisodeSampler {
         } ?? false
         let spacedOut = consecutiveMisses >= 3 || (haveStack && idle && !moved)
         if spacedOut && now &- lastRealSampleNs < resampleNs {
-            guard consecutiveMisses < 3, haveStack, let reading else {
-                miss()
-                return nil
-            }
+            guard consecutiveMisses < 3, haveStack, let reading = read() else { return miss() }
             sampleCount += 1
             lastSampleCPU = reading.cpuNs
             took(waitNs: reading.waitNs)
@@ -158,9 +160,14 @@ final class EpisodeSampler {
                 flags: waiting ? [.repeated, .waitingForCPU] : .repeated, frames: [])
         }
         // A thread in a system call is never signalled (a signal would cut a sleep short, or make the call fail
-        // with EINTR): its stack is read from its memory instead.
-        if let record = sampleFromMemory(now: now, reading: reading) { return record }
-        if (presampling || signalsOnlyRunnable) && !MainQueueThreads.isRunnable(threadID) {
+        // with EINTR): its stack is read from its memory instead. /proc/<tid>/syscall says "running" for the
+        // kernel's TASK_RUNNING (on a CPU or ready for one, state R) and names a call only for a sleeping thread: a
+        // thread whose CPU clock moved since the reading above is on a CPU, and that read is left out.
+        var call = SyscallState(stallcap_syscall_state())
+        if let reading, stallcap_thread_cpu_ns(threadID) > Int64(clamping: reading.cpuNs) {
+            call.kind = .running
+        } else if let record = sampleFromMemory(now: now, call: &call) { return record }
+        if (presampling || signalsOnlyRunnable) && call.kind != .running {
             // It sleeps outside a system call: no request before the stall is declared or during a saturated
             // episode, also after CPU progress (the thread ran, then went to sleep since the last sample). Not a
             // missed sample.
@@ -171,36 +178,31 @@ final class EpisodeSampler {
         let status = buffer.withUnsafeMutableBufferPointer {
             request(threadID, timeoutNs, $0.baseAddress, UInt32(maxFrames), &info)
         }
-        if status == STALLCAP_IN_SYSCALL || status == STALLCAP_TIMEOUT {
-            // It entered a system call since the check above (stallcap_sample saw it and armed nothing), or while
-            // the request waited for the thread to run: read its stack from memory. If it left the call again
-            // before its memory could be read, the sample is missed (and counted).
-            if let record = sampleFromMemory(now: now, reading: reading) { return record }
-            miss()
-            if status == STALLCAP_IN_SYSCALL { consecutiveMisses += 1 }
-            if status == STALLCAP_TIMEOUT && unansweredLongEnough(since: reading?.cpuNs) {
+        if status == STALLCAP_TIMEOUT {
+            // Unanswered for two ticks: it entered a system call since the check above (its request was cancelled),
+            // or waits for a CPU (its request stays armed: a later call collects the answer), or blocks the signal.
+            // In a call, its stack is read from memory; if it left the call again before its memory could be read,
+            // the sample is missed (and counted).
+            if let record = sampleFromMemory(now: now, call: &call) { return record }
+            if unansweredLongEnough(since: reading?.cpuNs) {
                 consecutiveMisses += 1
                 lookAtSignalMask()
             }
-            return nil
+            return miss()
         }
         if status == STALLCAP_BUSY {
-            // A handler has the request and has not finished: the thread was preempted inside it (a loaded
-            // machine). A later call collects the answer. Like an unanswered request, it counts against the thread
-            // only after the thread ran long enough to finish it; counted at once, three in a row spaced the
-            // requests out to `blockedResampleInterval`, and a 600 ms busy stall under eight CPU hogs got no sample.
-            miss()
+            // A handler has the request and has not finished: its thread was preempted inside it (a loaded machine;
+            // a later call collects the answer). It counts against the thread only after the thread ran long enough
+            // to finish it: counted at once, three in a row once spaced out a 600 ms busy stall under eight hogs.
             if unansweredLongEnough(since: reading?.cpuNs) { consecutiveMisses += 1 }
-            return nil
+            return miss()
         }
         guard status == STALLCAP_OK else {
             if status == STALLCAP_NOT_INSTALLED { handlerLost = true }
-            miss()
             consecutiveMisses += 1
-            return nil
+            return miss()
         }
-        consecutiveMisses = 0
-        unansweredSinceCPU = nil
+        (consecutiveMisses, unansweredSinceCPU) = (0, nil)
         haveStack = true
         sampleCount += 1
         lastSampleCPU = info.thread_cpu_ns
@@ -211,8 +213,7 @@ final class EpisodeSampler {
         // The handler ran when the thread got a CPU, which is when schedstat credits the wait before it: read the
         // wait again now, so that it matches the handler's time and CPU clock (the reading before the signal
         // missed that wait, and the next sample would have counted it against its own short interval).
-        var run: UInt64 = 0, wait: UInt64 = 0
-        let waitNow = stallcap_thread_schedstat(threadID, &run, &wait) == 0 ? wait : reading?.waitNs ?? 0
+        let waitNow = noted(Reading(timeNs: info.timestamp_ns, cpuNs: info.thread_cpu_ns, waitNs: wait())).waitNs
         took(waitNs: waitNow)
         return SampleRecord(
             stallID: episodeID, timestampNs: info.timestamp_ns, threadCPUNs: info.thread_cpu_ns,
@@ -220,10 +221,11 @@ final class EpisodeSampler {
             turn: info.turn)
     }
 
-    /// Counts a missed sample.
-    private func miss() {
+    /// Counts a missed sample. Returns nil: no record.
+    private func miss() -> SampleRecord? {
         missedCount += 1
         missedSinceSample = true
+        return nil
     }
 
     /// Notes that a sample was taken with the thread's run-queue wait at `waitNs`: the wait since the last one

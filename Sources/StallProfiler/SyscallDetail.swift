@@ -9,8 +9,9 @@ struct SyscallState {
     var kind: Kind
     /// The system call number, -1 when not in one.
     var number: Int32
-    /// Its six arguments (zeros when not in one).
-    var arguments: [UInt64]
+    /// Its six arguments (zeros when not in one). Built when asked for: the sampler reads a state per sample and
+    /// needs only its kind and pointers.
+    var arguments: [UInt64] { withUnsafeBytes(of: raw.args) { Array($0.bindMemory(to: UInt64.self)) } }
     /// User stack and instruction pointers (0 when running or unknown).
     var stackPointer: UInt64
     var programCounter: UInt64
@@ -33,7 +34,6 @@ struct SyscallState {
         default: kind = .unknown
         }
         number = state.nr
-        arguments = withUnsafeBytes(of: state.args) { Array($0.bindMemory(to: UInt64.self)) }
         stackPointer = state.sp
         programCounter = state.pc
         raw = state

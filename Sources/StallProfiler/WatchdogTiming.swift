@@ -10,14 +10,14 @@ struct WatchdogTiming: Equatable {
     let sampleIntervalNs: UInt64
     /// Time between pings while the main queue answers: ``pingPeriodNs(thresholdNs:)``.
     let pingPeriodNs: UInt64
-    /// How long one sample request waits for its answer: the configured timeout, or twice the sample interval,
-    /// between 12 ms and 200 ms.
+    /// How long one sample request waits for its answer: two scheduler ticks (`stallcap_tick_ns`; 8 ms at
+    /// HZ=250), or the configured timeout when shorter. A request is never waited for longer (`stallcap_sample`).
     let sampleTimeoutNs: Int64
-    /// How long the once-per-stall sample of a running lock owner may wait for its handler: the sample timeout,
-    /// but at least 100 ms, because that one stack is not taken again and, on a loaded machine, a runnable owner
-    /// can wait that long for a CPU (seen: 10 ms ran out under a load of 9 on two cores), and then for a tick
-    /// that finds it running (the signal comes from a timer on its CPU clock; 50 ms ran out once in a loaded CI
-    /// run).
+    /// How long the once-per-stall sample of a running lock owner may wait for its handler, two ticks at a time
+    /// while the owner stays runnable: the configured sample timeout (by default twice the sample interval,
+    /// between 12 ms and 200 ms), but at least 100 ms, because that one stack is not taken again and, on a loaded
+    /// machine, a runnable owner can wait that long for a CPU (seen: 10 ms ran out under a load of 9 on two cores),
+    /// and then for a tick that finds it running (50 ms ran out once in a loaded CI run).
     let ownerSampleTimeoutNs: Int64
     /// How often a thread that makes no CPU progress is sampled for real (its last stack is reused in between).
     let blockedResampleNs: UInt64
@@ -32,9 +32,10 @@ struct WatchdogTiming: Equatable {
         thresholdNs = UInt64(configuration.threshold.nanoseconds)
         sampleIntervalNs = UInt64(configuration.sampleInterval.nanoseconds)
         pingPeriodNs = Self.pingPeriodNs(thresholdNs: thresholdNs)
-        sampleTimeoutNs = configuration.sampleTimeout?.nanoseconds
+        let requestedNs = configuration.sampleTimeout?.nanoseconds
             ?? min(max(Int64(sampleIntervalNs) * 2, 12_000_000), 200_000_000)
-        ownerSampleTimeoutNs = max(sampleTimeoutNs, 100_000_000)
+        sampleTimeoutNs = min(requestedNs, Int64(2 * stallcap_tick_ns()))
+        ownerSampleTimeoutNs = max(requestedNs, 100_000_000)
         blockedResampleNs = UInt64(configuration.blockedResampleInterval.nanoseconds)
         saturationPeriodNs = configuration.saturationPeriod.map { UInt64($0.nanoseconds) }
         saturationCheckIntervalNs = min(pingPeriodNs, (saturationPeriodNs ?? .max) / 4)

@@ -1,3 +1,4 @@
+import CStallCapture
 import StallFormat
 import Testing
 #if canImport(Glibc)
@@ -12,7 +13,9 @@ import Glibc
         #expect(configuration.threshold == .milliseconds(250))
         #expect(configuration.sampleInterval == .milliseconds(10))
         #expect(configuration.maxFrames >= 128)
-        #expect(WatchdogTiming(configuration).sampleTimeoutNs == 20_000_000)
+        // Twice the interval, 20 ms, but a request is never waited for longer than two ticks.
+        #expect(WatchdogTiming(configuration).sampleTimeoutNs == min(20_000_000, 2 * Int64(stallcap_tick_ns())))
+        #expect(WatchdogTiming(configuration).ownerSampleTimeoutNs == 100_000_000)
     }
 
     @Test func outOfRangeFieldsAreRejected() {

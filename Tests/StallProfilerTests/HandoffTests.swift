@@ -6,54 +6,88 @@ import Testing
 
 @testable import StallProfiler
 
-/// The sample hand-off (handoff.c): the watchdog spins briefly for the handler, then sleeps on a futex that a late
-/// handler wakes. Part of ``WatchdogTests`` (one sampler at a time in this process).
+/// The sample hand-off (handoff.c): the watchdog looks for the handler's answer once a tick and gives a request up,
+/// cancelled, two ticks after it armed its timer. Part of ``WatchdogTests`` (one sampler at a time in this process).
 extension WatchdogTests {
-    /// A thread that spins with SIGPROF blocked until `release` is set, then spins with it unblocked until `stop`.
-    /// With `lateMs`, it unblocks by itself that long after it sees our signal pending. Its spins lock and unlock
-    /// an uncontended mutex (no system call): under TSan a signal is delivered only at an intercepted call.
+    /// A thread that spins `depth` frames deep with SIGPROF blocked until `release` is set, then spins with it
+    /// unblocked until `stop`. With `lateMs`, it unblocks by itself that long after it sees our signal pending. Its
+    /// spins lock and unlock an uncontended mutex (no system call): under TSan a signal is delivered only at an
+    /// intercepted call.
     final class SignalBlocker: @unchecked Sendable {
         let tid = Atomic<Int32>(0)
         let release = Atomic<Bool>(false)
         let stop = Atomic<Bool>(false)
+        /// Set once the thread saw our signal pending, and once it unblocked the signal (delivering it).
+        let sawPending = Atomic<Bool>(false), unblocked = Atomic<Bool>(false)
         let done = DispatchSemaphore(value: 0)
+        /// The return addresses from the spinning function's caller outwards, as the thread's own walk found them
+        /// before it published its tid: every sample of this thread ends with them, and no other thread's does
+        /// (threads of another depth).
+        private(set) var outer: [UInt] = []
+        private let lateMs: UInt64?
 
-        init(lateMs: UInt64?) {
+        init(lateMs: UInt64?, depth: Int = 1) {
+            self.lateMs = lateMs
             Thread { [self] in
-                stallcap_warm_thread()
-                var blocked = sigset_t(), previous = sigset_t()
-                sigemptyset(&blocked)
-                sigaddset(&blocked, SIGPROF)
-                pthread_sigmask(SIG_BLOCK, &blocked, &previous)
-                tid.store(stallcap_gettid(), ordering: .releasing)
-                var pendingSince: UInt64? = nil
-                var mutex = pthread_mutex_t()
-                pthread_mutex_init(&mutex, nil)
-                defer { pthread_mutex_destroy(&mutex) }
-                func touch() {
-                    pthread_mutex_lock(&mutex)
-                    pthread_mutex_unlock(&mutex)
-                }
-                while !release.load(ordering: .acquiring) {
-                    touch()
-                    if let lateMs {
-                        var pending = sigset_t()
-                        sigpending(&pending)
-                        if pendingSince == nil && sigismember(&pending, SIGPROF) == 1 { pendingSince = stallcap_monotonic_ns() }
-                        if let since = pendingSince, stallcap_monotonic_ns() - since > lateMs * 1_000_000 { break }
-                    }
-                }
-                pthread_sigmask(SIG_SETMASK, &previous, nil)  // a pending signal is delivered here
-                while !stop.load(ordering: .acquiring) { touch() }
+                _ = descend(depth)
                 done.signal()
             }.start()
             while tid.load(ordering: .acquiring) == 0 { usleep(100) }
+        }
+
+        @inline(never) func descend(_ level: Int) -> Int { level <= 1 ? body() : descend(level - 1) &+ 1 }
+
+        @inline(never) func body() -> Int {
+            stallcap_warm_thread()
+            let walked = UnsafeMutablePointer<UInt>.allocate(capacity: 256)
+            defer { walked.deallocate() }
+            var flags: UInt32 = 0
+            let count = Int(stallcap_unwind_here(walked, 256, &flags, nil))  // [0] here, [1] in body()
+            outer = count > 2 ? Array(UnsafeBufferPointer(start: walked + 2, count: count - 2)) : []
+            var blocked = sigset_t(), previous = sigset_t()
+            sigemptyset(&blocked)
+            sigaddset(&blocked, SIGPROF)
+            pthread_sigmask(SIG_BLOCK, &blocked, &previous)
+            tid.store(stallcap_gettid(), ordering: .releasing)
+            var pendingSince: UInt64? = nil
+            var mutex = pthread_mutex_t()
+            pthread_mutex_init(&mutex, nil)
+            defer { pthread_mutex_destroy(&mutex) }
+            func touch() {
+                pthread_mutex_lock(&mutex)
+                pthread_mutex_unlock(&mutex)
+            }
+            var turns = 0
+            while !release.load(ordering: .acquiring) {
+                touch()
+                if let lateMs {
+                    var pending = sigset_t()
+                    sigpending(&pending)
+                    if pendingSince == nil && sigismember(&pending, SIGPROF) == 1 {
+                        pendingSince = stallcap_monotonic_ns()
+                        sawPending.store(true, ordering: .releasing)
+                    }
+                    if let since = pendingSince, stallcap_monotonic_ns() - since > lateMs * 1_000_000 { break }
+                }
+            }
+            pthread_sigmask(SIG_SETMASK, &previous, nil)  // a pending signal is delivered here
+            unblocked.store(true, ordering: .releasing)
+            while !stop.load(ordering: .acquiring) {
+                touch()
+                turns &+= 1
+            }
+            return turns
         }
 
         func finish() {
             release.store(true, ordering: .releasing)
             stop.store(true, ordering: .releasing)
             done.wait()
+        }
+
+        /// True when `frames` (a sample, leaf first) is a stack of this thread.
+        func owns(_ frames: ArraySlice<UInt>) -> Bool {
+            !outer.isEmpty && frames.suffix(outer.count).elementsEqual(outer)
         }
     }
 
@@ -63,28 +97,15 @@ extension WatchdogTests {
         return counts
     }
 
-    @Test func aHandlerThatFinishesLateWakesTheSleepingSamplerAndTheSampleIsTaken() throws {
-        #expect(stallcap_install(SIGPROF) == 0)
-        // The thread holds the signal for 30 ms after it arrives: far past the sampler's spin, well inside the
-        // timeout. The handler then runs, finds the sampler asleep and wakes it.
-        let thread = SignalBlocker(lateMs: 30)
-        defer { thread.finish() }
-        let before = Self.handoffCounts()
-        var frames = [UInt](repeating: 0, count: 256)
+    /// One `stallcap_sample` of `tid` into `frames`: the status and the frames taken.
+    static func sampleOnce(_ tid: Int32, timeoutNs: Int64, _ frames: inout [UInt])
+        -> (stallcap_status, ArraySlice<UInt>)
+    {
         var info = stallcap_sample_info()
-        var status = STALLCAP_IN_SYSCALL
-        for _ in 0..<100 where status == STALLCAP_IN_SYSCALL {  // sigpending() itself is a system call: retry
-            status = frames.withUnsafeMutableBufferPointer {
-                stallcap_sample(thread.tid.load(ordering: .acquiring), 2_000_000_000, $0.baseAddress, 256, &info)
-            }
+        let status = frames.withUnsafeMutableBufferPointer {
+            stallcap_sample(tid, timeoutNs, $0.baseAddress, UInt32($0.count), &info)
         }
-        let after = Self.handoffCounts()
-        #expect(status == STALLCAP_OK)
-        #expect(info.frame_count > 0)
-        #expect(info.thread_cpu_ns > 0)
-        #expect(after.slept >= before.slept + 1)
-        // Woken by the handler, not found done only at the deadline (2 s against a 30 ms delay).
-        #expect(after.deadlines == before.deadlines)
+        return (status, frames[0..<(status == STALLCAP_OK ? Int(info.frame_count) : 0)])
     }
 
     @Test func aRequestNobodyAnswersIsAMissedSampleAndTheNextOneIsTaken() throws {
@@ -100,15 +121,16 @@ extension WatchdogTests {
         #expect(sampler.sample() == nil)
         #expect(sampler.missedCount == 1)
         let after = Self.handoffCounts()
-        #expect(after.slept >= before.slept + 1)  // it spun, slept, timed out
+        #expect(after.slept >= before.slept + 1)  // it waited for the tick, then to the deadline
         #expect(after.deadlines >= before.deadlines + 1)
-        // Unblocked, the pending signal finds the request cancelled; the slot is free for the next request.
+        // Unblocked, the thread answers: the request it left outstanding, or a new one.
         thread.release.store(true, ordering: .releasing)
         var frames = [UInt](repeating: 0, count: 256)
         var info = stallcap_sample_info()
         var status = STALLCAP_TIMEOUT
-        for _ in 0..<20 where status != STALLCAP_OK {
+        for _ in 0..<100 where status != STALLCAP_OK {  // each waits two ticks: a loaded machine may miss some
             status = frames.withUnsafeMutableBufferPointer { stallcap_sample(tid, 5_000_000_000, $0.baseAddress, 256, &info) }
+            if status == STALLCAP_BUSY { usleep(1000) }  // a handler preempted in its walk: let it finish
         }
         #expect(status == STALLCAP_OK)
         #expect(info.frame_count > 0)
@@ -228,18 +250,20 @@ extension WatchdogTests {
         var info = stallcap_sample_info()
         var taken = 0, inCall = 0
         for i in 0..<600 {
+            // Armed whatever the thread does (the watchdog would read a sleeping thread's stack from memory): a
+            // timer armed during a sleep too can only expire after the sleep, once the thread runs again.
+            if SyscallState(thread: tid.load(ordering: .acquiring)).kind == .inCall { inCall += 1 }
             let status = frames.withUnsafeMutableBufferPointer {
                 stallcap_sample(tid.load(ordering: .acquiring), 20_000_000, $0.baseAddress, 256, &info)
             }
             if status == STALLCAP_OK { taken += 1 }
-            if status == STALLCAP_IN_SYSCALL { inCall += 1 }
             usleep(UInt32(500 + (i * 7919) % 1000))  // at every phase of the thread's work and waits
         }
         stop.store(true, ordering: .releasing)
         done.wait()
         #expect(cut.load(ordering: .relaxed) == 0, "\(cut.load(ordering: .relaxed)) of \(waits.load(ordering: .relaxed)) waits cut short")
-        // Both paths ran: signalled samples of the working thread, and samples left to the stack-memory reader.
-        #expect(taken > 0 && inCall > 0, "\(taken) taken, \(inCall) in a system call")
+        // Both cases ran: requests armed while the thread worked, and while it slept.
+        #expect(taken > 0 && inCall > 0, "\(taken) taken, \(inCall) armed in a system call")
     }
 }
 

@@ -27,20 +27,26 @@ struct StopFigures {
     var depth = 0
     /// Per sample: true when the hand-off ended while the watchdog spun (no futex wait, no wake-up).
     var spun: [Bool] = []
+    /// Per sample: the watchdog's pauses (wake-ups) while it waited for the answer.
+    var pauses: [Int] = []
     /// Per sample: the handler's own unwinding time (µs), from stallcap_sample_info.
     var unwinds: [Double] = []
 }
 
-/// Samples `spinner` with stallcap_sample: (status ok, window).
+/// Samples `spinner` as the watchdog's sampler does: a thread whose CPU clock moves is on a CPU; one whose clock
+/// stands still is looked up in /proc (in a system call, its stack would be read from memory); then stallcap_sample.
 func realSample(_ spinner: GapSpinner, _ frames: inout [UInt], _ figures: inout StopFigures) {
     var info = stallcap_sample_info()
     var before = stallcap_handoff_stats(), after = stallcap_handoff_stats()
     stallcap_handoff_counts(&before)
     let c0 = ownThreadCPUNs()
     let t0 = stallcap_monotonic_ns()
-    let status = frames.withUnsafeMutableBufferPointer {
-        stallcap_sample(spinner.tid, 100_000_000, $0.baseAddress, 256, &info)
-    }
+    var state = stallcap_syscall_state()
+    let cpu = stallcap_thread_cpu_ns(spinner.tid)
+    let asleep = stallcap_thread_cpu_ns(spinner.tid) == cpu
+        && stallcap_read_syscall(spinner.tid, &state) == STALLCAP_SYSCALL_IN_CALL
+    let status = asleep ? STALLCAP_TIMEOUT
+        : frames.withUnsafeMutableBufferPointer { stallcap_sample(spinner.tid, 100_000_000, $0.baseAddress, 256, &info) }
     let t1 = stallcap_monotonic_ns()
     let c1 = ownThreadCPUNs()
     guard status == STALLCAP_OK else {
@@ -49,6 +55,7 @@ func realSample(_ spinner: GapSpinner, _ frames: inout [UInt], _ figures: inout 
     }
     stallcap_handoff_counts(&after)
     figures.spun.append(after.spun > before.spun)
+    figures.pauses.append(Int(after.pauses - before.pauses))
     figures.depth = Int(info.frame_count)
     figures.unwinds.append(Double(info.unwind_ns) / 1000)
     figures.windows.append((t0, t1))
@@ -188,11 +195,13 @@ func benchStop(samples: Int, depth: Int) {
     let rc = median(real.samplerCPU), fc = median(floor.samplerCPU)
     line("watchdog CPU per sample, stallprof", String(format: "median %6.1f us", rc))
     line("watchdog CPU per sample, floor", String(format: "median %6.1f us   (ratio %.2fx)", fc, rc / fc))
+    let pauses = Double(real.pauses.reduce(0, +)) / Double(max(1, real.pauses.count))
+    line("  watchdog wake-ups per sample, stallprof", String(format: "mean %6.2f (%llu deadlines)", pauses, counts.deadlines))
     line("  of which: handler still ours? (sigaction)", String(format: "median %6.1f us", parts.sigaction))
     line("  of which: /proc/<tid>/syscall read", String(format: "median %6.1f us", parts.syscall))
     line("  of which: thread CPU clock, from outside", String(format: "median %6.1f us", parts.cpuClock))
     let rt = real.roundTrips.sorted(), ft = floor.roundTrips.sorted()
-    line("round trip (signal to result), stallprof", String(format: "median %6.1f us   p90 %6.1f us", percentile(rt, 0.5), percentile(rt, 0.9)))
+    line("round trip (signal to result), stallprof", String(format: "median %6.1f us   p90 %6.1f us   max %6.1f us", percentile(rt, 0.5), percentile(rt, 0.9), rt.last ?? 0))
     line("round trip, floor", String(format: "median %6.1f us   p90 %6.1f us   (ratio %.2fx)", percentile(ft, 0.5), percentile(ft, 0.9), percentile(rt, 0.5) / percentile(ft, 0.5)))
 }
 

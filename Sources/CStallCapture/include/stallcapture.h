@@ -2,11 +2,11 @@
 // BlockedOnProbe's sample of a running owner), tests and benchmarks.
 //
 // Two calls do the work: `stallcap_install` installs the signal handler once, and `stallcap_sample` asks one
-// thread for its stack and waits, with a timeout, for the answer. Everything that runs inside the handler is
-// async-signal-safe: no malloc, no locks, no Swift; frames go into preallocated static buffers. The module's
-// other headers are grouped by caller too: stallcapture_watchdog.h (the watchdog thread), stallcapture_probe.h
-// (the blocked-on probe), stallcapture_threads.h (thread ids and clocks, any caller), stallcapture_marker.h
-// (StallMarker).
+// thread for its stack and waits, at most two scheduler ticks, for the answer. Everything that runs inside the
+// handler is async-signal-safe: no malloc, no locks, no Swift; frames go into preallocated static buffers. The
+// module's other headers are grouped by caller too: stallcapture_watchdog.h (the watchdog thread),
+// stallcapture_probe.h (the blocked-on probe), stallcapture_threads.h (thread ids and clocks, any caller),
+// stallcapture_marker.h (StallMarker).
 #ifndef STALLCAPTURE_H
 #define STALLCAPTURE_H
 
@@ -34,10 +34,13 @@ extern "C" {
 typedef enum {
     /// The sample was taken; frames and info are filled in.
     STALLCAP_OK = 0,
-    /// The thread did not answer before the timeout; the request is left outstanding (see stallcap_sample).
+    /// The thread did not answer before the deadline (two ticks, or the timeout when shorter): it waited for a
+    /// CPU, slept in a system call, or blocked the signal. A thread asleep in a system call had its request
+    /// cancelled and its timer disarmed; any other keeps the request outstanding (see stallcap_sample).
     STALLCAP_TIMEOUT = 1,
-    /// The handler of an earlier request is still running on its thread (it claimed the request but has not
-    /// finished); no signal was sent. The caller counts a missed sample and tries later.
+    /// A handler claimed the request (this call's, or an earlier call's) and has not finished: its thread was
+    /// preempted inside it. No new signal was sent. The caller counts a missed sample and tries later: the next
+    /// call for the same thread returns the answer once it is done (`info.timestamp_ns` says when it was taken).
     STALLCAP_BUSY = 2,
     /// The thread no longer exists.
     STALLCAP_NO_THREAD = 3,
@@ -46,9 +49,6 @@ typedef enum {
     STALLCAP_NOT_INSTALLED = 4,
     /// Arming the timer that sends the signal failed for another reason (errno is kept).
     STALLCAP_ERROR = 5,
-    /// Checked just before the timer would have been armed, the thread was in a system call: nothing was armed
-    /// (the signal would come only after the call returns). Read its stack from memory instead.
-    STALLCAP_IN_SYSCALL = 6,
 } stallcap_status;
 
 /// Per-sample facts measured inside the handler, on the sampled thread.
@@ -122,11 +122,17 @@ void stallcap_unwind_forget_images(void);
 
 /// Samples thread `tid` of this process: arms a one-shot timer on the thread's CPU clock that sends the signal
 /// the next time the thread runs (at a scheduler tick, so never into a sleep or a system call: the thread meets it
-/// on its way back to user code), then waits at most `timeout_ns` for the handler, polling (the handler wakes
-/// nobody). A request that times out is left outstanding: the next call for the same thread waits on for it (no
-/// new timer), or returns its answer at once if it came meanwhile (`info.timestamp_ns` says when); a call for
-/// another thread cancels it. On STALLCAP_OK, up to `max_frames` addresses (leaf first; the leaf is the interrupted instruction, the
-/// others are return addresses) are copied to `frames` and `info` is filled in. Call from one thread at a time.
+/// on its way back to user code), then waits for the handler, looking once per tick when handlers usually finish
+/// (the handler wakes nobody). The wait ends at the latest two ticks after the call began (`stallcap_tick_ns`),
+/// or after `timeout_ns` when that is shorter. A request unanswered by then is left outstanding while its thread
+/// waits for a CPU (under contention the tick that fires the timer often preempts the thread, and the signal
+/// comes when it runs again): the next call for the same thread waits on for it (no new timer), or returns its
+/// answer at once if it came meanwhile (`info.timestamp_ns` says when); a call for another thread cancels it, and
+/// so does a timeout that finds the thread asleep in a system call. The caller checks beforehand that the thread
+/// is not in a system call (its stack is read from memory then): the timer never interrupts one, so such a thread
+/// would only run out the wait. On STALLCAP_OK, up to `max_frames` addresses (leaf first; the leaf is the
+/// interrupted instruction, the others are return addresses) are copied to `frames` and `info` is filled in. Call
+/// from one thread at a time.
 stallcap_status stallcap_sample(pid_t tid, int64_t timeout_ns, uintptr_t *frames, uint32_t max_frames,
                                 stallcap_sample_info *info);
 
@@ -145,14 +151,20 @@ void stallcap_sample_end(void);
 /// (no such thread in this process) or another errno. Not in a signal handler; one calling thread at a time.
 int stallcap_cputimer_fire(pid_t tid, int signo);
 
+/// The kernel's scheduler tick, nanoseconds (4 ms at HZ=250): the resolution of CLOCK_MONOTONIC_COARSE, read once.
+/// The capture signal comes at a tick; `stallcap_sample` waits at most two.
+uint64_t stallcap_tick_ns(void);
+
 /// Counts of `stallcap_sample` hand-offs since the process started. For benchmarks and tests.
 typedef struct {
     /// Found done at the caller's first look, before any pause.
     uint64_t spun;
     /// Needed one or more of the caller's pauses (the usual case: the signal waits for a tick), whatever the end.
     uint64_t slept;
-    /// Reached the timeout (cancelled, left to a handler still running, or found done only then).
+    /// Reached the deadline (cancelled, left to a handler still running, or found done only then).
     uint64_t deadlines;
+    /// Pauses taken in all (each one a wake-up of the caller).
+    uint64_t pauses;
 } stallcap_handoff_stats;
 
 /// Reads the hand-off counts (relaxed: figures, not synchronisation).
