@@ -175,8 +175,10 @@ int stallcap_install(int signo) {
 static stallcap_status collect(uintptr_t *frames, uint32_t max_frames, stallcap_sample_info *info, uint32_t gen,
                                pid_t tid) {
     stallcap_sample_info copy = g_info;
-    // Read from here, right after the handler finished: the thread has run a microsecond or two more since.
+    // Read from here, after the handler finished: the thread may have run since (the caller looks some
+    // microseconds after the handler usually finishes, a tick later when it missed it), so the time is kept too.
     int64_t cpu = stallcap_thread_cpu_ns(tid);
+    copy.collected_ns = stallcap_monotonic_ns();
     copy.thread_cpu_ns = cpu > 0 ? (uint64_t)cpu : 0;
     uint32_t n = copy.frame_count < max_frames ? copy.frame_count : max_frames;
     if (n < copy.frame_count) copy.flags |= STALLCAP_FLAG_TRUNCATED;

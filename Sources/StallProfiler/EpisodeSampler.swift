@@ -36,7 +36,9 @@ final class EpisodeSampler {
 
     private var buffer: [UInt]
     private var first: Reading?, last: Reading?
-    private var lastSampleCPU: UInt64? = nil
+    /// The thread's CPU clock at the last sample and when it was read: progress is measured from there
+    /// (``waited(progressNs:sinceNs:floorNs:)``).
+    private var lastProgress: (timeNs: UInt64, cpuNs: UInt64)? = nil
     private var lastRealSampleNs: UInt64 = 0
     private var haveStack = false, consecutiveMisses = 0
     /// The thread's CPU clock when the request still outstanding was first left unanswered; nil when none is.
@@ -126,7 +128,7 @@ final class EpisodeSampler {
         unansweredSinceCPU = nil  // asleep: its request was cancelled above; the next one starts afresh
         haveStack = true
         sampleCount += 1
-        lastSampleCPU = reading?.cpuNs
+        lastProgress = reading.map { ($0.timeNs, $0.cpuNs) }
         if let wait = reading?.waitNs { took(waitNs: wait) }
         return SampleRecord(
             stallID: episodeID, timestampNs: readNs, threadCPUNs: reading?.cpuNs ?? 0, runQueueNs: reading?.waitNs ?? 0,
@@ -139,7 +141,11 @@ final class EpisodeSampler {
     func sample() -> SampleRecord? {
         let reading = clocks()
         let now = reading?.timeNs ?? stallcap_monotonic_ns()
-        let idle = reading.map { r in lastSampleCPU.map { r.cpuNs &- $0 < progressFloorNs } ?? false } ?? false
+        let idle = reading.map { now in
+            lastProgress.map {
+                Self.waited(progressNs: now.cpuNs &- $0.cpuNs, sinceNs: now.timeNs &- $0.timeNs, floorNs: progressFloorNs)
+            } ?? false
+        } ?? false
         // A thread that moved to another system call (or another place) without measurable CPU is read again.
         let moved = idle && haveStack && lastMemoryCall.map { last in
             let state = SyscallState(thread: threadID)
@@ -150,7 +156,7 @@ final class EpisodeSampler {
         if spacedOut && now &- lastRealSampleNs < resampleNs {
             guard consecutiveMisses < 3, haveStack, let reading = read() else { return miss() }
             sampleCount += 1
-            lastSampleCPU = reading.cpuNs
+            lastProgress = (reading.timeNs, reading.cpuNs)
             took(waitNs: reading.waitNs)
             // On a run queue, not asleep: it waits for a CPU (its stack cannot have changed either way), a wait
             // schedstat has not credited yet. Readers of an unfinished episode count it as such.
@@ -205,7 +211,12 @@ final class EpisodeSampler {
         (consecutiveMisses, unansweredSinceCPU) = (0, nil)
         haveStack = true
         sampleCount += 1
-        lastSampleCPU = info.thread_cpu_ns
+        // The CPU clock was read when the answer was collected, some time after the handler: the progress since is
+        // measured from that reading, and the sample gets the clock as it was at the handler.
+        let cpuRead = info.thread_cpu_ns > 0 ? info.thread_cpu_ns : lastProgress?.cpuNs ?? 0  // 0: the thread is gone
+        let cpuAtStack = Self.cpuAtHandler(
+            readNs: cpuRead, readAtNs: info.collected_ns, handlerNs: info.timestamp_ns, previousNs: lastProgress?.cpuNs)
+        lastProgress = (info.collected_ns, cpuRead)
         var flags: SampleFlags = []
         if info.flags & UInt32(STALLCAP_FLAG_FRAME_POINTERS) != 0 { flags.insert(.framePointers) }
         if info.flags & UInt32(STALLCAP_FLAG_TRUNCATED) != 0 { flags.insert(.truncated) }
@@ -213,10 +224,10 @@ final class EpisodeSampler {
         // The handler ran when the thread got a CPU, which is when schedstat credits the wait before it: read the
         // wait again now, so that it matches the handler's time and CPU clock (the reading before the signal
         // missed that wait, and the next sample would have counted it against its own short interval).
-        let waitNow = noted(Reading(timeNs: info.timestamp_ns, cpuNs: info.thread_cpu_ns, waitNs: wait())).waitNs
+        let waitNow = noted(Reading(timeNs: info.collected_ns, cpuNs: cpuRead, waitNs: wait())).waitNs
         took(waitNs: waitNow)
         return SampleRecord(
-            stallID: episodeID, timestampNs: info.timestamp_ns, threadCPUNs: info.thread_cpu_ns,
+            stallID: episodeID, timestampNs: info.timestamp_ns, threadCPUNs: cpuAtStack,
             runQueueNs: waitNow, flags: flags, frames: buffer[0..<Int(info.frame_count)].map { UInt64($0) },
             turn: info.turn)
     }

@@ -118,6 +118,12 @@ struct SaturationDetector {
         return actions
     }
 
+    /// A sample ended at `endNs`: the next is due no sooner than half an interval after it (as
+    /// ``StallDetector/sampleEnded(atNs:)``).
+    mutating func sampleEnded(atNs endNs: UInt64) {
+        nextSampleNs = max(nextSampleNs, endNs &+ sampleIntervalNs / 2)
+    }
+
     /// When the next step is due. A check that found no thread to watch (nothing has serviced the main queue yet)
     /// is tried again a check interval later, not at once: the watchdog thread would never sleep.
     func nextWakeNs(nowNs: UInt64) -> UInt64 {

@@ -99,6 +99,14 @@ struct StallDetector {
         if case .idle = phase { lastPingNs = nil }
     }
 
+    /// A sample (or presample) ended at `endNs`: the next is due no sooner than half an interval after it. A
+    /// signalled sample waits for a scheduler tick, so asked for more samples than ticks the next one would fall due
+    /// the moment this one ends, and find the thread moved on only the microseconds the watchdog took to collect
+    /// the answer (on the thread's own CPU, often: then it waited for that CPU, and was recorded so).
+    mutating func sampleEnded(atNs endNs: UInt64) {
+        nextSampleNs = max(nextSampleNs, endNs + sampleIntervalNs / 2)
+    }
+
     /// True while a stall is in progress.
     var isStalled: Bool {
         if case .stalled = phase { return true }

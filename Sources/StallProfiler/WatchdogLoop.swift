@@ -234,8 +234,9 @@ final class WatchdogLoop {
         let answeredBefore = shared.answeredPing.load(ordering: .acquiring)
         let requestedNs = stallcap_monotonic_ns()
         var result = sampler.sample()
-        rates.requested(
-            threadID: sampler.threadID, requestedNs: requestedNs, endedNs: stallcap_monotonic_ns(), record: result)
+        let endedNs = stallcap_monotonic_ns()
+        rates.requested(threadID: sampler.threadID, requestedNs: requestedNs, endedNs: endedNs, record: result)
+        if sampler === episode.saturated { saturation?.sampleEnded(atNs: endedNs) } else { detector.sampleEnded(atNs: endedNs) }
         if let record = result, watchAnswers {
             // The main queue may have answered while the sample was taken, or since this step looked: a sample
             // from after the stall's end does not belong to it.

@@ -35,6 +35,11 @@ import Testing
             let signalled = stall.samples.filter(\.flags.isSignalled).count
             #expect(Double(signalled) <= Double(end.measuredNs) / Double(rate.tickNs) + 2, "\(signalled) signalled; \(context)")
         }
+        // Each sample is asked for half an interval after the one before ended, so that the thread ran in between
+        // (before, a sample asked for the moment a late answer was collected repeated its stack as a thread waiting
+        // for a CPU: half the samples of this stall).
+        let gaps = zip(stall.samples.dropFirst(), stall.samples).map { $0.timestampNs &- $1.timestampNs }
+        #expect(gaps.allSatisfy { $0 >= 450_000 && $0 < 1 << 62 }, "\(gaps.sorted().prefix(5)); \(context)")
         if rate.limit == .tick { #expect(rate.tickNs > 1_000_000 && rate.samplesPerSecond < 1000, "\(context)") }
         // Short of half the asked rate, the report says so.
         if rate.samplesPerSecond < 500 && rate.samplesPerSecond >= 10 {

@@ -83,6 +83,20 @@ import Testing
         #expect(d.isSaturated)
     }
 
+    @Test func theNextSampleIsDueHalfAnIntervalAfterTheLastEnded() {
+        var d = SaturationDetector(periodNs: 1000 * ms, checkIntervalNs: 62_500_000, sampleIntervalNs: 1 * ms)
+        let log = simulate(&d, Thread(cpuPerMs: { _ in 1 }), durationMs: 1500, stepMs: 1)
+        #expect(d.isSaturated && log.samples > 0)
+        // The last sample waited 4 ms for its tick: nothing is due until half an interval after it ended.
+        let ended = 1504 * ms
+        d.sampleEnded(atNs: ended)
+        #expect(d.nextWakeNs(nowNs: ended) >= ended + 500_000)
+        let early = d.step(nowNs: ended + 100_000, threadID: 7, cpu: { 1504 * ms }, detail: { .init(waitNs: 0, voluntarySwitches: 0) })
+        #expect(!early.contains(.sample))
+        let due = d.step(nowNs: ended + 500_000, threadID: 7, cpu: { 1504 * ms }, detail: { .init(waitNs: 0, voluntarySwitches: 0) })
+        #expect(due.contains(.sample))
+    }
+
     @Test func onALoadedMachineCPUPlusRunQueueWaitCounts() {
         // Four CPU hogs on two cores: the spinning thread gets 40 % and waits the rest.
         var d = detector()

@@ -236,4 +236,26 @@ extension StallDetectorTests {
         #expect(first >= sent + d.pingPeriodNs && first <= sent + d.pingPeriodNs + ms, "\(first) \(sent)")
         #expect(log.contains { if case .beginStall = $0.1 { return true } else { return false } })
     }
+
+    /// Asked for a sample every millisecond, each sample waiting 4 ms for its tick: the next one comes half an
+    /// interval after the last ended, not the moment it ends (when the thread has barely run since the answer).
+    @Test func theNextSampleIsDueHalfAnIntervalAfterTheLastEnded() {
+        var d = StallDetector(thresholdNs: 250 * ms, sampleIntervalNs: 1 * ms)
+        _ = d.step(nowNs: 0, answer: nil)  // ping 1, never answered
+        _ = d.step(nowNs: 1 * ms, answer: .init(pingID: 99, atNs: 0, threadID: 7))  // a thread to sample
+        var now: UInt64 = 251 * ms
+        var sampled: [UInt64] = []
+        while now < 300 * ms {
+            if d.step(nowNs: now, answer: nil).contains(where: { if case .sample = $0 { true } else { false } }) {
+                sampled.append(now)
+                now += 4 * ms  // the sample waited for its tick
+                d.sampleEnded(atNs: now)
+            }
+            now = max(now + 100_000, d.nextWakeNs(nowNs: now))
+        }
+        #expect(d.isStalled)
+        #expect(sampled.count >= 5)
+        let gaps = zip(sampled.dropFirst(), sampled).map { $0 - $1 }
+        #expect(gaps.allSatisfy { $0 >= 4 * ms + 500_000 }, "\(gaps)")
+    }
 }

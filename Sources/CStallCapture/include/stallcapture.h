@@ -55,8 +55,9 @@ typedef enum {
 typedef struct {
     /// CLOCK_MONOTONIC, nanoseconds, when the handler ran.
     uint64_t timestamp_ns;
-    /// CPU time the sampled thread had consumed, nanoseconds: its CPU clock, read by the caller right after the
-    /// handler finished (not in the handler: that saves the thread a system call per sample).
+    /// CPU time the sampled thread had consumed, nanoseconds: its CPU clock, read by the caller when it collected
+    /// the answer, at `collected_ns` (not in the handler: that saves the thread a system call per sample). The
+    /// thread may have run on since the handler: up to `collected_ns - timestamp_ns` more. 0 when it is gone.
     uint64_t thread_cpu_ns;
     /// Number of frames written, leaf first.
     uint32_t frame_count;
@@ -67,6 +68,8 @@ typedef struct {
     /// The queued block the thread was running (a dispatch queue's turn), the same in every sample of one block
     /// and different for the next: see stallcap_set_queue_code. 0 when unknown or not in a block.
     uint64_t turn;
+    /// CLOCK_MONOTONIC, nanoseconds, when `thread_cpu_ns` was read.
+    uint64_t collected_ns;
 } stallcap_sample_info;
 
 /// Finds libdispatch's code (the object that holds its main queue, `_dispatch_main_q`), so that samples say which queued block they are in
