@@ -90,11 +90,13 @@ extension WatchdogTests {
 
 /// The watchdog never asks the loader (`dl_iterate_phdr` takes its lock) while the main thread may hold that lock.
 extension WatchdogTests {
-    /// A library this process has not loaded yet, loaded now (`dlopen`); nil when every candidate was loaded.
-    static func loadNewLibrary() -> String? {
-        for name in ["libbz2.so.1.0", "libexpat.so.1", "liblzma.so.5", "libzstd.so.1"]
-        where dlopen(name, RTLD_NOW | RTLD_NOLOAD) == nil {
-            if dlopen(name, RTLD_NOW | RTLD_LOCAL) != nil { return name }
+    /// A library this process has not loaded yet, loaded now (`dlopen`), and its handle; nil when every candidate
+    /// was loaded. None that other tests load or need unloaded (libexpat is
+    /// `aLibraryLoadedBeforeAStallIsInTheFileWhileTheStallLasts`'s; libdw, which the analyzer's tests load, needs
+    /// libbz2, liblzma and libzstd).
+    static func loadNewLibrary() -> (name: String, handle: UnsafeMutableRawPointer)? {
+        for name in ["libpopt.so.0", "libgdbm.so.6", "libacl.so.1"] where dlopen(name, RTLD_NOW | RTLD_NOLOAD) == nil {
+            if let handle = dlopen(name, RTLD_NOW | RTLD_LOCAL) { return (name, handle) }
         }
         return nil
     }
@@ -116,7 +118,8 @@ extension WatchdogTests {
         defer { watchdog.stop() }
         while !watchdog.statistics.mainQueueAnswered { usleep(1000) }
         let done = DispatchSemaphore(value: 0)
-        let loaded = Mutex<String?>(nil)
+        let loaded = Mutex<(name: String, handle: UnsafeMutableRawPointer)?>(nil)
+        defer { if let handle = loaded.withLock({ $0?.handle }) { dlclose(handle) } }
         let saturateUntil = stallcap_monotonic_ns() + 700_000_000
         @Sendable func busyTurn() {
             _ = BusyWork.spin(milliseconds: 2)
@@ -155,7 +158,7 @@ extension WatchdogTests {
         // The library is written after the stall's begin record (and again from the loader's list once the stall
         // ended): never between the saturated episode's end and the stall's begin, where a look made before the
         // stall's first sample put it.
-        if let library = loaded.withLock({ $0 }) {
+        if let library = loaded.withLock({ $0?.name }) {
             let records = try CaptureReader.records(bytes, source: path).records
             let begin = try #require(records.firstIndex {
                 if case .stallBegin(let record) = $0 { return record.stallID == stall.begin.stallID }
