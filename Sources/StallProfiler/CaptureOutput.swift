@@ -32,9 +32,9 @@ final class CaptureOutput {
 
     /// Libraries loaded since the last look (perhaps what the main thread is doing now), found without the
     /// loader's lock, so that they can be resolved even if the process dies during the episode. Looked for once
-    /// per step of the loop that began or ended an episode, after that step's samples: a stall that ends a
-    /// saturated episode is looked for once, not twice, and its first sample does not wait for the look (which
-    /// reads every mapping of the process).
+    /// per step of the loop that began or ended an episode: at a stall's begin, before its presamples are flushed
+    /// (a saturated episode that the stall ends is that same look, not a second one); for a saturated episode's
+    /// begin or end, after the step's samples.
     func appendUnknownImagesIfDue() {
         guard unknownImagesDue else { return }
         unknownImagesDue = false

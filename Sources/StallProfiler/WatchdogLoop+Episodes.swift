@@ -35,12 +35,10 @@ extension WatchdogLoop {
         let detected = stallcap_monotonic_ns()
         writer.append(.stallBegin(StallBeginRecord(
             stallID: stallID, startNs: startNs, detectedNs: detected, threadID: threadID)))
-        // The stall is on disk as soon as it is detected, not only with its first sample (which may wait for a
-        // slow signal delivery): a process killed now still shows it. Its samples (the presamples too) reach the
-        // disk at the step's end, with the libraries loaded before it (looked for after the step's samples), so
-        // a file that holds samples of the stall also holds those libraries.
-        output.flush()
+        // Libraries loaded before the stall go to disk with its presamples (flushed below): one look, that of a
+        // saturated episode ended just now included.
         output.unknownImagesDue = true
+        output.appendUnknownImagesIfDue()
         // The presamples belong to the stall: they follow its begin record (their times precede detection).
         for var record in kept?.records ?? [] {
             record.stallID = stallID
@@ -56,6 +54,9 @@ extension WatchdogLoop {
                 episodeID: stallID, threadID: threadID, timing: timing, maxFrames: configuration.maxFrames))
         }
         blockedProbe.stallBegan(stallID: stallID)
+        // The stall is on disk as soon as it is detected, not only with its first sample (which may wait for a
+        // slow signal delivery): a process killed now still shows it.
+        output.flush()
     }
 
     /// Takes a sample of the stall in progress; when its thread waits (a repeated sample), finds on what, once per

@@ -104,8 +104,8 @@ extension WatchdogTests {
     /// A layout loop saturates the thread, then one turn loads a library and stalls inside a `dl_iterate_phdr`
     /// callback (holding the loader's lock, as an unwinder does): the stall that ends the saturated episode is
     /// sampled while it lasts, and the library is written after the stall began (the watchdog looks for
-    /// libraries once for both episodes, after the step's samples; before, it read every mapping twice before the
-    /// stall's first sample, 150-330 ms of wall time each in the loaded full suite, with 1,959 mappings).
+    /// libraries once for both episodes; before, it read every mapping twice before the stall's first sample,
+    /// 150-330 ms of wall time each in the loaded full suite, with 1,959 mappings).
     @Test func aStallHoldingTheLoaderLockAfterASaturatedEpisodeIsSampled() throws {
         let path = TestSupport.temporaryPath("loader-lock.stalls")
         defer { unlink(path) }
