@@ -1,9 +1,11 @@
 // The executable mappings of this process, read from /proc/self/maps once per stack walk, and the test a word of a
 // sleeping thread's stack must pass to be taken for a return address: it points into executable code just after a
 // call instruction. Code is read with process_vm_readv only (a mapping gone since costs a failed read, never a
-// fault). Watchdog thread only; never signal context.
+// fault). Also the lines that name files, for the images the watchdog finds without the loader's lock
+// (stallcap_file_mappings). Watchdog thread only; never signal context.
 #include "codemap.h"
 #include "stallcapture_probe.h"
+#include "stallcapture_watchdog.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -184,4 +186,32 @@ int stallcap_is_return_address(uint64_t address) {
     stallcap_code_map map;
     stallcap_read_maps(&map, 0);
     return stallcap_plausible_return(&map, address);
+}
+
+size_t stallcap_file_mappings(char *out, size_t capacity) {
+    int fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return 0;
+    char buffer[8192];
+    size_t used = 0, total = 0;
+    for (;;) {
+        ssize_t n = read(fd, buffer + used, sizeof buffer - used);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) break;
+        used += (size_t)n;
+        char *line = buffer, *end = buffer + used, *newline;
+        while ((newline = memchr(line, '\n', (size_t)(end - line))) != NULL) {
+            // A file's line: its name, the last field, is an absolute path (no earlier field holds a '/').
+            size_t length = (size_t)(newline - line) + 1;
+            if (memchr(line, '/', length) != NULL) {
+                if (total + length <= capacity) memcpy(out + total, line, length);
+                total += length;
+            }
+            line = newline + 1;
+        }
+        used = (size_t)(end - line);
+        memmove(buffer, line, used);
+        if (used == sizeof buffer) used = 0;  // a line longer than the buffer: drop it
+    }
+    close(fd);
+    return total;
 }

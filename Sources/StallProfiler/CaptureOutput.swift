@@ -26,9 +26,18 @@ final class CaptureOutput {
         self.shared = shared
     }
 
+    /// True when an episode began or ended since the last look for libraries loaded meanwhile
+    /// (``appendUnknownImagesIfDue()``).
+    var unknownImagesDue = false
+
     /// Libraries loaded since the last look (perhaps what the main thread is doing now), found without the
-    /// loader's lock, so that they can be resolved even if the process dies during the episode.
-    func appendUnknownImages() {
+    /// loader's lock, so that they can be resolved even if the process dies during the episode. Looked for once
+    /// per step of the loop that began or ended an episode: at a stall's begin, before its presamples are flushed
+    /// (a saturated episode that the stall ends is that same look, not a second one); for a saturated episode's
+    /// begin or end, after the step's samples.
+    func appendUnknownImagesIfDue() {
+        guard unknownImagesDue else { return }
+        unknownImagesDue = false
         for image in MappedImages.unknown(excluding: knownImagePaths) {
             knownImagePaths.insert(image.path)
             writer.append(.image(image))

@@ -35,7 +35,10 @@ extension WatchdogLoop {
         let detected = stallcap_monotonic_ns()
         writer.append(.stallBegin(StallBeginRecord(
             stallID: stallID, startNs: startNs, detectedNs: detected, threadID: threadID)))
-        output.appendUnknownImages()
+        // Libraries loaded before the stall go to disk with its presamples (flushed below): one look, that of a
+        // saturated episode ended just now included.
+        output.unknownImagesDue = true
+        output.appendUnknownImagesIfDue()
         // The presamples belong to the stall: they follow its begin record (their times precede detection).
         for var record in kept?.records ?? [] {
             record.stallID = stallID
@@ -85,7 +88,7 @@ extension WatchdogLoop {
             writeEnd(sampler.finish(endNs: endNs))
         case .saturated(let sampler):
             writeEnd(sampler.finish(endNs: endNs))
-            output.appendUnknownImages()
+            output.unknownImagesDue = true
         }
     }
 
@@ -165,7 +168,7 @@ extension WatchdogLoop {
         shared.saturated.add(1, ordering: .relaxed)
         writer.append(.stallBegin(StallBeginRecord(
             stallID: id, startNs: startNs, detectedNs: stallcap_monotonic_ns(), threadID: threadID, kind: .saturated)))
-        output.appendUnknownImages()
+        output.unknownImagesDue = true
         episode = .saturated(EpisodeSampler(
             episodeID: id, threadID: threadID, timing: timing, maxFrames: configuration.maxFrames,
             signalsOnlyRunnable: true))

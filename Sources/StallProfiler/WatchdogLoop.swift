@@ -143,6 +143,7 @@ final class WatchdogLoop {
                 quietAnswer = nil
             } while answer != nil
             stepSaturation()
+            output.appendUnknownImagesIfDue()  // after this step's samples
             output.drainMarkers(sinceNs: MarkerRing.shared.startedAtNs)
             output.flush()
             watching = !episode.isIdle || !detector.isIdle
@@ -162,6 +163,7 @@ final class WatchdogLoop {
         releaseDeepSleep()
         // Stopped during an episode: close it where the watchdog stopped, so it is not read as unfinished.
         endEpisodesAtStop(endNs: stallcap_monotonic_ns())
+        output.appendUnknownImagesIfDue()
         MarkerRing.shared.stop()
         output.drainMarkers(sinceNs: MarkerRing.shared.startedAtNs)
         writer.append(.close(timestampNs: stallcap_monotonic_ns()))
