@@ -152,6 +152,19 @@ struct RunLoopWait {
         forget()
     }
 
+    /// Quiet answers still allowed before a real ping is due: the most rests the watchdog may add, after the rest
+    /// that follows this check, without a check of their own (``restedQuietly(_:)``); 0 unless the last check found
+    /// the main thread still.
+    var quietChecksLeft: Int { isStill ? Self.verifyEvery - quietInARow : 0 }
+
+    /// The watchdog rested `checks` more times after the last check, each ending with the main thread's clock
+    /// still where that check found it (it never left its trusted wait): they count as quiet answers, so the real
+    /// ping still goes out after ``verifyEvery`` of them in all.
+    mutating func restedQuietly(_ checks: Int) {
+        guard isStill else { return }
+        quietInARow = min(Self.verifyEvery, quietInARow + checks)
+    }
+
     /// True when `signature` is trusted (for tests).
     func trusts(_ signature: Signature) -> Bool {
         (waits[signature] ?? 0) >= Self.confirmationsNeeded

@@ -10,6 +10,7 @@ extension ThreadMarkerRings {
     /// `isAlive` is asked about owners only when a thread found no free ring, at most once per
     /// ``freeingIntervalNs``: the rings of exited threads are freed then (after their last events are read).
     func drain(_ body: (MarkerRecord) -> Void, lost report: (Int32, UInt64) -> Void, isAlive: (Int32) -> Bool) {
+        published.store(false, ordering: .relaxed)
         let now = stallcap_monotonic_ns()
         let freeing = wanted.load(ordering: .relaxed) && lastFreeingNs.map { now &- $0 >= freeingIntervalNs } ?? true
         if freeing { lastFreeingNs = now }

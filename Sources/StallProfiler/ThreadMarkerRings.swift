@@ -51,6 +51,10 @@ final class ThreadMarkerRings: @unchecked Sendable {
     /// Set by a thread that found no free ring: the watchdog then frees the rings of exited threads (it stays set
     /// until one is freed).
     let wanted = Atomic<Bool>(false)
+    /// Set by a thread that recorded an event, cleared by each drain: a hint that ends the watchdog's quiet rests
+    /// early (WatchdogLoop+DeepSleep), so events are drained within a threshold while the main thread idles. A
+    /// hint lost to a race with a drain only waits for the watchdog's next step.
+    let published = Atomic<Bool>(false)
     /// Least time between two looks for exited owners (each look reads every owner's CPU clock). Default: 1 s.
     var freeingIntervalNs: UInt64 = 1_000_000_000
     /// When the consumer last looked for exited owners (monotonic nanoseconds).
@@ -89,6 +93,7 @@ final class ThreadMarkerRings: @unchecked Sendable {
 
     /// Records one event of the calling thread, now. `name` is at most ``MarkerRecord/maxNameBytes`` bytes.
     func push(kind: MarkerRecord.Kind, spanID: UInt64, name: UnsafeRawBufferPointer) {
+        defer { if !published.load(ordering: .relaxed) { published.store(true, ordering: .relaxed) } }
         let tid = stallcap_cached_tid()
         let now = stallcap_monotonic_ns()
         guard let ring = ring(of: tid) else {

@@ -69,7 +69,7 @@ extension WatchdogLoop {
                 releaseDeepSleep()
                 return false
             }
-            let woken = stallcap_wd_rest(sequence, Int64(detector.thresholdNs))
+            let woken = restWhileStill(sequence: sequence, tick: tick)
             reportLostDescriptors()
             if woken != 0 { releaseDeepSleep() }
             return woken >= 0
@@ -90,6 +90,34 @@ extension WatchdogLoop {
         if stallcap_wd_deep_sleep(sequence, Int64(detector.thresholdNs)) != 0 { releaseDeepSleep() }
         return true
     }
+
+    /// Rests on what is armed (`stallcap_wd_rest`), and again each time a rest ends by its timeout with nothing
+    /// else to do: the main thread's CPU clock still where `tick` found it (it never left its trusted wait, which a
+    /// check would only confirm), no event to drain (``ThreadMarkerRings/published``), no wake asked for
+    /// (`sequence`), at most ``restsPerStep`` rests in all and never past the next real ping
+    /// (``RunLoopWait/quietChecksLeft``). Each extra rest counts as a quiet check (``RunLoopWait/restedQuietly(_:)``)
+    /// and costs the clock read, the set's proof and the wait, without the loop's step (draining, writing, the
+    /// detectors), which cost as much again on an idle CPU. The rest's timeout is unchanged: a main thread that
+    /// left its wait unseen (a lost readiness, a signal handler) is noticed at the same time as before. Returns
+    /// what the last rest returned.
+    func restWhileStill(sequence: UInt32, tick: (thread: Int32, ns: UInt64)) -> Int32 {
+        let most = 1 + min(Self.restsPerStep - 1, runLoopWait.quietChecksLeft)
+        var rests = 1
+        var woken = stallcap_wd_rest(sequence, Int64(detector.thresholdNs))
+        while woken == 0, rests < most, stallcap_wd_sequence() == sequence,
+              !ThreadMarkerRings.shared.published.load(ordering: .relaxed),
+              stallcap_thread_cpu_ns(tick.thread) == Int64(tick.ns)
+        {
+            rests += 1
+            woken = stallcap_wd_rest(sequence, Int64(detector.thresholdNs))
+        }
+        runLoopWait.restedQuietly(rests - 1)
+        return woken
+    }
+
+    /// Most rests in a row between two steps of the loop while the main thread idles in its run loop: 4, one step
+    /// per second at the default threshold (images loaded meanwhile are noted then).
+    static let restsPerStep = 4
 
     /// Under `dispatchMain()` or an async `@main`: sleeps for half a threshold (two check intervals) instead of one,
     /// when the main queue was idle at this check and the one before (``DispatchQueueIdle``) and the rest of the

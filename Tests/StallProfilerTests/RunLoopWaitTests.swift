@@ -126,6 +126,33 @@ import Testing
         #expect(zip(sent, sent.dropFirst()).allSatisfy { $1 - $0 == UInt64(RunLoopWait.verifyEvery) + 1 })
     }
 
+    /// The watchdog rests several times between two checks while the main thread's clock stands still
+    /// (WatchdogLoop.restWhileStill): each rest counts as a quiet answer, so the real ping still goes out after
+    /// ``RunLoopWait/verifyEvery`` rests and checks in all, not after 40 checks of up to four rests each.
+    @Test func restsBetweenChecksCountTowardTheRealPing() {
+        var wait = RunLoopWait(mainThread: main)
+        let idle = inCall(epollWait)
+        learnUntilTrusted(&wait, from: idle)
+        #expect(wait.quietChecksLeft == 0, "not still yet: no rest may be taken on a wait only just seen")
+        var quietSinceReal = 0, real: [Int] = []
+        for id in UInt64(3)...120 {
+            if wait.answersQuietly(pingID: id, nowNs: 0, thread: main, cpuNs: 7, includesMainQueue: { _ in true }, read: { idle }) {
+                quietSinceReal += 1
+                // The rest loop rests once after the check, and at most three times more within quietChecksLeft.
+                let extra = min(3, wait.quietChecksLeft)
+                wait.restedQuietly(extra)
+                quietSinceReal += extra
+            } else {
+                real.append(quietSinceReal)
+                quietSinceReal = 0
+                wait.answered(pingID: id, by: main, atNs: 1000)
+            }
+        }
+        // A real ping after exactly verifyEvery quiet answers, rests included.
+        #expect(real.count >= 3, "\(real)")
+        #expect(real.allSatisfy { $0 == RunLoopWait.verifyEvery }, "\(real)")
+    }
+
     /// The app's own `poll(fd, 50 ms)` on the main thread, then a turn of the run loop: every ping gets through
     /// within 50 ms, but only when the call ends on its own. Such a wait is never trusted (the same call blocking
     /// for seconds is a stall); before, two late answers made it trusted and a 2 s poll went unreported.

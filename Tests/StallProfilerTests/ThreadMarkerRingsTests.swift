@@ -122,6 +122,29 @@ import Testing
         #expect(second.records.count == 28 && second.lost == [stallcap_gettid(): 2], "the budget is per drain")
     }
 
+    /// Every event published, in a thread's own ring or the shared one, raises the hint that ends the watchdog's
+    /// quiet rests; a drain lowers it.
+    static func hinted(_ rings: ThreadMarkerRings) -> Bool { rings.published.load(ordering: .relaxed) }
+
+    @Test func publishingAnEventRaisesTheHintADrainLowersIt() throws {
+        let rings = ThreadMarkerRings(threads: 1, depth: 8, overflow: MarkerRing(capacity: 16))
+        #expect(!Self.hinted(rings))
+        Self.push(rings, "own ring", 1)
+        #expect(Self.hinted(rings))
+        #expect(Self.drain(rings).records.count == 1)
+        #expect(!Self.hinted(rings))
+        // Another thread finds the one ring taken and publishes into the shared ring.
+        let done = DispatchSemaphore(value: 0)
+        Thread {
+            Self.push(rings, "shared ring", 2)
+            done.signal()
+        }.start()
+        done.wait()
+        #expect(Self.hinted(rings))
+        #expect(Self.drain(rings).records.map(\.spanID) == [2])
+        #expect(!Self.hinted(rings))
+    }
+
     /// The memory the watchdog's table holds, fixed when it is made: 64 rings of 32 slots of 88 bytes, each ring's
     /// positions and counts on a cache line of their own.
     @Test func theTableIsBoundedAndEachRingsStateHasACacheLine() {
