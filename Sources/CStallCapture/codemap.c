@@ -19,20 +19,45 @@ static int hex_value(char c) {
     return -1;
 }
 
-// Parses "start-end perms ..." of one maps line. Returns 0, or -1.
-static int parse_maps_line(const char *line, uint64_t *start, uint64_t *end, int *executable) {
+// Parses "start-end perms ..." of one maps line of `length` bytes. Returns 0, or -1.
+static int parse_maps_line(const char *line, size_t length, uint64_t *start, uint64_t *end, int *executable) {
     uint64_t v[2] = {0, 0};
-    const char *p = line;
+    const char *p = line, *limit = line + length;
     for (int i = 0; i < 2; i++) {
         int digits = 0;
-        for (int d; (d = hex_value(*p)) >= 0 && digits < 17; p++, digits++) v[i] = v[i] * 16 + (uint64_t)d;
-        if (digits == 0 || *p != (i == 0 ? '-' : ' ')) return -1;
+        for (int d; p < limit && (d = hex_value(*p)) >= 0 && digits < 17; p++, digits++) v[i] = v[i] * 16 + (uint64_t)d;
+        if (digits == 0 || p >= limit || *p != (i == 0 ? '-' : ' ')) return -1;
         p++;
     }
-    if (strlen(p) < 4) return -1;
+    if (limit - p < 4) return -1;
     *start = v[0];
     *end = v[1];
     *executable = p[0] == 'r' && p[2] == 'x';
+    return 0;
+}
+
+// Calls `visit` with each whole line of /proc/self/maps (its newline included, `length` counting it), reading it
+// a buffer at a time; a line longer than the buffer is dropped. Returns -1 when the file cannot be opened.
+static int for_each_maps_line(void (*visit)(const char *line, size_t length, void *context), void *context) {
+    int fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return -1;
+    char buffer[8192];
+    size_t used = 0;
+    for (;;) {
+        ssize_t n = read(fd, buffer + used, sizeof buffer - used);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) break;
+        used += (size_t)n;
+        char *line = buffer, *end = buffer + used, *newline;
+        while ((newline = memchr(line, '\n', (size_t)(end - line))) != NULL) {
+            visit(line, (size_t)(newline - line) + 1, context);
+            line = newline + 1;
+        }
+        used = (size_t)(end - line);
+        memmove(buffer, line, used);
+        if (used == sizeof buffer) used = 0;  // a line longer than the buffer: drop it
+    }
+    close(fd);
     return 0;
 }
 
@@ -46,51 +71,42 @@ static struct {
     uint8_t executable[MAX_HELD_RANGES];
 } g_held;
 
+// What read_file fills as it visits the lines.
+struct read_state {
+    stallcap_code_map *map;
+    uint64_t address, found;
+    int keep;
+};
+
+static void read_line(const char *line, size_t length, void *context) {
+    struct read_state *state = context;
+    uint64_t start, end;
+    int executable;
+    if (parse_maps_line(line, length, &start, &end, &executable) != 0) return;
+    if (state->address != 0 && state->address >= start && state->address < end) state->found = end;
+    stallcap_code_map *map = state->map;
+    if (map && executable && map->count < STALLCAP_MAX_CODE_RANGES) {
+        map->start[map->count] = start;
+        map->end[map->count] = end;
+        map->count++;
+    }
+    if (state->keep && g_held.count < MAX_HELD_RANGES) {
+        g_held.start[g_held.count] = start;
+        g_held.end[g_held.count] = end;
+        g_held.executable[g_held.count++] = (uint8_t)executable;
+    } else if (state->keep) {
+        g_held.valid = 0;  // too many to hold: every walk reads the file
+    }
+}
+
 // Reads the file: fills `map` (when not NULL) and, when `keep`, g_held. Returns the end of the mapping holding
 // `address`, or 0.
 static uint64_t read_file(stallcap_code_map *map, uint64_t address, int keep) {
     if (map) map->count = 0;
     if (keep) g_held.count = 0, g_held.valid = 1;
-    int fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return g_held.valid = 0, 0;
-    char buffer[4096];
-    size_t used = 0;
-    uint64_t found = 0;
-    for (;;) {
-        ssize_t n = read(fd, buffer + used, sizeof buffer - 1 - used);
-        if (n < 0 && errno == EINTR) continue;
-        if (n <= 0) break;
-        used += (size_t)n;
-        buffer[used] = '\0';
-        char *line = buffer;
-        char *newline;
-        while ((newline = strchr(line, '\n')) != NULL) {
-            *newline = '\0';
-            uint64_t start, end;
-            int executable;
-            if (parse_maps_line(line, &start, &end, &executable) == 0) {
-                if (address != 0 && address >= start && address < end) found = end;
-                if (map && executable && map->count < STALLCAP_MAX_CODE_RANGES) {
-                    map->start[map->count] = start;
-                    map->end[map->count] = end;
-                    map->count++;
-                }
-                if (keep && g_held.count < MAX_HELD_RANGES) {
-                    g_held.start[g_held.count] = start;
-                    g_held.end[g_held.count] = end;
-                    g_held.executable[g_held.count++] = (uint8_t)executable;
-                } else if (keep) {
-                    g_held.valid = 0;  // too many to hold: every walk reads the file
-                }
-            }
-            line = newline + 1;
-        }
-        used = (size_t)(buffer + used - line);
-        memmove(buffer, line, used);
-        if (used == sizeof buffer - 1) used = 0;  // a line longer than the buffer: drop it
-    }
-    close(fd);
-    return found;
+    struct read_state state = {.map = map, .address = address, .found = 0, .keep = keep};
+    if (for_each_maps_line(read_line, &state) != 0) return g_held.valid = 0, 0;
+    return state.found;
 }
 
 void stallcap_maps_hold(void) {
@@ -188,30 +204,22 @@ int stallcap_is_return_address(uint64_t address) {
     return stallcap_plausible_return(&map, address);
 }
 
+// Where stallcap_file_mappings copies the lines that name files.
+struct file_lines {
+    char *out;
+    size_t capacity, total;
+};
+
+static void copy_file_line(const char *line, size_t length, void *context) {
+    struct file_lines *lines = context;
+    // A file's line: its name, the last field, is an absolute path (no earlier field holds a '/').
+    if (memchr(line, '/', length) == NULL) return;
+    if (lines->total + length <= lines->capacity) memcpy(lines->out + lines->total, line, length);
+    lines->total += length;
+}
+
 size_t stallcap_file_mappings(char *out, size_t capacity) {
-    int fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return 0;
-    char buffer[8192];
-    size_t used = 0, total = 0;
-    for (;;) {
-        ssize_t n = read(fd, buffer + used, sizeof buffer - used);
-        if (n < 0 && errno == EINTR) continue;
-        if (n <= 0) break;
-        used += (size_t)n;
-        char *line = buffer, *end = buffer + used, *newline;
-        while ((newline = memchr(line, '\n', (size_t)(end - line))) != NULL) {
-            // A file's line: its name, the last field, is an absolute path (no earlier field holds a '/').
-            size_t length = (size_t)(newline - line) + 1;
-            if (memchr(line, '/', length) != NULL) {
-                if (total + length <= capacity) memcpy(out + total, line, length);
-                total += length;
-            }
-            line = newline + 1;
-        }
-        used = (size_t)(end - line);
-        memmove(buffer, line, used);
-        if (used == sizeof buffer) used = 0;  // a line longer than the buffer: drop it
-    }
-    close(fd);
-    return total;
+    struct file_lines lines = {.out = out, .capacity = capacity, .total = 0};
+    for_each_maps_line(copy_file_line, &lines);
+    return lines.total;
 }
