@@ -1,5 +1,5 @@
-/// How an episode's sampler tells a thread that waited from one that ran, and what its CPU clock read at a sample
-/// whose clock was read later.
+/// How an episode's sampler tells a thread that waited from one that ran, what its CPU clock read at a sample
+/// whose clock was read later, and how much of an episode it ran or waited for a CPU.
 extension EpisodeSampler {
     /// True when a thread that made `progressNs` of CPU progress over the `sinceNs` since its last sample waited
     /// (asleep, or for a CPU): less progress than `floorNs`, and less than half the span. A thread that ran most of
@@ -17,5 +17,14 @@ extension EpisodeSampler {
     static func cpuAtHandler(readNs: UInt64, readAtNs: UInt64, handlerNs: UInt64, previousNs: UInt64?) -> UInt64 {
         let since = readAtNs &- min(readAtNs, handlerNs)
         return max(readNs &- min(readNs, since), min(previousNs ?? 0, readNs))
+    }
+
+    /// CPU time and run-queue wait over a window of `measuredNs`, made consistent with it: neither exceeds the
+    /// window, and together they do not either. schedstat credits a run-queue wait all at once when it ends, so a
+    /// wait that began before the first reading lands inside the window (a short window would read far above
+    /// 100 % active); the CPU clock is exact, so the wait is what gets cut to the time left.
+    static func activity(cpuNs: UInt64, waitNs: UInt64, measuredNs: UInt64) -> (cpuNs: UInt64, waitNs: UInt64) {
+        let cpu = min(cpuNs, measuredNs)
+        return (cpu, min(waitNs, measuredNs - cpu))
     }
 }
