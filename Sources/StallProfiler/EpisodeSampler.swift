@@ -13,7 +13,7 @@ import StallFormat
 /// thread found in a system call, or gone into one while the request waited, is sampled from its stack memory
 /// (``MemoryStack``). A presampler, and a saturated episode's sampler, signal only a thread on a CPU or ready for
 /// one (a sleeping thread would only make the request wait out its timeout). With ``pipelines`` a request is not
-/// waited for: the next call collects its answer (EpisodeSampler+Pipeline.swift).
+/// waited for: the next call collects its answer (EpisodeSampler+Requests.swift).
 final class EpisodeSampler {
     /// The episode the samples belong to (0 while presampling, set when the stall is declared).
     var episodeID: UInt32
@@ -36,11 +36,12 @@ final class EpisodeSampler {
     private let progressFloorNs: UInt64
 
     /// One reading of the thread's clocks, taken from the watchdog thread (no signal).
-    private struct Reading { var timeNs, cpuNs, waitNs: UInt64 }
+    struct Reading { var timeNs, cpuNs, waitNs: UInt64 }
 
     /// Where requests write their frames.
     var buffer: [UInt]
-    private var first: Reading?, last: Reading?
+    /// The first and the last reading of the episode: its window (``noted(_:)``).
+    var first: Reading?, last: Reading?
     /// The thread's CPU clock at the last sample and when it was read: progress is measured from there
     /// (``waited(progressNs:sinceNs:floorNs:)``).
     private(set) var lastProgress: (timeNs: UInt64, cpuNs: UInt64)? = nil
@@ -98,29 +99,6 @@ final class EpisodeSampler {
 
     deinit {
         stallcap_sample_cancel()  // dropped without finish(): presamples discarded, or replaced by a saturated episode
-    }
-
-    /// Reads the thread's CPU time and run-queue wait, kept as the episode's last reading.
-    @discardableResult
-    private func read() -> Reading? { clocks().map { noted(Reading(timeNs: $0, cpuNs: $1, waitNs: wait())) } }
-
-    /// The time and the thread's CPU clock, without the run-queue wait (a /proc read). Nil when it is gone.
-    private func clocks() -> (timeNs: UInt64, cpuNs: UInt64)? {
-        let cpu = stallcap_thread_cpu_ns(threadID)
-        return cpu < 0 ? nil : (stallcap_monotonic_ns(), UInt64(cpu))
-    }
-
-    /// The thread's run-queue wait from schedstat. An unreadable schedstat keeps the last wait read: a 0 between
-    /// real values would turn the thread's whole lifetime of run-queue wait into this stall's.
-    private func wait() -> UInt64 {
-        var run: UInt64 = 0, wait: UInt64 = 0
-        return stallcap_thread_schedstat(threadID, &run, &wait) == 0 ? wait : last?.waitNs ?? 0
-    }
-
-    /// Keeps `reading` as the last one (and the first, when there was none): the episode's window.
-    private func noted(_ reading: Reading) -> Reading {
-        (first, last) = (first ?? reading, reading)
-        return reading
     }
 
     /// A sample read from the thread's stack memory when it sleeps in a system call; nil when it does not.

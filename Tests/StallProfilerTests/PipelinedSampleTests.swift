@@ -6,7 +6,7 @@ import Testing
 @testable import StallProfiler
 
 /// Pipelined samples: `stallcap_sample` with timeout 0 sends a request and returns, and a later call collects the
-/// answer (capture.c); ``EpisodeSampler`` sends at one call and collects at the next (EpisodeSampler+Pipeline).
+/// answer (capture.c); ``EpisodeSampler`` sends at one call and collects at the next (EpisodeSampler+Requests).
 /// Part of ``WatchdogTests`` (one sampler at a time in this process).
 extension WatchdogTests {
     /// Calls `stallcap_sample(tid, 0, ...)` until it stops saying pending, a millisecond apart (at most 10 s): the

@@ -1,4 +1,4 @@
-// The watchdog's pipelined sample (sample intervals of two ticks or more, EpisodeSampler+Pipeline.swift): each
+// The watchdog's pipelined sample (sample intervals of two ticks or more, EpisodeSampler+Requests.swift): each
 // wake collects the answer to the request the previous wake sent, and sends the next, with stallcap_sample and
 // timeout 0. Nothing waits for an answer: the sample costs the watchdog the CPU of those two calls, within the
 // wake it makes anyway to take the sample.
