@@ -27,14 +27,20 @@ extension EpisodeSampler {
         }
     }
 
+    /// One call of ``request`` for the thread, its frames into ``buffer``: the status and the sample's info.
+    func ask(timeoutNs: Int64) -> (stallcap_status, stallcap_sample_info) {
+        var info = stallcap_sample_info()
+        let status = buffer.withUnsafeMutableBufferPointer {
+            request(threadID, timeoutNs, $0.baseAddress, UInt32(maxFrames), &info)
+        }
+        return (status, info)
+    }
+
     /// Looks at the request an earlier call sent, at `nowNs` (the thread's CPU clock read then: `cpuNs`): its
     /// answer, with the next request sent; nil when no request is outstanding.
     func pollOutstanding(nowNs: UInt64, cpuNs: UInt64?) -> Poll? {
         guard pipelines, let sent = outstanding else { return nil }
-        var info = stallcap_sample_info()
-        let status = buffer.withUnsafeMutableBufferPointer {
-            request(threadID, 0, $0.baseAddress, UInt32(maxFrames), &info)
-        }
+        let (status, info) = ask(timeoutNs: 0)
         guard status == STALLCAP_OK else {
             // Still ours when pending or busy; a new one when the slot had lost ours (another thread was sampled).
             if status == STALLCAP_REQUESTED { outstanding = (nowNs, cpuNs) }
@@ -53,10 +59,7 @@ extension EpisodeSampler {
     /// asks as usual (an answer at once, which only a substituted `request` gives, is dropped: this call has its
     /// sample).
     func requestAhead(nowNs: UInt64) {
-        var info = stallcap_sample_info()
-        let status = buffer.withUnsafeMutableBufferPointer {
-            request(threadID, 0, $0.baseAddress, UInt32(maxFrames), &info)
-        }
+        let (status, _) = ask(timeoutNs: 0)
         lastRealSampleNs = nowNs
         let sent = status == STALLCAP_REQUESTED || status == STALLCAP_PENDING || status == STALLCAP_BUSY
         outstanding = sent ? (nowNs, lastProgress?.cpuNs) : nil
@@ -68,10 +71,7 @@ extension EpisodeSampler {
         collectedRequestNs = nil
         guard pipelines, let sent = outstanding else { return nil }
         outstanding = nil
-        var info = stallcap_sample_info()
-        let status = buffer.withUnsafeMutableBufferPointer {
-            request(threadID, 0, $0.baseAddress, UInt32(maxFrames), &info)
-        }
+        let (status, info) = ask(timeoutNs: 0)
         guard status == STALLCAP_OK else {
             // Pending, or a request just sent because the slot lost ours: nothing is to come for this episode.
             stallcap_sample_cancel()

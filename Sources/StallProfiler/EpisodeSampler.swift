@@ -183,10 +183,9 @@ final class EpisodeSampler {
             return nil
         }
         lastRealSampleNs = now
-        var info = stallcap_sample_info()
-        let status = polled?.status ?? buffer.withUnsafeMutableBufferPointer {
-            request(threadID, pipelines ? 0 : timeoutNs, $0.baseAddress, UInt32(maxFrames), &info)
-        }
+        // An outstanding request already looked at above is not asked again: its status is this call's.
+        let (status, info) = polled?.status.map { ($0, stallcap_sample_info()) }
+            ?? ask(timeoutNs: pipelines ? 0 : timeoutNs)
         if status == STALLCAP_REQUESTED {
             outstanding = (now, reading?.cpuNs)
             return nil

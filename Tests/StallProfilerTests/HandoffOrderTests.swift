@@ -58,15 +58,21 @@ extension WatchdogTests {
         }
     }
 
-    @Test func anAnswerOlderThanAStackReadFromMemoryIsNotCollectedAfterIt() throws {
+    /// A sampler of `thread` (the capture handler installed) asking `interval` apart.
+    static func sampler(of thread: AnswerThenSleep, interval: Duration) -> EpisodeSampler {
         #expect(stallcap_install(SIGPROF) == 0)
+        let configuration = StallWatchdog.Configuration(sampleInterval: interval, outputPath: "/dev/null")
+        return EpisodeSampler(
+            episodeID: 1, threadID: thread.tid.load(ordering: .acquiring), timing: WatchdogTiming(configuration),
+            maxFrames: configuration.maxFrames)
+    }
+
+    @Test func anAnswerOlderThanAStackReadFromMemoryIsNotCollectedAfterIt() throws {
         let thread = AnswerThenSleep()
         defer { thread.finish() }
         let tid = thread.tid.load(ordering: .acquiring)
         // Asked faster than two ticks, the sampler waits for each answer (a pipelined one: the next test).
-        let configuration = StallWatchdog.Configuration(sampleInterval: .milliseconds(1), outputPath: "/dev/null")
-        let sampler = EpisodeSampler(
-            episodeID: 1, threadID: tid, timing: WatchdogTiming(configuration), maxFrames: configuration.maxFrames)
+        let sampler = Self.sampler(of: thread, interval: .milliseconds(1))
         // The thread blocks the signal: the request is not answered and stays outstanding (it runs, so it is not
         // cancelled as a sleeping thread's would be).
         #expect(sampler.sample() == nil)
@@ -97,13 +103,10 @@ extension WatchdogTests {
     /// Pipelined, the answer the thread gave before it slept is collected first, as the sample of its time; the
     /// request sent with it, unanswered while the thread sleeps, is cancelled and the stack read from memory.
     @Test func aPipelinedAnswerGivenBeforeASleepIsCollectedBeforeTheStackReadFromMemory() throws {
-        #expect(stallcap_install(SIGPROF) == 0)
         let thread = AnswerThenSleep()
         defer { thread.finish() }
         let tid = thread.tid.load(ordering: .acquiring)
-        let configuration = StallWatchdog.Configuration(sampleInterval: .milliseconds(50), outputPath: "/dev/null")
-        let sampler = EpisodeSampler(
-            episodeID: 1, threadID: tid, timing: WatchdogTiming(configuration), maxFrames: configuration.maxFrames)
+        let sampler = Self.sampler(of: thread, interval: .milliseconds(50))
         try #require(sampler.pipelines)
         #expect(sampler.sample() == nil)  // sent; the thread blocks the signal
         while !thread.sawPending.load(ordering: .acquiring) { usleep(100) }
