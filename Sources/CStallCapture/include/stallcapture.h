@@ -153,9 +153,9 @@ void stallcap_unwind_forget_images(void);
 stallcap_status stallcap_sample(pid_t tid, int64_t timeout_ns, uintptr_t *frames, uint32_t max_frames,
                                 stallcap_sample_info *info);
 
-/// Cancels the request a timed-out `stallcap_sample` left outstanding, and discards an answer nobody collected:
-/// the next `stallcap_sample` starts afresh (a sampler calls it when it starts and ends, so that no sample of an
-/// earlier episode is collected in a later one). Same calling thread as `stallcap_sample`.
+/// Cancels the request a timed-out or pipelined (timeout 0) `stallcap_sample` left outstanding, and discards an
+/// answer nobody collected: the next `stallcap_sample` starts afresh (a sampler calls it when it starts and ends,
+/// so that no sample of an earlier episode is collected in a later one). Same calling thread as `stallcap_sample`.
 void stallcap_sample_cancel(void);
 
 /// Ends sampling (the watchdog stops): cancels any request and deletes every timer stallprof created, so no
@@ -172,7 +172,8 @@ int stallcap_cputimer_fire(pid_t tid, int signo);
 /// The capture signal comes at a tick; `stallcap_sample` waits at most two.
 uint64_t stallcap_tick_ns(void);
 
-/// Counts of `stallcap_sample` hand-offs since the process started. For benchmarks and tests.
+/// Counts of `stallcap_sample` hand-offs that waited (a timeout above 0) since the process started; pipelined
+/// calls wait for nothing and count nowhere. For benchmarks and tests.
 typedef struct {
     /// Found done at the caller's first look, before any pause.
     uint64_t spun;
