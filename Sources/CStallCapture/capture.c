@@ -9,9 +9,9 @@
 // tick that fires the timer is often the one that preempts the thread, and the signal comes when it runs again):
 // the next call for the same thread waits on for it (no new timer) or collects its answer. A call with timeout 0
 // waits for nothing: it sends the request and returns, and a later call collects the answer (the watchdog's
-// pipelined samples: request at one wake, collect at the next). A thread asleep in a
-// system call, a call for another thread, or stallcap_sample_cancel cancels it with a compare-and-swap
-// (REQUESTED -> IDLE) and disarms the timer: a handler that runs later finds nothing to claim and writes nothing.
+// pipelined samples: request at one wake, collect at the next). A thread asleep in a system call, a call for
+// another thread, or stallcap_sample_cancel cancels it with a compare-and-swap (REQUESTED -> IDLE) and disarms
+// the timer: a handler that runs later finds nothing to claim and writes nothing.
 // The static buffers are written only under a claim, read only after DONE, and no new request is made until a
 // claim ends.
 #include "stallcapture.h"
