@@ -41,7 +41,8 @@ extension WatchdogTests {
         #expect(status == STALLCAP_OK)
         #expect(answer.timestamp_ns >= sentNs)  // the handler ran after the request, not at the collecting call
         #expect(answer.collected_ns >= answer.timestamp_ns)
-        #expect(thread.owns(frames[0..<Int(answer.frame_count)]))
+        // Under TSan the handler runs late, with a stale context: its frames say nothing (see HandoffBoundTests).
+        if dlsym(nil, "__tsan_init") == nil { #expect(thread.owns(frames[0..<Int(answer.frame_count)])) }
         stallcap_sample_cancel()
     }
 
@@ -204,7 +205,7 @@ extension WatchdogTests {
         }
         let taken = try #require(record)
         #expect(taken.flags.isSignalled)
-        #expect(thread.owns(taken.frames.map { UInt($0) }[...]))
+        if dlsym(nil, "__tsan_init") == nil { #expect(thread.owns(taken.frames.map { UInt($0) }[...])) }  // see above
         #expect(Self.handoffCounts().slept == before.slept)  // no call waited for an answer
         _ = sampler.collectOutstanding()
         _ = sampler.finish(endNs: stallcap_monotonic_ns())
