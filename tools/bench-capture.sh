@@ -2,7 +2,11 @@
 # Capture-path benchmark, one run (~3-5 min with the defaults, 1.5-3 of them the slowdown). Prints figures;
 # asserts nothing.
 #  - main-thread stop per sample (median, p90) against the floor (tgkill + a handler storing one atomic), their
-#    ratio, the watchdog's CPU per sample;
+#    ratio, the watchdog's CPU per sample (the CPU of its sample calls) against the floor's, both for a call that
+#    waits for the answer (the watchdog's form above two ticks' rate) and pipelined (the form at 10 ms: the
+#    request sent at one wake and collected at the next, 10 ms later), and the pipelined round trip from the
+#    request to the handler (info.timestamp_ns + unwind_ns) against its bound, a tick (+100 us) while the thread
+#    runs;
 #  - slowdown of a busy main thread sampled at 100 Hz and 1 kHz (stallcap_sample, the watchdog's delivery): the
 #    main thread's CPU time for a fixed amount of work, in SLOWDOWN_BLOCKS blocks per rate of four windows of
 #    SLOWDOWN_WINDOW_MS of CPU each, off/on/on/off; each block's contrast is the work lost per CPU second. Printed:

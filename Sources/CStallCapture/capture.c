@@ -7,9 +7,11 @@
 // buffers and stores DONE, waking nobody; the watchdog looks at the word once per tick (handoff.c), for two ticks
 // at most. Unanswered by then, a request stays outstanding while its thread waits for a CPU (under contention the
 // tick that fires the timer is often the one that preempts the thread, and the signal comes when it runs again):
-// the next call for the same thread waits on for it (no new timer) or collects its answer. A thread asleep in a
-// system call, a call for another thread, or stallcap_sample_cancel cancels it with a compare-and-swap
-// (REQUESTED -> IDLE) and disarms the timer: a handler that runs later finds nothing to claim and writes nothing.
+// the next call for the same thread waits on for it (no new timer) or collects its answer. A call with timeout 0
+// waits for nothing: it sends the request and returns, and a later call collects the answer (the watchdog's
+// pipelined samples: request at one wake, collect at the next). A thread asleep in a system call, a call for
+// another thread, or stallcap_sample_cancel cancels it with a compare-and-swap (REQUESTED -> IDLE) and disarms
+// the timer: a handler that runs later finds nothing to claim and writes nothing.
 // The static buffers are written only under a claim, read only after DONE, and no new request is made until a
 // claim ends.
 #include "stallcapture.h"
@@ -247,6 +249,8 @@ stallcap_status stallcap_sample(pid_t tid, int64_t timeout_ns, uintptr_t *frames
     // This thread's request from an earlier call, answered since (it got its CPU back): a sample taken when its
     // handler ran, collected now.
     if (WORD_STATE(word) == ST_DONE) return collect(frames, max_frames, info, WORD_GEN(word), tid);
+    // Timeout 0 (pipelined): an outstanding request is left to a later call, with no look at /proc.
+    if (timeout_ns == 0 && WORD_STATE(word) == ST_REQUESTED) return STALLCAP_PENDING;
     uint32_t gen = WORD_GEN(word);
     if (WORD_STATE(word) != ST_REQUESTED) {  // none outstanding: a new request, and its timer
         gen += 1;
@@ -261,6 +265,7 @@ stallcap_status stallcap_sample(pid_t tid, int64_t timeout_ns, uintptr_t *frames
             return err == ESRCH ? STALLCAP_NO_THREAD : STALLCAP_ERROR;
         }
         g_outstanding = gen;
+        if (timeout_ns == 0) return STALLCAP_REQUESTED;
     }
     switch (stallcap_handoff_wait(gen, stallcap_monotonic_ns() + wait_bound(timeout_ns))) {
     case ST_DONE: return collect(frames, max_frames, info, gen, tid);

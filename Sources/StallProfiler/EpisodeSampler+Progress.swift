@@ -1,5 +1,8 @@
-/// How an episode's sampler tells a thread that waited from one that ran, and what its CPU clock read at a sample
-/// whose clock was read later.
+import CStallCapture
+
+/// How an episode's sampler reads the thread's clocks from outside, tells a thread that waited from one that ran,
+/// what its CPU clock read at a sample whose clock was read later, and how much of an episode it ran or waited
+/// for a CPU.
 extension EpisodeSampler {
     /// True when a thread that made `progressNs` of CPU progress over the `sinceNs` since its last sample waited
     /// (asleep, or for a CPU): less progress than `floorNs`, and less than half the span. A thread that ran most of
@@ -17,5 +20,37 @@ extension EpisodeSampler {
     static func cpuAtHandler(readNs: UInt64, readAtNs: UInt64, handlerNs: UInt64, previousNs: UInt64?) -> UInt64 {
         let since = readAtNs &- min(readAtNs, handlerNs)
         return max(readNs &- min(readNs, since), min(previousNs ?? 0, readNs))
+    }
+
+    /// CPU time and run-queue wait over a window of `measuredNs`, made consistent with it: neither exceeds the
+    /// window, and together they do not either. schedstat credits a run-queue wait all at once when it ends, so a
+    /// wait that began before the first reading lands inside the window (a short window would read far above
+    /// 100 % active); the CPU clock is exact, so the wait is what gets cut to the time left.
+    static func activity(cpuNs: UInt64, waitNs: UInt64, measuredNs: UInt64) -> (cpuNs: UInt64, waitNs: UInt64) {
+        let cpu = min(cpuNs, measuredNs)
+        return (cpu, min(waitNs, measuredNs - cpu))
+    }
+
+    /// Reads the thread's CPU time and run-queue wait, kept as the episode's last reading.
+    @discardableResult
+    func read() -> Reading? { clocks().map { noted(Reading(timeNs: $0, cpuNs: $1, waitNs: wait())) } }
+
+    /// The time and the thread's CPU clock, without the run-queue wait (a /proc read). Nil when it is gone.
+    func clocks() -> (timeNs: UInt64, cpuNs: UInt64)? {
+        let cpu = stallcap_thread_cpu_ns(threadID)
+        return cpu < 0 ? nil : (stallcap_monotonic_ns(), UInt64(cpu))
+    }
+
+    /// The thread's run-queue wait from schedstat. An unreadable schedstat keeps the last wait read: a 0 between
+    /// real values would turn the thread's whole lifetime of run-queue wait into this stall's.
+    func wait() -> UInt64 {
+        var run: UInt64 = 0, wait: UInt64 = 0
+        return stallcap_thread_schedstat(threadID, &run, &wait) == 0 ? wait : last?.waitNs ?? 0
+    }
+
+    /// Keeps `reading` as the last one (and the first, when there was none): the episode's window.
+    func noted(_ reading: Reading) -> Reading {
+        (first, last) = (first ?? reading, reading)
+        return reading
     }
 }

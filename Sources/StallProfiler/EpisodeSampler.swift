@@ -12,7 +12,8 @@ import StallFormat
 /// CPU clock (`stallcap_sample`, two ticks at most), so it reaches the thread only while it runs user code; a
 /// thread found in a system call, or gone into one while the request waited, is sampled from its stack memory
 /// (``MemoryStack``). A presampler, and a saturated episode's sampler, signal only a thread on a CPU or ready for
-/// one (a sleeping thread would only make the request wait out its timeout).
+/// one (a sleeping thread would only make the request wait out its timeout). With ``pipelines`` a request is not
+/// waited for: the next call collects its answer (EpisodeSampler+Requests.swift).
 final class EpisodeSampler {
     /// The episode the samples belong to (0 while presampling, set when the stall is declared).
     var episodeID: UInt32
@@ -22,33 +23,43 @@ final class EpisodeSampler {
     /// True for a saturated episode's sampler: like a presampler, it signals the thread only while it is on a CPU
     /// or ready for one (the episode ends only some checks after the thread starts sleeping again).
     let signalsOnlyRunnable: Bool
+    /// True when requests are pipelined (``WatchdogTiming/pipelinesSamples``): sent at one call, collected at the
+    /// next.
+    let pipelines: Bool
     private let timeoutNs: Int64
     private let resampleNs: UInt64
     /// The system call, stack and instruction pointers of the last stack read from memory.
     private var lastMemoryCall: (nr: Int32, sp: UInt64, pc: UInt64)? = nil
-    private let maxFrames: Int
+    let maxFrames: Int
     /// CPU progress (ns) below which the thread counts as not having run since the previous sample. Our own
     /// signal costs the thread some 10-20 µs, so the floor sits well above that.
     private let progressFloorNs: UInt64
 
     /// One reading of the thread's clocks, taken from the watchdog thread (no signal).
-    private struct Reading { var timeNs, cpuNs, waitNs: UInt64 }
+    struct Reading { var timeNs, cpuNs, waitNs: UInt64 }
 
-    private var buffer: [UInt]
-    private var first: Reading?, last: Reading?
+    /// Where requests write their frames.
+    var buffer: [UInt]
+    /// The first and the last reading of the episode: its window (``noted(_:)``).
+    var first: Reading?, last: Reading?
     /// The thread's CPU clock at the last sample and when it was read: progress is measured from there
     /// (``waited(progressNs:sinceNs:floorNs:)``).
-    private var lastProgress: (timeNs: UInt64, cpuNs: UInt64)? = nil
-    private var lastRealSampleNs: UInt64 = 0
+    private(set) var lastProgress: (timeNs: UInt64, cpuNs: UInt64)? = nil
+    /// When the thread was last asked for its stack (or had it read from memory): refusals space requests out
+    /// from there.
+    var lastRealSampleNs: UInt64 = 0
     private var haveStack = false, consecutiveMisses = 0
+    /// The pipelined request outstanding: when it was sent and the thread's CPU clock then (nil when unknown); nil
+    /// when none is.
+    var outstanding: (sentNs: UInt64, cpuNs: UInt64?)? = nil
+    /// When the request whose answer the last call collected was sent, for a pipelined answer (an earlier call's
+    /// request); nil otherwise.
+    var collectedRequestNs: UInt64? = nil
     /// The thread's CPU clock when the request still outstanding was first left unanswered; nil when none is.
-    private var unansweredSinceCPU: UInt64? = nil
-    /// CPU time a thread runs with a request outstanding before the request counts as refused: several ticks
-    /// (4 ms apart at HZ=250, 10 ms at HZ=100).
-    private static let answerableCPUNs: UInt64 = 25_000_000
+    var unansweredSinceCPU: UInt64? = nil
     private(set) var sampleCount: UInt32 = 0
-    /// Sends one sample request and waits for its answer: `stallcap_sample`. Tests substitute answers of their
-    /// own (a handler preempted before it finished, for one).
+    /// Sends one sample request and waits for its answer, or with timeout 0 only sends it: `stallcap_sample`.
+    /// Tests substitute answers of their own (a handler preempted before it finished, for one).
     var request: (pid_t, Int64, UnsafeMutablePointer<UInt>?, UInt32, UnsafeMutablePointer<stallcap_sample_info>?)
         -> stallcap_status = { stallcap_sample($0, $1, $2, $3, $4) }
     /// Time the whole process was stopped while this sampler watched (found by the watchdog loop).
@@ -63,8 +74,9 @@ final class EpisodeSampler {
     private(set) var handlerLost = false
     /// The thread's blocked-signal mask (`SigBlk`) and when it was read: read once, when a request first counted
     /// against the thread, so a thread that answers costs nothing. Nil until then, or when /proc could not say.
-    private var signalMask: (timestampNs: UInt64, mask: UInt64)? = nil
-    private var signalMaskLooked = false, signalMaskTaken = false
+    var signalMask: (timestampNs: UInt64, mask: UInt64)? = nil
+    /// Whether the mask was read (once per sampler), and whether its record was taken (once).
+    var signalMaskLooked = false, signalMaskTaken = false
 
     /// A sampler of `threadID` for episode `episodeID`, keeping at most `maxFrames` frames per sample.
     init(
@@ -75,6 +87,7 @@ final class EpisodeSampler {
         self.threadID = threadID
         self.presampling = presampling
         self.signalsOnlyRunnable = signalsOnlyRunnable
+        pipelines = timing.pipelinesSamples
         timeoutNs = timing.sampleTimeoutNs
         resampleNs = timing.blockedResampleNs
         self.maxFrames = maxFrames
@@ -86,29 +99,6 @@ final class EpisodeSampler {
 
     deinit {
         stallcap_sample_cancel()  // dropped without finish(): presamples discarded, or replaced by a saturated episode
-    }
-
-    /// Reads the thread's CPU time and run-queue wait, kept as the episode's last reading.
-    @discardableResult
-    private func read() -> Reading? { clocks().map { noted(Reading(timeNs: $0, cpuNs: $1, waitNs: wait())) } }
-
-    /// The time and the thread's CPU clock, without the run-queue wait (a /proc read). Nil when it is gone.
-    private func clocks() -> (timeNs: UInt64, cpuNs: UInt64)? {
-        let cpu = stallcap_thread_cpu_ns(threadID)
-        return cpu < 0 ? nil : (stallcap_monotonic_ns(), UInt64(cpu))
-    }
-
-    /// The thread's run-queue wait from schedstat. An unreadable schedstat keeps the last wait read: a 0 between
-    /// real values would turn the thread's whole lifetime of run-queue wait into this stall's.
-    private func wait() -> UInt64 {
-        var run: UInt64 = 0, wait: UInt64 = 0
-        return stallcap_thread_schedstat(threadID, &run, &wait) == 0 ? wait : last?.waitNs ?? 0
-    }
-
-    /// Keeps `reading` as the last one (and the first, when there was none): the episode's window.
-    private func noted(_ reading: Reading) -> Reading {
-        (first, last) = (first ?? reading, reading)
-        return reading
     }
 
     /// A sample read from the thread's stack memory when it sleeps in a system call; nil when it does not.
@@ -125,7 +115,7 @@ final class EpisodeSampler {
         let reading = self.read(), readNs = reading?.timeNs ?? stallcap_monotonic_ns()
         lastMemoryCall = (call.number, call.stackPointer, call.programCounter)
         (lastRealSampleNs, consecutiveMisses) = (now, 0)
-        unansweredSinceCPU = nil  // asleep: its request was cancelled above; the next one starts afresh
+        (unansweredSinceCPU, outstanding) = (nil, nil)  // asleep: its request was cancelled above
         haveStack = true
         sampleCount += 1
         lastProgress = reading.map { ($0.timeNs, $0.cpuNs) }
@@ -137,8 +127,10 @@ final class EpisodeSampler {
             frames: buffer[0..<read.count].map { UInt64($0) })
     }
 
-    /// Takes one sample; nil when it was missed (or skipped).
+    /// Takes one sample; nil when it was missed (or skipped), or when a pipelined request was just sent (neither a
+    /// sample nor a miss: a later call collects its answer).
     func sample() -> SampleRecord? {
+        collectedRequestNs = nil
         let reading = clocks()
         let now = reading?.timeNs ?? stallcap_monotonic_ns()
         let idle = reading.map { now in
@@ -153,7 +145,19 @@ final class EpisodeSampler {
                 && (state.number, state.stackPointer, state.programCounter) != (last.nr, last.sp, last.pc)
         } ?? false
         let spacedOut = consecutiveMisses >= 3 || (haveStack && idle && !moved)
-        if spacedOut && now &- lastRealSampleNs < resampleNs {
+        let resting = spacedOut && now &- lastRealSampleNs < resampleNs
+        // A pipelined request sent by an earlier call: its answer, when it came, is this call's sample (a refusing
+        // thread's is looked at only when its requests are due again).
+        let polled = consecutiveMisses >= 3 && resting ? nil : pollOutstanding(nowNs: now, cpuNs: reading?.cpuNs)
+        if case .answered(let record) = polled { return record }
+        // Unanswered, and the thread has not run since: asleep in a system call, its stack is read from memory and
+        // its request cancelled (a timer left armed would fire whenever it next runs, perhaps after the app reset
+        // the signal).
+        var call = SyscallState(stallcap_syscall_state())
+        if idle, polled?.status == STALLCAP_PENDING, let record = sampleFromMemory(now: now, call: &call) {
+            return record
+        }
+        if resting {
             guard consecutiveMisses < 3, haveStack, let reading = read() else { return miss() }
             sampleCount += 1
             lastProgress = (reading.timeNs, reading.cpuNs)
@@ -169,7 +173,6 @@ final class EpisodeSampler {
         // with EINTR): its stack is read from its memory instead. /proc/<tid>/syscall says "running" for the
         // kernel's TASK_RUNNING (on a CPU or ready for one, state R) and names a call only for a sleeping thread: a
         // thread whose CPU clock moved since the reading above is on a CPU, and that read is left out.
-        var call = SyscallState(stallcap_syscall_state())
         if let reading, stallcap_thread_cpu_ns(threadID) > Int64(clamping: reading.cpuNs) {
             call.kind = .running
         } else if let record = sampleFromMemory(now: now, call: &call) { return record }
@@ -180,17 +183,20 @@ final class EpisodeSampler {
             return nil
         }
         lastRealSampleNs = now
-        var info = stallcap_sample_info()
-        let status = buffer.withUnsafeMutableBufferPointer {
-            request(threadID, timeoutNs, $0.baseAddress, UInt32(maxFrames), &info)
+        // An outstanding request already looked at above is not asked again: its status is this call's.
+        let (status, info) = polled?.status.map { ($0, stallcap_sample_info()) }
+            ?? ask(timeoutNs: pipelines ? 0 : timeoutNs)
+        if status == STALLCAP_REQUESTED {
+            outstanding = (now, reading?.cpuNs)
+            return nil
         }
-        if status == STALLCAP_TIMEOUT {
-            // Unanswered for two ticks: it entered a system call since the check above (its request was cancelled),
-            // or waits for a CPU (its request stays armed: a later call collects the answer), or blocks the signal.
-            // In a call, its stack is read from memory; if it left the call again before its memory could be read,
-            // the sample is missed (and counted).
-            if let record = sampleFromMemory(now: now, call: &call) { return record }
-            if unansweredLongEnough(since: reading?.cpuNs) {
+        if status == STALLCAP_TIMEOUT || status == STALLCAP_PENDING {
+            // Unanswered for two ticks (or since an earlier call's request): it entered a system call since the
+            // check above (a waiting request was cancelled), or waits for a CPU (the request stays armed: a later
+            // call collects the answer), or blocks the signal. In a call, its stack is read from memory; if it left
+            // the call again before its memory could be read, the sample is missed (and counted).
+            if status == STALLCAP_TIMEOUT, let record = sampleFromMemory(now: now, call: &call) { return record }
+            if unansweredLongEnough(since: outstanding?.cpuNs ?? reading?.cpuNs) {
                 consecutiveMisses += 1
                 lookAtSignalMask()
             }
@@ -200,14 +206,24 @@ final class EpisodeSampler {
             // A handler has the request and has not finished: its thread was preempted inside it (a loaded machine;
             // a later call collects the answer). It counts against the thread only after the thread ran long enough
             // to finish it: counted at once, three in a row once spaced out a 600 ms busy stall under eight hogs.
-            if unansweredLongEnough(since: reading?.cpuNs) { consecutiveMisses += 1 }
+            if pipelines, outstanding == nil { outstanding = (now, reading?.cpuNs) }
+            if unansweredLongEnough(since: outstanding?.cpuNs ?? reading?.cpuNs) { consecutiveMisses += 1 }
             return miss()
         }
+        outstanding = nil
         guard status == STALLCAP_OK else {
             if status == STALLCAP_NOT_INSTALLED { handlerLost = true }
             consecutiveMisses += 1
             return miss()
         }
+        let record = signalledRecord(info)
+        if pipelines { requestAhead(nowNs: now) }
+        return record
+    }
+
+    /// The sample of an answer the handler gave, `info` and the frames in ``buffer``: the stack as of the handler,
+    /// the thread's CPU clock as of then, its run-queue wait read now.
+    func signalledRecord(_ info: stallcap_sample_info) -> SampleRecord {
         (consecutiveMisses, unansweredSinceCPU) = (0, nil)
         haveStack = true
         sampleCount += 1
@@ -247,37 +263,6 @@ final class EpisodeSampler {
         missedSinceSample = false
     }
 
-    /// True when the thread has run `Self.answerableCPUNs` of CPU time since its request was first left
-    /// unanswered (`cpuBefore`: its CPU clock before this call's wait). Only then does an unanswered request count
-    /// against it (it blocks the signal): the signal comes at a tick that finds the thread running, so a thread
-    /// that barely got a CPU (a loaded machine) could not have taken it, and spacing its requests out to
-    /// `blockedResampleInterval` would lose a busy stall's samples.
-    private func unansweredLongEnough(since cpuBefore: UInt64?) -> Bool {
-        let cpu = stallcap_thread_cpu_ns(threadID)
-        guard cpu >= 0 else { return true }
-        let since = unansweredSinceCPU ?? cpuBefore ?? UInt64(cpu)
-        unansweredSinceCPU = since
-        return UInt64(cpu) &- since >= Self.answerableCPUNs
-    }
-
-    /// Reads the thread's blocked signals once (a request just counted against it: does it block the signal?).
-    private func lookAtSignalMask() {
-        guard !signalMaskLooked else { return }
-        signalMaskLooked = true
-        var mask: UInt64 = 0
-        if stallcap_thread_blocked_signals(threadID, &mask) == 0 { signalMask = (stallcap_monotonic_ns(), mask) }
-    }
-
-    /// The record of the thread's blocked-signal mask, once per sampler, when it was read and the samples belong
-    /// to an episode (not while presampling): `signal` is the capture signal.
-    func takeSignalMask(signal: Int32) -> SignalMaskRecord? {
-        guard !presampling, !signalMaskTaken, let signalMask else { return nil }
-        signalMaskTaken = true
-        return SignalMaskRecord(
-            stallID: episodeID, timestampNs: signalMask.timestampNs, threadID: threadID, signal: signal,
-            blockedMask: signalMask.mask)
-    }
-
     /// Takes back the count of the last sample: it was taken after the stall had already ended, or a full
     /// presample buffer dropped its oldest.
     func retractLastSample() { sampleCount -= min(sampleCount, 1) }
@@ -286,6 +271,7 @@ final class EpisodeSampler {
     /// was watched (see ``StallState/classify(activeRatio:)``).
     func finish(endNs: UInt64) -> StallEndRecord {
         stallcap_sample_cancel()
+        outstanding = nil
         if let wait = read()?.waitNs, missedSinceSample { took(waitNs: wait) }
         let start = first ?? Reading(timeNs: endNs, cpuNs: 0, waitNs: 0)
         let end = last ?? start
@@ -300,14 +286,5 @@ final class EpisodeSampler {
             state: StallState.classify(activeRatio: active), sampleCount: sampleCount,
             missedCount: UInt32(clamping: missedCount), pausedNs: pausedNs,
             missedRunQueueNs: min(missedRunQueueNs, wait))
-    }
-
-    /// CPU time and run-queue wait over a window of `measuredNs`, made consistent with it: neither exceeds the
-    /// window, and together they do not either. schedstat credits a run-queue wait all at once when it ends, so a
-    /// wait that began before the first reading lands inside the window (a short window would read far above
-    /// 100 % active); the CPU clock is exact, so the wait is what gets cut to the time left.
-    static func activity(cpuNs: UInt64, waitNs: UInt64, measuredNs: UInt64) -> (cpuNs: UInt64, waitNs: UInt64) {
-        let cpu = min(cpuNs, measuredNs)
-        return (cpu, min(waitNs, measuredNs - cpu))
     }
 }

@@ -102,7 +102,9 @@ struct StallDetector {
     /// A sample (or presample) ended at `endNs`: the next is due no sooner than half an interval after it. A
     /// signalled sample waits for a scheduler tick, so asked for more samples than ticks the next one would fall due
     /// the moment this one ends, and find the thread moved on only the microseconds the watchdog took to collect
-    /// the answer (on the thread's own CPU, often: then it waited for that CPU, and was recorded so).
+    /// the answer (on the thread's own CPU, often: then it waited for that CPU, and was recorded so). A pipelined
+    /// sample ends as soon as its request is sent (``EpisodeSampler/pipelines``): the next sample, which collects
+    /// the answer, then comes at least half an interval later, a tick or more, the time its signal needs.
     mutating func sampleEnded(atNs endNs: UInt64) {
         nextSampleNs = max(nextSampleNs, endNs + sampleIntervalNs / 2)
     }

@@ -84,12 +84,32 @@ extension WatchdogLoop {
         switch ended {
         case .idle, .presampling: break
         case .stall(let sampler):
+            // Before the probe's last reading, which may sample another thread (that would cancel the request).
+            if let record = lastSample(of: sampler, endNs: endNs) { writeSample(record) }
             if let threads = blockedProbe.endReading(stallID: sampler.episodeID) { writer.append(.threads(threads)) }
             writeEnd(sampler.finish(endNs: endNs))
         case .saturated(let sampler):
+            if let record = lastSample(of: sampler, endNs: endNs) { writeSample(record) }
             writeEnd(sampler.finish(endNs: endNs))
             output.unknownImagesDue = true
         }
+    }
+
+    /// The answer to the pipelined request `sampler` left outstanding when its episode ends at `endNs`, as the
+    /// episode's last sample: nil when none came (the request is cancelled, not counted missed), or when it was
+    /// taken after the end (a stall's end is when the main queue answered: like ``takeSample(_:watchAnswers:)``,
+    /// such a sample does not belong to it).
+    private func lastSample(of sampler: EpisodeSampler, endNs: UInt64) -> SampleRecord? {
+        let requestedNs = stallcap_monotonic_ns()
+        let record = sampler.collectOutstanding()
+        rates.requested(
+            threadID: sampler.threadID, requestedNs: sampler.collectedRequestNs ?? requestedNs,
+            endedNs: stallcap_monotonic_ns(), record: record)
+        guard let record, record.timestampNs <= endNs else {
+            if record != nil { sampler.retractLastSample() }
+            return nil
+        }
+        return record
     }
 
     /// Writes a sample of the episode in progress, counting it.

@@ -237,7 +237,10 @@ final class WatchdogLoop {
         let requestedNs = stallcap_monotonic_ns()
         var result = sampler.sample()
         let endedNs = stallcap_monotonic_ns()
-        rates.requested(threadID: sampler.threadID, requestedNs: requestedNs, endedNs: endedNs, record: result)
+        // A pipelined answer was requested by an earlier call: the tick meter gets that request's time.
+        rates.requested(
+            threadID: sampler.threadID, requestedNs: sampler.collectedRequestNs ?? requestedNs, endedNs: endedNs,
+            record: result)
         if sampler === episode.saturated { saturation?.sampleEnded(atNs: endedNs) } else { detector.sampleEnded(atNs: endedNs) }
         if let record = result, watchAnswers {
             // The main queue may have answered while the sample was taken, or since this step looked: a sample

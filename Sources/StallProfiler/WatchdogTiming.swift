@@ -13,6 +13,12 @@ struct WatchdogTiming: Equatable {
     /// How long one sample request waits for its answer: two scheduler ticks (`stallcap_tick_ns`; 8 ms at
     /// HZ=250), or the configured timeout when shorter. A request is never waited for longer (`stallcap_sample`).
     let sampleTimeoutNs: Int64
+    /// True when an episode's samples are pipelined (``EpisodeSampler``): each wake collects the answer to the
+    /// request the wake before sent and sends the next, so the watchdog waits for no answer. Only when the sample
+    /// interval is at least two scheduler ticks: the schedule puts the next wake at least half an interval after a
+    /// request (``StallDetector/sampleEnded(atNs:)``), so a tick that finds the thread running comes between the
+    /// two. Asked more often, the watchdog would wake at every interval to find no answer yet: it waits for it.
+    let pipelinesSamples: Bool
     /// How long the once-per-stall sample of a running lock owner may wait for its handler, two ticks at a time
     /// while the owner stays runnable: the configured sample timeout (by default twice the sample interval,
     /// between 12 ms and 200 ms), but at least 100 ms, because that one stack is not taken again and, on a loaded
@@ -35,6 +41,7 @@ struct WatchdogTiming: Equatable {
         let requestedNs = configuration.sampleTimeout?.nanoseconds
             ?? min(max(Int64(sampleIntervalNs) * 2, 12_000_000), 200_000_000)
         sampleTimeoutNs = min(requestedNs, Int64(2 * stallcap_tick_ns()))
+        pipelinesSamples = sampleIntervalNs >= 2 * stallcap_tick_ns()
         ownerSampleTimeoutNs = max(requestedNs, 100_000_000)
         blockedResampleNs = UInt64(configuration.blockedResampleInterval.nanoseconds)
         saturationPeriodNs = configuration.saturationPeriod.map { UInt64($0.nanoseconds) }

@@ -58,14 +58,21 @@ extension WatchdogTests {
         }
     }
 
-    @Test func anAnswerOlderThanAStackReadFromMemoryIsNotCollectedAfterIt() throws {
+    /// A sampler of `thread` (the capture handler installed) asking `interval` apart.
+    static func sampler(of thread: AnswerThenSleep, interval: Duration) -> EpisodeSampler {
         #expect(stallcap_install(SIGPROF) == 0)
+        let configuration = StallWatchdog.Configuration(sampleInterval: interval, outputPath: "/dev/null")
+        return EpisodeSampler(
+            episodeID: 1, threadID: thread.tid.load(ordering: .acquiring), timing: WatchdogTiming(configuration),
+            maxFrames: configuration.maxFrames)
+    }
+
+    @Test func anAnswerOlderThanAStackReadFromMemoryIsNotCollectedAfterIt() throws {
         let thread = AnswerThenSleep()
         defer { thread.finish() }
         let tid = thread.tid.load(ordering: .acquiring)
-        let configuration = StallWatchdog.Configuration(outputPath: "/dev/null")
-        let sampler = EpisodeSampler(
-            episodeID: 1, threadID: tid, timing: WatchdogTiming(configuration), maxFrames: configuration.maxFrames)
+        // Asked faster than two ticks, the sampler waits for each answer (a pipelined one: the next test).
+        let sampler = Self.sampler(of: thread, interval: .milliseconds(1))
         // The thread blocks the signal: the request is not answered and stays outstanding (it runs, so it is not
         // cancelled as a sleeping thread's would be).
         #expect(sampler.sample() == nil)
@@ -89,6 +96,31 @@ extension WatchdogTests {
         #expect(
             record.timestampNs >= fromMemory.timestampNs,
             "a sample stamped \(fromMemory.timestampNs - min(fromMemory.timestampNs, record.timestampNs)) ns before the stack read from memory came after it")
+    }
+}
+
+extension WatchdogTests {
+    /// Pipelined, the answer the thread gave before it slept is collected first, as the sample of its time; the
+    /// request sent with it, unanswered while the thread sleeps, is cancelled and the stack read from memory.
+    @Test func aPipelinedAnswerGivenBeforeASleepIsCollectedBeforeTheStackReadFromMemory() throws {
+        let thread = AnswerThenSleep()
+        defer { thread.finish() }
+        let tid = thread.tid.load(ordering: .acquiring)
+        let sampler = Self.sampler(of: thread, interval: .milliseconds(50))
+        try #require(sampler.pipelines)
+        #expect(sampler.sample() == nil)  // sent; the thread blocks the signal
+        while !thread.sawPending.load(ordering: .acquiring) { usleep(100) }
+        thread.release.store(true, ordering: .releasing)
+        while !thread.unblocked.load(ordering: .acquiring) { usleep(100) }
+        while SyscallState(thread: tid).kind != .inCall { usleep(100) }
+        let answered = try #require(sampler.sample())
+        #expect(answered.flags.isSignalled)
+        #expect(sampler.outstanding != nil)  // the next request went out with the answer
+        let fromMemory = try #require(sampler.sample())
+        #expect(fromMemory.flags.contains(.fromStackMemory))
+        #expect(fromMemory.timestampNs >= answered.timestampNs)
+        #expect(sampler.outstanding == nil)  // cancelled
+        #expect(sampler.missedCount == 0)
     }
 }
 

@@ -126,7 +126,8 @@ func quietWindow(lengthNs: UInt64, _ figures: inout StopFigures) {
     figures.windows.append((t0, stallcap_monotonic_ns()))
 }
 
-/// Interleaves blocks of real and floor samples, one every millisecond, on a thread spinning `depth` frames deep.
+/// Interleaves blocks of real and floor samples, one every millisecond (pipelined ones one every sample interval,
+/// PipelinedSampler), on a thread spinning `depth` frames deep.
 /// The spinner and the sampler are pinned to CPUs 0 and 1: the watchdog on the other core, as in an app where it
 /// does not share the main thread's CPU (on a busy 2-core machine the scheduler otherwise often wakes the sampler
 /// on the spinner's CPU, and the sampler's own run time lands in the measured stop).
@@ -141,6 +142,7 @@ func benchStop(samples: Int, depth: Int) {
     spinner.start()
     var frames = [UInt](repeating: 0, count: 256)
     var real = StopFigures(), floor = StopFigures(), timerFloor = StopFigures(), quiet = StopFigures()
+    var piped = StopFigures(), pipeline = PipelinedSampler()
     let block = 100
     var taken = 0
     while taken < samples {
@@ -148,6 +150,12 @@ func benchStop(samples: Int, depth: Int) {
             realSample(spinner, &frames, &real)
             usleep(1000)
         }
+        // Pipelined, a wake every sample interval; the request the block's last wake sent is cancelled.
+        for _ in 0...min(block, samples - taken) {
+            pipeline.wake(spinner, &frames, &piped)
+            usleep(UInt32(PipelinedSampler.intervalNs / 1000))
+        }
+        pipeline.end()
         for _ in 0..<min(block, samples - taken) {
             floorSample(spinner, &floor)
             usleep(1000)
@@ -174,6 +182,7 @@ func benchStop(samples: Int, depth: Int) {
     floor.stops = spinner.longestGaps(in: floor.windows).compactMap { $0.map { Double($0) / 1000 } }
     timerFloor.stops = spinner.longestGaps(in: timerFloor.windows).compactMap { $0.map { Double($0) / 1000 } }
     quiet.stops = spinner.longestGaps(in: quiet.windows).compactMap { $0.map { Double($0) / 1000 } }
+    piped.stops = spinner.longestGaps(in: piped.windows).compactMap { $0.map { Double($0) / 1000 } }
     let r = real.stops.sorted(), f = floor.stops.sorted(), tf = timerFloor.stops.sorted()
     let q = quiet.stops.sorted()
     print(String(format: "sample hand-off: %d samples each, one every millisecond or more, thread %d frames deep%@; missed: %d real, %d floor",
@@ -188,6 +197,8 @@ func benchStop(samples: Int, depth: Int) {
     line("  of which unwinding in the handler", String(format: "median %6.1f us   p90 %6.1f us", percentile(u, 0.5), percentile(u, 0.9)))
     line("tgkill floor (handler storing one atomic)", String(format: "median %6.1f us   p90 %6.1f us", fm, f9))
     line("ratio stallprof / tgkill floor", String(format: "median %6.2fx   p90 %6.2fx", rm / fm, r9 / f9))
+    let ps = piped.stops.sorted()
+    line("main-thread stop per sample, pipelined", String(format: "median %6.1f us   p90 %6.1f us   (%d)", percentile(ps, 0.5), percentile(ps, 0.9), ps.count))
     let tm = percentile(tf, 0.5), t9 = percentile(tf, 0.9)
     line("timer floor (CPU-clock timer, atomic store)", String(format: "median %6.1f us   p90 %6.1f us   (%d)", tm, t9, tf.count))
     line("ratio stallprof / timer floor", String(format: "median %6.2fx   p90 %6.2fx", rm / tm, r9 / t9))
@@ -195,12 +206,20 @@ func benchStop(samples: Int, depth: Int) {
     let rc = median(real.samplerCPU), fc = median(floor.samplerCPU)
     line("watchdog CPU per sample, stallprof", String(format: "median %6.1f us", rc))
     line("watchdog CPU per sample, floor", String(format: "median %6.1f us   (ratio %.2fx)", fc, rc / fc))
+    let pc = median(piped.samplerCPU)
+    line("watchdog CPU per sample, pipelined", String(format: "median %6.1f us   (ratio to the floor %.2fx; %d answered, %d missed)", pc, pc / fc, piped.samplerCPU.count, piped.missed))
+    line("  pipelined wakes that found no answer yet", String(format: "%d (collected at a later wake)", pipeline.unanswered))
     let pauses = Double(real.pauses.reduce(0, +)) / Double(max(1, real.pauses.count))
     line("  watchdog wake-ups per sample, stallprof", String(format: "mean %6.2f (%llu deadlines)", pauses, counts.deadlines))
     line("  of which: handler still ours? (sigaction)", String(format: "median %6.1f us", parts.sigaction))
     line("  of which: /proc/<tid>/syscall read", String(format: "median %6.1f us", parts.syscall))
     line("  of which: thread CPU clock, from outside", String(format: "median %6.1f us", parts.cpuClock))
-    let rt = real.roundTrips.sorted(), ft = floor.roundTrips.sorted()
+    let rt = real.roundTrips.sorted(), ft = floor.roundTrips.sorted(), pt = piped.roundTrips.sorted()
+    let tick = Double(stallcap_tick_ns()) / 1000
+    line("round trip (request to handler), pipelined", String(format: "median %6.1f us   p90 %6.1f us   max %6.1f us", percentile(pt, 0.5), percentile(pt, 0.9), pt.last ?? 0))
+    // The timer fires at the first tick that finds the thread running: the handler is done a tick after the
+    // request at most, plus the delivery and the unwinding (100 µs allowed), unless the thread waited for a CPU.
+    line("  bound: a tick + 100 us, thread running", String(format: "%6.1f us; %d of %d over it; collected %.0f ms after the request", tick + 100, pt.filter { $0 > tick + 100 }.count, pt.count, Double(PipelinedSampler.intervalNs) / 1e6))
     line("round trip (signal to result), stallprof", String(format: "median %6.1f us   p90 %6.1f us   max %6.1f us", percentile(rt, 0.5), percentile(rt, 0.9), rt.last ?? 0))
     line("round trip, floor", String(format: "median %6.1f us   p90 %6.1f us   (ratio %.2fx)", percentile(ft, 0.5), percentile(ft, 0.9), percentile(rt, 0.5) / percentile(ft, 0.5)))
 }

@@ -2,7 +2,8 @@
 // BlockedOnProbe's sample of a running owner), tests and benchmarks.
 //
 // Two calls do the work: `stallcap_install` installs the signal handler once, and `stallcap_sample` asks one
-// thread for its stack and waits, at most two scheduler ticks, for the answer. Everything that runs inside the
+// thread for its stack and either waits, at most two scheduler ticks, for the answer, or (timeout 0) returns at
+// once and leaves the answer to a later call. Everything that runs inside the
 // handler is async-signal-safe: no malloc, no locks, no Swift; frames go into preallocated static buffers. The
 // module's other headers are grouped by caller too: stallcapture_watchdog.h (the watchdog thread),
 // stallcapture_probe.h (the blocked-on probe), stallcapture_threads.h (thread ids and clocks, any caller),
@@ -49,6 +50,12 @@ typedef enum {
     STALLCAP_NOT_INSTALLED = 4,
     /// Arming the timer that sends the signal failed for another reason (errno is kept).
     STALLCAP_ERROR = 5,
+    /// Timeout 0 only: a new request was sent (its timer armed) and nothing was waited for. A later call for the
+    /// same thread collects its answer (STALLCAP_OK) or finds it still unanswered (STALLCAP_PENDING).
+    STALLCAP_REQUESTED = 6,
+    /// Timeout 0 only: this thread's request from an earlier call is still unanswered (its thread has not run
+    /// through a tick since, or it blocks the signal). No new request or timer; the request stays outstanding.
+    STALLCAP_PENDING = 7,
 } stallcap_status;
 
 /// Per-sample facts measured inside the handler, on the sampled thread.
@@ -136,12 +143,19 @@ void stallcap_unwind_forget_images(void);
 /// would only run out the wait. On STALLCAP_OK, up to `max_frames` addresses (leaf first; the leaf is the
 /// interrupted instruction, the others are return addresses) are copied to `frames` and `info` is filled in. Call
 /// from one thread at a time.
+///
+/// With `timeout_ns` 0 the call never waits (the watchdog's pipelined samples): it collects this thread's answer
+/// to an earlier request when one came (STALLCAP_OK), says the earlier request is still unanswered
+/// (STALLCAP_PENDING), or else sends a new request and returns (STALLCAP_REQUESTED). It reads nothing in /proc: a
+/// caller that finds the thread asleep in a system call with a request pending reads its stack from memory and
+/// cancels the request (stallcap_sample_cancel). STALLCAP_BUSY, STALLCAP_NO_THREAD, STALLCAP_NOT_INSTALLED and
+/// STALLCAP_ERROR mean what they mean for a waiting call.
 stallcap_status stallcap_sample(pid_t tid, int64_t timeout_ns, uintptr_t *frames, uint32_t max_frames,
                                 stallcap_sample_info *info);
 
-/// Cancels the request a timed-out `stallcap_sample` left outstanding, and discards an answer nobody collected:
-/// the next `stallcap_sample` starts afresh (a sampler calls it when it starts and ends, so that no sample of an
-/// earlier episode is collected in a later one). Same calling thread as `stallcap_sample`.
+/// Cancels the request a timed-out or pipelined (timeout 0) `stallcap_sample` left outstanding, and discards an
+/// answer nobody collected: the next `stallcap_sample` starts afresh (a sampler calls it when it starts and ends,
+/// so that no sample of an earlier episode is collected in a later one). Same calling thread as `stallcap_sample`.
 void stallcap_sample_cancel(void);
 
 /// Ends sampling (the watchdog stops): cancels any request and deletes every timer stallprof created, so no
@@ -158,7 +172,8 @@ int stallcap_cputimer_fire(pid_t tid, int signo);
 /// The capture signal comes at a tick; `stallcap_sample` waits at most two.
 uint64_t stallcap_tick_ns(void);
 
-/// Counts of `stallcap_sample` hand-offs since the process started. For benchmarks and tests.
+/// Counts of `stallcap_sample` hand-offs that waited (a timeout above 0) since the process started; pipelined
+/// calls wait for nothing and count nowhere. For benchmarks and tests.
 typedef struct {
     /// Found done at the caller's first look, before any pause.
     uint64_t spun;
