@@ -152,6 +152,13 @@ struct RunLoopWait {
         forget()
     }
 
+    /// The next check reads the main thread's system call state even if its clock has not moved: the watchdog was
+    /// woken because the thread left its wait, and a thread woken but not yet run has the clock it had in the wait.
+    mutating func lookAgain() {
+        quietAtCPU = nil
+        isStill = false
+    }
+
     /// Quiet answers still allowed before a real ping is due: the most rests the watchdog may add, after the rest
     /// that follows this check, without a check of their own (``restedQuietly(_:)``); 0 unless the last check found
     /// the main thread still.

@@ -71,7 +71,7 @@ extension WatchdogLoop {
             }
             let woken = restWhileStill(sequence: sequence, tick: tick)
             reportLostDescriptors()
-            if woken != 0 { releaseDeepSleep() }
+            if woken != 0 { mainThreadStirred() }
             return woken >= 0
         }
         let fd = withUnsafePointer(to: wait.raw) { stallcap_wait_single_epoll($0) }
@@ -83,12 +83,22 @@ extension WatchdogLoop {
         guard armed else { return false }
         deepArmed = .runLoop(thread: tick.thread, ns: tick.ns)
         guard stallcap_thread_cpu_ns(tick.thread) == Int64(tick.ns) else {
-            releaseDeepSleep()
+            mainThreadStirred()
             return false
         }
         // Woken by the watch or the timer: what woke it is spent, so the next deep sleep arms afresh.
-        if stallcap_wd_deep_sleep(sequence, Int64(detector.thresholdNs)) != 0 { releaseDeepSleep() }
+        if stallcap_wd_deep_sleep(sequence, Int64(detector.thresholdNs)) != 0 { mainThreadStirred() }
         return true
+    }
+
+    /// The main thread left its run loop's wait during a deep sleep or while it was armed (the watch or the timer
+    /// woke it, or its clock moved): the main queue is checked at once, from its system call state (it may not have
+    /// run yet when the watch woke the watchdog: the clock alone would then read it still in its wait, and the next
+    /// check would come one interval into whatever the main thread began).
+    func mainThreadStirred() {
+        releaseDeepSleep()
+        runLoopWait.lookAgain()
+        detector.checkNow()
     }
 
     /// Rests on what is armed (`stallcap_wd_rest`), and again each time a rest ends by its timeout with nothing

@@ -148,11 +148,12 @@ final class WatchdogLoop {
             output.flush()
             watching = !episode.isIdle || !detector.isIdle
             if watching { pauses.markIfUnmarked() }
-            let wake = nextWakeNs(nowNs: stallcap_monotonic_ns())
-            let now2 = stallcap_monotonic_ns()
             if sleepDeeply(sequence: sequence) {
                 pauses.willSleep(0)
             } else {
+                // After the deep sleep's look: a main thread seen leaving its wait there makes a check due at once.
+                let wake = nextWakeNs(nowNs: stallcap_monotonic_ns())
+                let now2 = stallcap_monotonic_ns()
                 pauses.willSleep(wake > now2 ? wake - now2 : 0)
                 if wake > now2 { stallcap_wd_sleep(sequence, Int64(wake - now2)) }
             }

@@ -126,6 +126,28 @@ import Testing
         #expect(zip(sent, sent.dropFirst()).allSatisfy { $1 - $0 == UInt64(RunLoopWait.verifyEvery) + 1 })
     }
 
+    /// The deep sleep's watch woke the watchdog: the main thread left its wait, but it may not have run yet, so its
+    /// clock still reads as in the wait. The next check reads the system call state (the kernel says "running" for a
+    /// woken thread) and pings; before, it answered quietly by the clock, and the check after it, one interval
+    /// later, was the first to see the stall (stall-demo: half of the stalls after an idle time began 62.5 ms late).
+    @Test func aWakeByTheWatchMakesTheNextCheckReadTheStateEvenWithTheClockUnmoved() {
+        var wait = RunLoopWait(mainThread: main)
+        let idle = inCall(epollWait)
+        learnUntilTrusted(&wait, from: idle)
+        #expect(wait.answersQuietly(pingID: 3, nowNs: 0, thread: main, cpuNs: 7, includesMainQueue: { _ in true }) { idle })
+        var reads = 0
+        #expect(wait.answersQuietly(pingID: 4, nowNs: 0, thread: main, cpuNs: 7, includesMainQueue: { _ in true }) { reads += 1; return idle })
+        #expect(reads == 0 && wait.isStill, "an unmoved clock is enough while nothing woke the watchdog")
+        wait.lookAgain()
+        #expect(!wait.isStill)
+        let woken = SyscallState(parsing: "running")
+        #expect(!wait.answersQuietly(pingID: 5, nowNs: 0, thread: main, cpuNs: 7, includesMainQueue: { _ in true }) { reads += 1; return woken })
+        #expect(reads == 1)
+        // Back in its wait by the next check (a short turn): quiet again, from the state read.
+        #expect(wait.answersQuietly(pingID: 6, nowNs: 0, thread: main, cpuNs: 9, includesMainQueue: { _ in true }) { reads += 1; return idle })
+        #expect(reads == 2)
+    }
+
     /// The watchdog rests several times between two checks while the main thread's clock stands still
     /// (WatchdogLoop.restWhileStill): each rest counts as a quiet answer, so the real ping still goes out after
     /// ``RunLoopWait/verifyEvery`` rests and checks in all, not after 40 checks of up to four rests each.
