@@ -79,7 +79,7 @@ struct SaturationDetector {
     private var lastCheck: (timeNs: UInt64, cpuNs: UInt64, threadID: Int32)? = nil
     /// When the last check ran, also one that found no thread or no clock to read (nil: a check is due now).
     private var lastAttemptNs: UInt64? = nil
-    private var nextSampleNs: UInt64 = 0
+    private var samples: SampleSchedule
     /// True when the previous check of an episode saw voluntary switches.
     private var switchedAtLastCheck = false
 
@@ -88,6 +88,7 @@ struct SaturationDetector {
         self.periodNs = periodNs
         self.checkIntervalNs = max(checkIntervalNs, 1_000_000)
         self.sampleIntervalNs = sampleIntervalNs
+        samples = SampleSchedule(intervalNs: sampleIntervalNs)
     }
 
     /// Forgets everything (a stall began, or the watched thread changed); no end action is produced.
@@ -111,24 +112,22 @@ struct SaturationDetector {
             lastAttemptNs = nowNs
             actions = check(nowNs: nowNs, threadID: threadID, cpu: cpu, detail: detail)
         }
-        if isSaturated && nowNs >= nextSampleNs {
+        if isSaturated && samples.isDue(atNs: nowNs) {
             actions.append(.sample)
-            nextSampleNs = max(nextSampleNs &+ sampleIntervalNs, nowNs &+ sampleIntervalNs / 2)
+            samples.took(atNs: nowNs)
         }
         return actions
     }
 
-    /// A sample ended at `endNs`: the next is due no sooner than half an interval after it (as
-    /// ``StallDetector/sampleEnded(atNs:)``).
-    mutating func sampleEnded(atNs endNs: UInt64) {
-        nextSampleNs = max(nextSampleNs, endNs &+ sampleIntervalNs / 2)
-    }
+    /// A sample ended at `endNs`: the next is due no sooner than half an interval after it
+    /// (``SampleSchedule/ended(atNs:)``).
+    mutating func sampleEnded(atNs endNs: UInt64) { samples.ended(atNs: endNs) }
 
     /// When the next step is due. A check that found no thread to watch (nothing has serviced the main queue yet)
     /// is tried again a check interval later, not at once: the watchdog thread would never sleep.
     func nextWakeNs(nowNs: UInt64) -> UInt64 {
         let check = lastAttemptNs.map { max(nowNs, $0 &+ checkIntervalNs) } ?? nowNs
-        return isSaturated ? min(check, max(nowNs, nextSampleNs)) : check
+        return isSaturated ? min(check, max(nowNs, samples.dueNs)) : check
     }
 
     private mutating func check(
@@ -185,7 +184,7 @@ struct SaturationDetector {
             Self.activeShare(from: first, to: reading, pendingWaitNs: waiting) >= Self.activeShare
         else { return [] }
         isSaturated = true
-        nextSampleNs = nowNs
+        samples.start(atNs: nowNs)
         return [.begin(startNs: first.timeNs, threadID: threadID)]
     }
 

@@ -47,7 +47,7 @@ struct StallDetector {
     private var nextPingID: UInt64 = 1
     private var nextEpisodeID: UInt32 = 1
     private var lastPingNs: UInt64? = nil
-    private var nextSampleNs: UInt64 = 0
+    private var samples: SampleSchedule
     private var reportedNoRunLoop = false
     /// How long the outstanding ping waits before presampling: ``presampleDelayNs``, or a whole ping period
     /// after ``pingIsRoutine()``.
@@ -67,6 +67,7 @@ struct StallDetector {
         self.thresholdNs = thresholdNs
         self.pingPeriodNs = WatchdogTiming.pingPeriodNs(thresholdNs: thresholdNs)
         self.sampleIntervalNs = sampleIntervalNs
+        samples = SampleSchedule(intervalNs: sampleIntervalNs)
     }
 
     /// How long a ping stays unanswered before presampling starts: half a ping period, so that samples begin
@@ -99,15 +100,9 @@ struct StallDetector {
         if case .idle = phase { lastPingNs = nil }
     }
 
-    /// A sample (or presample) ended at `endNs`: the next is due no sooner than half an interval after it. A
-    /// signalled sample waits for a scheduler tick, so asked for more samples than ticks the next one would fall due
-    /// the moment this one ends, and find the thread moved on only the microseconds the watchdog took to collect
-    /// the answer (on the thread's own CPU, often: then it waited for that CPU, and was recorded so). A pipelined
-    /// sample ends as soon as its request is sent (``EpisodeSampler/pipelines``): the next sample, which collects
-    /// the answer, then comes at least half an interval later, a tick or more, the time its signal needs.
-    mutating func sampleEnded(atNs endNs: UInt64) {
-        nextSampleNs = max(nextSampleNs, endNs + sampleIntervalNs / 2)
-    }
+    /// A sample (or presample) ended at `endNs`: the next is due no sooner than half an interval after it
+    /// (``SampleSchedule/ended(atNs:)``).
+    mutating func sampleEnded(atNs endNs: UInt64) { samples.ended(atNs: endNs) }
 
     /// True while a stall is in progress.
     var isStalled: Bool {
@@ -162,11 +157,11 @@ struct StallDetector {
                 guard mainQueueThread != nil, nowNs >= sentNs + currentPresampleDelayNs else { break }
                 if !presampling {
                     phase = .waiting(pingID: id, sentNs: sentNs, presampling: true)
-                    nextSampleNs = nowNs
+                    samples.start(atNs: nowNs)
                 }
-                if nowNs >= nextSampleNs {
+                if samples.isDue(atNs: nowNs) {
                     actions.append(.presample)
-                    nextSampleNs = max(nextSampleNs + sampleIntervalNs, nowNs + sampleIntervalNs / 2)
+                    samples.took(atNs: nowNs)
                 }
                 break
             }
@@ -181,15 +176,14 @@ struct StallDetector {
             phase = .stalled(pingID: id, stallID: stallID)
             actions.append(.beginStall(stallID: stallID, startNs: sentNs, threadID: thread))
             // Presampling continues on its schedule; otherwise sampling starts now.
-            if !presampling || nowNs >= nextSampleNs {
+            if !presampling || samples.isDue(atNs: nowNs) {
                 actions.append(.sample(stallID: stallID))
-                nextSampleNs = presampling ? max(nextSampleNs + sampleIntervalNs, nowNs + sampleIntervalNs / 2)
-                    : nowNs + sampleIntervalNs
+                if presampling { samples.took(atNs: nowNs) } else { samples.tookFirst(atNs: nowNs) }
             }
         case .stalled(_, let stallID):
-            if nowNs >= nextSampleNs {
+            if samples.isDue(atNs: nowNs) {
                 actions.append(.sample(stallID: stallID))
-                nextSampleNs = max(nextSampleNs + sampleIntervalNs, nowNs + sampleIntervalNs / 2)
+                samples.took(atNs: nowNs)
             }
         }
     }
@@ -205,9 +199,9 @@ struct StallDetector {
             // Look for the answer often enough to end stalls promptly, wake at the threshold, and to presample.
             let next = min(max(nowNs, sentNs + thresholdNs), nowNs + pingPeriodNs)
             guard mainQueueThread != nil else { return next }
-            let presample = presampling ? nextSampleNs : sentNs + currentPresampleDelayNs
+            let presample = presampling ? samples.dueNs : sentNs + currentPresampleDelayNs
             return min(next, max(nowNs, presample))
-        case .stalled: return min(max(nowNs, nextSampleNs), nowNs + sampleIntervalNs)
+        case .stalled: return min(max(nowNs, samples.dueNs), nowNs + sampleIntervalNs)
         }
     }
 }
