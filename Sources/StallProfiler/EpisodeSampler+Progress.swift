@@ -15,11 +15,18 @@ extension EpisodeSampler {
 
     /// The thread's CPU clock when the handler ran at `handlerNs`, from `readNs` read at `readAtNs`: less the time
     /// since (the thread ran all of it, as a thread that just took a signal at a tick most often does), never
-    /// below `previousNs` (the last sample's) nor above what was read. Between the handler and the read the watchdog
-    /// usually takes some microseconds, a tick when its look came before the handler finished.
-    static func cpuAtHandler(readNs: UInt64, readAtNs: UInt64, handlerNs: UInt64, previousNs: UInt64?) -> UInt64 {
+    /// below `previousNs` (the last sample's) or `requestNs` (the clock before the request was sent: the handler
+    /// came after) nor above what was read. Both are lower bounds, and the tighter one is kept. Waiting for the
+    /// answer, the watchdog reads the clock some microseconds after the handler (a tick when its look came before
+    /// the handler finished); pipelined, about an interval after, in which a thread on a loaded machine may have
+    /// run a fraction of the time: then the clock before the request bounds it within the tick the signal waited
+    /// for.
+    static func cpuAtHandler(
+        readNs: UInt64, readAtNs: UInt64, handlerNs: UInt64, previousNs: UInt64?, requestNs: UInt64? = nil
+    ) -> UInt64 {
         let since = readAtNs &- min(readAtNs, handlerNs)
-        return max(readNs &- min(readNs, since), min(previousNs ?? 0, readNs))
+        let floor = max(previousNs ?? 0, requestNs ?? 0)
+        return max(readNs &- min(readNs, since), min(floor, readNs))
     }
 
     /// CPU time and run-queue wait over a window of `measuredNs`, made consistent with it: neither exceeds the

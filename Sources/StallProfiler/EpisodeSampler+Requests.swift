@@ -48,7 +48,7 @@ extension EpisodeSampler {
             return .unanswered(status)
         }
         outstanding = nil
-        let record = signalledRecord(info)
+        let record = signalledRecord(info, requestCPU: sent.cpuNs)
         collectedRequestNs = sent.sentNs
         requestAhead(nowNs: nowNs)
         return .answered(record)
@@ -78,7 +78,7 @@ extension EpisodeSampler {
             return nil
         }
         collectedRequestNs = sent.sentNs
-        return signalledRecord(info)
+        return signalledRecord(info, requestCPU: sent.cpuNs)
     }
 }
 

@@ -222,8 +222,10 @@ final class EpisodeSampler {
     }
 
     /// The sample of an answer the handler gave, `info` and the frames in ``buffer``: the stack as of the handler,
-    /// the thread's CPU clock as of then, its run-queue wait read now.
-    func signalledRecord(_ info: stallcap_sample_info) -> SampleRecord {
+    /// the thread's CPU clock as of then (`requestCPU`: the clock before a pipelined request was sent, when known),
+    /// its run-queue wait read now (pipelined, up to an interval after the stack: a wait that ended in between is
+    /// counted at this sample rather than the next).
+    func signalledRecord(_ info: stallcap_sample_info, requestCPU: UInt64? = nil) -> SampleRecord {
         (consecutiveMisses, unansweredSinceCPU) = (0, nil)
         haveStack = true
         sampleCount += 1
@@ -231,7 +233,8 @@ final class EpisodeSampler {
         // measured from that reading, and the sample gets the clock as it was at the handler.
         let cpuRead = info.thread_cpu_ns > 0 ? info.thread_cpu_ns : lastProgress?.cpuNs ?? 0  // 0: the thread is gone
         let cpuAtStack = Self.cpuAtHandler(
-            readNs: cpuRead, readAtNs: info.collected_ns, handlerNs: info.timestamp_ns, previousNs: lastProgress?.cpuNs)
+            readNs: cpuRead, readAtNs: info.collected_ns, handlerNs: info.timestamp_ns, previousNs: lastProgress?.cpuNs,
+            requestNs: requestCPU)
         lastProgress = (info.collected_ns, cpuRead)
         var flags: SampleFlags = []
         if info.flags & UInt32(STALLCAP_FLAG_FRAME_POINTERS) != 0 { flags.insert(.framePointers) }

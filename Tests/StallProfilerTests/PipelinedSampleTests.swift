@@ -196,6 +196,7 @@ extension WatchdogTests {
             episodeID: 1, threadID: thread.tid.load(ordering: .acquiring), timing: WatchdogTiming(configuration),
             maxFrames: configuration.maxFrames)
         let before = Self.handoffCounts()
+        let cpuBefore = UInt64(max(0, stallcap_thread_cpu_ns(thread.tid.load(ordering: .acquiring))))
         #expect(sampler.sample() == nil)  // sent
         #expect(sampler.missedCount == 0)
         var record: SampleRecord? = nil
@@ -205,6 +206,8 @@ extension WatchdogTests {
         }
         let taken = try #require(record)
         #expect(taken.flags.isSignalled)
+        // The handler came after the request: its clock is never before the one read before the request.
+        #expect(taken.threadCPUNs >= cpuBefore)
         if dlsym(nil, "__tsan_init") == nil { #expect(thread.owns(taken.frames.map { UInt($0) }[...])) }  // see above
         #expect(Self.handoffCounts().slept == before.slept)  // no call waited for an answer
         _ = sampler.collectOutstanding()

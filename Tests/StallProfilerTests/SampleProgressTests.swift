@@ -27,6 +27,15 @@ import Testing
         #expect(EpisodeSampler.cpuAtHandler(readNs: 10_000_000, readAtNs: 5_000_000, handlerNs: 5_000_000, previousNs: 12_000_000) == 10_000_000)
         // A read stamped before the handler (no collection time): the read itself.
         #expect(EpisodeSampler.cpuAtHandler(readNs: 7, readAtNs: 0, handlerNs: 5_000_000, previousNs: nil) == 7)
+        // Pipelined: read 10 ms after the handler by a thread that ran 2 ms of them (a loaded machine). Worked
+        // back, 8 ms too low; the clock before the request, 1 ms before the handler's tick, is the tighter bound.
+        #expect(EpisodeSampler.cpuAtHandler(
+            readNs: 50_000_000, readAtNs: 20_000_000, handlerNs: 10_000_000, previousNs: 30_000_000,
+            requestNs: 47_000_000) == 47_000_000)
+        // A thread that ran all of it: the worked-back clock is above the request's and is kept.
+        #expect(EpisodeSampler.cpuAtHandler(
+            readNs: 50_000_000, readAtNs: 20_000_000, handlerNs: 10_000_000, previousNs: 30_000_000,
+            requestNs: 38_000_000) == 40_000_000)
     }
 
     /// The sampled thread is this one: the answer is made up (taken 800 µs before it was collected), and the thread
