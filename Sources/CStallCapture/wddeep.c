@@ -6,8 +6,9 @@
 // That readiness can be lost: epoll checks an item's readiness again when it collects it, and by then the main
 // thread may have drained the run loop's set (its own epoll_wait; edge-triggered items leave the ready list). On a
 // loaded machine the main thread often runs first, and the watchdog would sleep a whole threshold into a busy stall
-// (measured: 28 of 50 wakes lost by a C harness whose reader runs at once). So the main thread's CPU clock wakes
-// the sleep too: a one-shot timer on that clock, expiring after one more nanosecond of its CPU time, sends the
+// (measured: 28 of 50 wakes lost by a C harness whose reader runs at once). So an AIO poll of the same set
+// (wdaio.c), which completes in the waker's context and cannot be taken back, wakes the sleep through an eventfd
+// in the set, where AIO is available; and the main thread's CPU clock wakes it too: a one-shot timer on that clock, expiring after one more nanosecond of its CPU time, sends the
 // capture signal to the watchdog thread itself, which blocks the signal for the sleep and waits for it through a
 // signalfd in the same epoll set. Blocked, the signal never runs a handler (whatever the app set meanwhile) and
 // never reaches the main thread; it is drained before the mask is restored.
@@ -18,6 +19,7 @@
 #include "cputimer.h"
 #include "owned.h"
 #include "waitfds.h"
+#include "wdaio.h"
 #include "wdsleep.h"
 
 #include <errno.h>
@@ -27,6 +29,7 @@
 #include <stdint.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/eventfd.h>
 #include <sys/signalfd.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -41,6 +44,7 @@ static stallcap_fd_identity epoll_id, pipe_id;
 static int deep_watched = -1;            // our duplicate of the run loop's epoll descriptor
 static int deep_source = -1;             // the app's descriptor it duplicates
 static int deep_signals = -1;            // signalfd of the capture signal, in deep_epoll (proven as deep_watched)
+static int deep_aio_event = -1;          // eventfd, in deep_epoll, that the AIO watch's completions count into
 static int deep_signals_signo = 0;
 static int deep_timer = 0;               // the kernel's id of the CPU-clock timer, when deep_timer_pid != 0
 static pid_t deep_timer_pid = 0;         // the process that created it (a forked child has no timers)
@@ -79,16 +83,25 @@ static int signals_are_ours(void) {
     return epoll_ctl(deep_epoll, EPOLL_CTL_MOD, deep_signals, &ready) == 0;
 }
 
+// With the set ours: the number deep_aio_event still holds our eventfd (the same check).
+static int aio_event_is_ours(void) {
+    if (deep_aio_event < 0) return 0;
+    struct epoll_event ready = {.events = EPOLLIN, .data.fd = deep_aio_event};
+    return epoll_ctl(deep_epoll, EPOLL_CTL_MOD, deep_aio_event, &ready) == 0;
+}
+
 // Forgets the whole set without touching any of its numbers: they may be the app's now.
 static void lose_set(void) {
+    stallcap_aio_poll_cancel();
     atomic_store(&wake_write, -1);
-    deep_epoll = wake_read = deep_watched = deep_source = deep_signals = -1;
+    deep_epoll = wake_read = deep_watched = deep_source = deep_signals = deep_aio_event = -1;
     deep_off = 1;
     atomic_fetch_or(&deep_lost, STALLCAP_LOST_DEEP_SET);
 }
 
-// Forgets the duplicate without touching its number.
+// Forgets the duplicate without touching its number (the AIO watch on its file is cancelled).
 static void lose_watched(void) {
+    stallcap_aio_poll_cancel();
     deep_watched = deep_source = -1;
     atomic_fetch_or(&deep_lost, STALLCAP_LOST_WATCHED);
 }
@@ -126,6 +139,7 @@ int stallcap_wd_watch(int fd) {
     if (deep_watched >= 0) {
         // Removed only from our own set, and closed only when that proved the number still holds our duplicate.
         if (epoll_ctl(deep_epoll, EPOLL_CTL_DEL, deep_watched, NULL) == 0) {
+            stallcap_aio_poll_cancel();
             close(deep_watched);
             deep_watched = deep_source = -1;
         } else {
@@ -146,6 +160,30 @@ int stallcap_wd_watch(int fd) {
     return 0;
 }
 
+// The AIO watch (wdaio.c) beside the one-shot epoll watch, which can lose the main thread's wake: the eventfd its
+// completions count into is made once and proven ours before it is read; what it counted since the last arming is
+// drained (the main thread woke then: this arming starts afresh), and a poll of the duplicate is submitted unless
+// one still watches it. A poll that finishes after the drain wakes the sleep, at worst once early. Without AIO,
+// or with the eventfd taken, the epoll watch alone remains.
+static void arm_aio_watch(void) {
+    if (deep_aio_event < 0) {
+        int fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+        struct epoll_event ready = {.events = EPOLLIN, .data.fd = fd};
+        if (fd < 0 || epoll_ctl(deep_epoll, EPOLL_CTL_ADD, fd, &ready) != 0) {
+            if (fd >= 0) close(fd);
+            return;
+        }
+        deep_aio_event = fd;
+    } else if (!aio_event_is_ours()) {
+        stallcap_aio_poll_cancel();
+        deep_aio_event = -1;  // the number is the app's now: left alone
+        return;
+    }
+    uint64_t count;
+    while (read(deep_aio_event, &count, sizeof count) > 0) {}
+    (void)stallcap_aio_poll_arm(deep_watched, deep_aio_event);
+}
+
 int stallcap_wd_arm(void) {
     if (deep_epoll < 0 || deep_watched < 0) return -1;
     if (!set_is_ours()) {
@@ -157,21 +195,24 @@ int stallcap_wd_arm(void) {
         lose_watched();
         return -1;
     }
+    arm_aio_watch();
     return 0;
 }
 
 // Waits on our set, proven ours by the caller.
 static int wait_on_set(int64_t timeout_ns) {
     int ms = timeout_ns <= 0 ? 0 : (int)((timeout_ns + 999999) / 1000000);
-    struct epoll_event events[2];
-    int n = epoll_wait(deep_epoll, events, 2, ms);
+    struct epoll_event events[4];
+    int n = epoll_wait(deep_epoll, events, 4, ms);
     int woken = 0;
     for (int i = 0; i < n; i++) {
-        if (events[i].data.fd == deep_watched) woken = 1;
+        if (events[i].data.fd == deep_watched || events[i].data.fd == deep_aio_event) woken = 1;
         else if (events[i].data.fd == deep_signals && woken == 0) woken = 2;
     }
     return woken;
 }
+
+int stallcap_wd_watch_holds(void) { return deep_aio_event >= 0 && stallcap_aio_poll_in_flight(); }
 
 int stallcap_wd_deep_sleep(uint32_t seen, int64_t timeout_ns) {
     // Called right after stallcap_wd_arm, which proved the set ours.
@@ -301,10 +342,12 @@ void stallcap_wd_forget(void) {
         // worst one early wake there; a removal (EPOLL_CTL_DEL) would take the watch away from it.
         if (watched_is_ours()) close(deep_watched);
         if (signals_are_ours()) close(deep_signals);
+        if (aio_event_is_ours()) close(deep_aio_event);
         if (event >= 0 && stallcap_fd_has_identity(event, pipe_id)) close(event);
         close(wake_read);
         close(deep_epoll);
     }
-    deep_epoll = wake_read = deep_watched = deep_source = deep_signals = -1;
+    stallcap_aio_poll_forget();
+    deep_epoll = wake_read = deep_watched = deep_source = deep_signals = deep_aio_event = -1;
     deep_off = 0;
 }

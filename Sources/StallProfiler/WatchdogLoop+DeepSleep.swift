@@ -105,28 +105,39 @@ extension WatchdogLoop {
     /// else to do: the main thread's CPU clock still where `tick` found it (it never left its trusted wait, which a
     /// check would only confirm), no event to drain (``ThreadMarkerRings/published``), no wake asked for
     /// (`sequence`), at most ``restsPerStep`` rests in all and never past the next real ping
-    /// (``RunLoopWait/quietChecksLeft``). Each extra rest counts as a quiet check (``RunLoopWait/restedQuietly(_:)``)
-    /// and costs the clock read, the set's proof and the wait, without the loop's step (draining, writing, the
-    /// detectors), which cost as much again on an idle CPU. The rest's timeout is unchanged: a main thread that
-    /// left its wait unseen (a lost readiness, a signal handler) is noticed at the same time as before. Returns
-    /// what the last rest returned.
+    /// (``RunLoopWait/quietChecksLeft``). Each threshold rested after the check counts as a quiet check
+    /// (``RunLoopWait/restedQuietly(_:)``), and each extra rest costs the clock read, the set's proof and the
+    /// wait, without the loop's step (draining, writing, the detectors). A rest lasts a threshold, two while the
+    /// watch cannot lose the main thread's wake (`stallcap_wd_watch_holds`: an AIO poll of the run loop's set is
+    /// in flight): its timeout then only backstops what no watch sees (a main thread that blocks inside a signal
+    /// handler that interrupted its wait). Returns what the last rest returned.
     func restWhileStill(sequence: UInt32, tick: (thread: Int32, ns: UInt64)) -> Int32 {
-        let most = 1 + min(Self.restsPerStep - 1, runLoopWait.quietChecksLeft)
+        let weight = stallcap_wd_watch_holds() == 1 ? 2 : 1
+        let timeoutNs = Int64(detector.thresholdNs) * Int64(weight)
+        let most = Self.mostRests(quietChecksLeft: runLoopWait.quietChecksLeft, weight: weight)
         var rests = 1
-        var woken = stallcap_wd_rest(sequence, Int64(detector.thresholdNs))
+        var woken = stallcap_wd_rest(sequence, timeoutNs)
         while woken == 0, rests < most, stallcap_wd_sequence() == sequence,
               !ThreadMarkerRings.shared.published.load(ordering: .relaxed),
               stallcap_thread_cpu_ns(tick.thread) == Int64(tick.ns)
         {
             rests += 1
-            woken = stallcap_wd_rest(sequence, Int64(detector.thresholdNs))
+            woken = stallcap_wd_rest(sequence, timeoutNs)
         }
-        runLoopWait.restedQuietly(rests - 1)
+        runLoopWait.restedQuietly(rests * weight - 1)
         return woken
     }
 
+    /// How many rests of `weight` thresholds may follow a check with `quietChecksLeft` quiet answers still
+    /// allowed before a real ping: at least the one after the check, at most ``restsPerStep``, and no more than
+    /// those answers cover (the first rest's first threshold is the check's own), so the real ping comes after
+    /// ``RunLoopWait/verifyEvery`` thresholds in all, or one later when the check had none left.
+    static func mostRests(quietChecksLeft: Int, weight: Int) -> Int {
+        max(1, min(restsPerStep, (quietChecksLeft + 1) / weight))
+    }
+
     /// Most rests in a row between two steps of the loop while the main thread idles in its run loop: 4, one step
-    /// per second at the default threshold (images loaded meanwhile are noted then).
+    /// every one or two seconds at the default threshold (images loaded meanwhile are noted then).
     static let restsPerStep = 4
 
     /// Under `dispatchMain()` or an async `@main`: sleeps for half a threshold (two check intervals) instead of one,

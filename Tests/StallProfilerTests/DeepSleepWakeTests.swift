@@ -17,17 +17,11 @@ extension WatchdogTests {
     /// 30 s timeout. The capture signal (SIGPROF) has its default action in this process unless a watchdog ran
     /// before: it is blocked for the sleep and drained, never delivered.
     @Test func aDeepSleepWakesWhenTheMainThreadRunsEvenIfItDrainedTheSet() throws {
-        let epoll = Libc.epollCreate1(Libc.closeOnExec)
-        let event = Libc.eventfd(0, Libc.eventNonBlocking | Libc.closeOnExec)
+        let (epoll, event) = try Self.runLoopLikeSet()
         defer {
             close(epoll)
             close(event)
         }
-        // struct epoll_event: the events word first; the data (not needed here) left 0. 16 bytes hold it on x86_64
-        // (packed, 12) and arm64 (16).
-        var item = [UInt32](repeating: 0, count: 4)
-        item[0] = Libc.epollIn | Libc.epollEdgeTriggered
-        #expect(Libc.epollCtl(epoll, Libc.epollAdd, event, &item) == 0)
         let tid = Atomic<Int32>(0)
         let finished = DispatchSemaphore(value: 0)
         let standIn = Thread {
@@ -66,6 +60,83 @@ extension WatchdogTests {
         var mask = sigset_t()
         pthread_sigmask(SIG_SETMASK, nil, &mask)
         #expect(sigismember(&mask, SIGPROF) == 0)
+    }
+
+    /// The readiness the epoll watch can lose is not lost to the AIO watch (wdaio.c): a stand-in main thread that
+    /// drains the set the moment it wakes and then blocks (a blocked stall: it runs too little for the CPU timer)
+    /// wakes every deep sleep through the watch, never by the sleep's timeout. With the epoll watch alone, a C
+    /// harness of the same shape missed 16 of 40 and 58 of 100 such wakes.
+    @Test func aDeepSleepWakesByTheWatchEvenIfTheMainThreadDrainsTheSetAndBlocks() throws {
+        let (epoll, event) = try Self.runLoopLikeSet()
+        defer {
+            close(epoll)
+            close(event)
+        }
+        let trials = 20
+        let tid = Atomic<Int32>(0), done = Atomic<Bool>(false)
+        let finished = DispatchSemaphore(value: 0)
+        Thread {
+            tid.store(stallcap_gettid(), ordering: .releasing)
+            while !done.load(ordering: .acquiring) {
+                var wait = pollfd(fd: epoll, events: Int16(POLLIN), revents: 0)
+                _ = poll(&wait, 1, 200)
+                var events = [UInt32](repeating: 0, count: 16)
+                _ = Libc.epollWait(epoll, &events, 4, 0)
+                var count: UInt64 = 0
+                if read(event, &count, 8) == 8 { usleep(30_000) }  // woken: drained at once, then blocked
+            }
+            finished.signal()
+        }.start()
+        var byWatch = 0, other: [Int32] = []
+        for _ in 0..<trials {
+            // Until the stand-in sleeps in its poll again.
+            var thread: Int32 = 0
+            for _ in 0..<2000 {
+                thread = tid.load(ordering: .acquiring)
+                let state = SyscallState(thread: thread)
+                if thread != 0, state.kind == .inCall, state.number == Self.pollCall { break }
+                usleep(1000)
+            }
+            try #require(stallcap_wd_watch(epoll) == 0)
+            try #require(stallcap_wd_arm() == 0)
+            try #require(stallcap_wd_arm_cpu(thread, SIGPROF, 1) == 0)
+            // Written from another thread while this one sleeps, as the app's own threads do.
+            let writer = Thread {
+                usleep(5_000)
+                var one: UInt64 = 1
+                _ = write(event, &one, 8)
+            }
+            writer.start()
+            let woken = stallcap_wd_deep_sleep(stallcap_wd_sequence(), 1_000_000_000)
+            stallcap_wd_disarm_cpu()
+            if woken == 1 { byWatch += 1 } else { other.append(woken) }
+            usleep(40_000)  // the stand-in's block ends
+        }
+        done.store(true, ordering: .releasing)
+        finished.wait()
+        stallcap_wd_forget()
+        #expect(byWatch == trials, "\(byWatch) of \(trials) woken by the watch; the others by \(other) (0: the timeout)")
+    }
+
+    /// An epoll set holding an eventfd, edge-triggered, as CoreFoundation's run loop holds its wake-up descriptors.
+    static func runLoopLikeSet() throws -> (epoll: Int32, event: Int32) {
+        let epoll = Libc.epollCreate1(Libc.closeOnExec)
+        let event = Libc.eventfd(0, Libc.eventNonBlocking | Libc.closeOnExec)
+        // struct epoll_event: the events word first; the data (not needed here) left 0. 16 bytes hold it on x86_64
+        // (packed, 12) and arm64 (16).
+        var item = [UInt32](repeating: 0, count: 4)
+        item[0] = Libc.epollIn | Libc.epollEdgeTriggered
+        try #require(epoll >= 0 && event >= 0 && Libc.epollCtl(epoll, Libc.epollAdd, event, &item) == 0)
+        return (epoll, event)
+    }
+
+    /// `poll`'s number here (the stand-in's wait).
+    static var pollCall: Int32 {
+        #if arch(x86_64)
+        return 7
+        #else
+        return 73  // ppoll: aarch64 has no poll
+        #endif
     }
 
     /// Under dispatchMain() the deep sleep watches no run loop: a timer on the whole process's CPU clock wakes it

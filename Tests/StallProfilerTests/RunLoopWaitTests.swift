@@ -160,8 +160,8 @@ import Testing
         for id in UInt64(3)...120 {
             if wait.answersQuietly(pingID: id, nowNs: 0, thread: main, cpuNs: 7, includesMainQueue: { _ in true }, read: { idle }) {
                 quietSinceReal += 1
-                // The rest loop rests once after the check, and at most three times more within quietChecksLeft.
-                let extra = min(3, wait.quietChecksLeft)
+                // The rest loop's plan (WatchdogLoop.mostRests), rests of one threshold each.
+                let extra = WatchdogLoop.mostRests(quietChecksLeft: wait.quietChecksLeft, weight: 1) - 1
                 wait.restedQuietly(extra)
                 quietSinceReal += extra
             } else {
@@ -173,6 +173,31 @@ import Testing
         // A real ping after exactly verifyEvery quiet answers, rests included.
         #expect(real.count >= 3, "\(real)")
         #expect(real.allSatisfy { $0 == RunLoopWait.verifyEvery }, "\(real)")
+    }
+
+    /// Rests of two thresholds (the AIO watch holds): the real ping comes after 40 thresholds rested and checked,
+    /// or one more when the last rest had to span two with a single answer left.
+    @Test func restsOfTwoThresholdsCountTwiceTowardTheRealPing() {
+        var wait = RunLoopWait(mainThread: main)
+        let idle = inCall(epollWait)
+        learnUntilTrusted(&wait, from: idle)
+        var thresholdsSinceReal = 0, real: [Int] = []
+        for id in UInt64(3)...400 {
+            if wait.answersQuietly(pingID: id, nowNs: 0, thread: main, cpuNs: 7, includesMainQueue: { _ in true }, read: { idle }) {
+                thresholdsSinceReal += 1  // the check's own
+                guard wait.isStill else { continue }  // not still yet: a normal interval, no rest
+                let rests = WatchdogLoop.mostRests(quietChecksLeft: wait.quietChecksLeft, weight: 2)
+                #expect(rests >= 1 && rests <= WatchdogLoop.restsPerStep)
+                wait.restedQuietly(rests * 2 - 1)
+                thresholdsSinceReal += rests * 2 - 1
+            } else {
+                real.append(thresholdsSinceReal)
+                thresholdsSinceReal = 0
+                wait.answered(pingID: id, by: main, atNs: 1000)
+            }
+        }
+        #expect(real.count >= 3, "\(real)")
+        #expect(real.allSatisfy { $0 == RunLoopWait.verifyEvery || $0 == RunLoopWait.verifyEvery + 1 }, "\(real)")
     }
 
     /// The app's own `poll(fd, 50 ms)` on the main thread, then a turn of the run loop: every ping gets through

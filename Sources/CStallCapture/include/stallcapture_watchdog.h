@@ -57,6 +57,9 @@ int stallcap_wd_deep_sleep(uint32_t seen, int64_t timeout_ns);
 /// signalfd still ours with three system calls instead of re-arming them (about 15). Returns as
 /// stallcap_wd_deep_sleep, or -1 when they are not the watchdog's any more (lost: nothing slept).
 int stallcap_wd_rest(uint32_t seen, int64_t timeout_ns);
+/// 1 when the armed watch cannot lose the run loop set's readiness to a main thread that drains it first: an AIO
+/// poll of the set is in flight beside the epoll watch (wdaio.c); 0 when the epoll watch is alone. Watchdog thread.
+int stallcap_wd_watch_holds(void);
 /// Closes the deep sleep's descriptors (the watchdog ended, or in a forked child, whose copies are the parent's),
 /// each only if it is still the watchdog's.
 void stallcap_wd_forget(void);

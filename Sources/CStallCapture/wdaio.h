@@ -1,0 +1,25 @@
+// wdaio.h: internal to CStallCapture. The deep sleep's second watch on the run loop's epoll set (wddeep.c): a Linux
+// AIO poll (IOCB_CMD_POLL) that completes into an eventfd, which no drain by the main thread can take back.
+#ifndef STALLCAPTURE_WDAIO_H
+#define STALLCAPTURE_WDAIO_H
+
+/// Submits a poll for input on `fd` whose completion adds one to the eventfd `event_fd`, unless a poll is still in
+/// flight (one at a time: a poll not yet finished keeps watching its file). Returns 0 when a poll watches now, -1
+/// when AIO is unavailable here (no such system call, a seccomp filter, the system's limit of contexts).
+__attribute__((visibility("hidden"))) int stallcap_aio_poll_arm(int fd, int event_fd);
+
+/// Collects the polls that finished, without waiting. Returns how many did (their eventfd counts hold them).
+__attribute__((visibility("hidden"))) int stallcap_aio_poll_reap(void);
+
+/// True when a poll is in flight (submitted in this process and not yet collected).
+__attribute__((visibility("hidden"))) int stallcap_aio_poll_in_flight(void);
+
+/// Cancels the poll in flight (the file it watches is about to be let go); it finishes soon after and is collected
+/// by a later stallcap_aio_poll_reap, before which no new poll is submitted.
+__attribute__((visibility("hidden"))) void stallcap_aio_poll_cancel(void);
+
+/// Cancels the poll and destroys the context (the watchdog ended); in a forked child, whose process has no such
+/// context, only forgets it.
+__attribute__((visibility("hidden"))) void stallcap_aio_poll_forget(void);
+
+#endif
