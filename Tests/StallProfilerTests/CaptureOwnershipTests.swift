@@ -68,8 +68,9 @@ import Testing
         try Self.trial("close-own") { result, path, directory in
             #expect(result.status == 0, "\(result.stderr)")
             let closed = Self.numbers(after: "closed", in: result.stderr), opened = Self.numbers(after: "opened", in: result.stderr)
-            // The capture, the epoll set, the stop pipe's two ends, the duplicate, the CPU wake's signalfd.
-            #expect(closed.count == 6)
+            // The capture, the epoll set, the stop pipe's two ends, the duplicate, the CPU wake's signalfd, the AIO
+            // watch's eventfd.
+            #expect(closed.count == 7)
             #expect(Set(closed).isSubset(of: Set(opened)), "the app's files took every number: \(result.stderr)")
             #expect(Self.changedAppFiles(in: directory).isEmpty)
             #expect(Self.lines(containing: "of the capture file was closed by someone else", in: result.stderr) == 1)

@@ -2,7 +2,7 @@
 /// they were not written by anyone else.
 public enum AppFiles {
     /// How many files the app opens on the numbers it freed.
-    public static let count = 6
+    public static let count = 7
 
     /// The text of app file `index` (`app-<index>` in the trial's directory).
     public static func text(_ index: Int) -> String {

@@ -3,12 +3,12 @@
 //
 // close-own APP-DIR: once the watchdog sleeps deeply, close exactly its descriptors, found by what they are: the
 //   capture file (its path), and the deep sleep's epoll set, the stop pipe's two ends, the duplicate of the run
-//   loop's epoll descriptor and the signalfd of its CPU wake (the epoll set that holds a pipe; the pipe's other end;
-//   the epoll and signalfd descriptors it holds).
+//   loop's epoll descriptor, the signalfd of its CPU wake and the eventfd of its AIO watch (the epoll set that holds
+//   a pipe; the pipe's other end; the epoll, signalfd and eventfd descriptors it holds).
 // closefrom APP-DIR: start the watchdog and call closefrom(3) at once, while holding the loader's lock (inside a
 //   dl_iterate_phdr callback), so that the watchdog thread has not yet pinged the main queue (which makes
 //   libdispatch create its own descriptor, one that closefrom would break for the app itself).
-// Then both open AppFiles.count files in APP-DIR (app-0 ... app-5, which take the freed numbers), write a known
+// Then both open AppFiles.count files in APP-DIR (app-0 ... app-6, which take the freed numbers), write a known
 // text into each, stall the main queue 600 ms, stop the watchdog, and check every app file is still its text.
 // Prints `closed: ...` and `opened: ...` (descriptor numbers) on stderr; exits 0 when every file is intact, 4 when
 // not, 5 when the descriptors were not found.
@@ -48,14 +48,15 @@ func watchdogDescriptors(capturePath: String) -> [Int32]? {
         let held = info.split(separator: "\n").filter { $0.hasPrefix("tfd:") }
             .compactMap { Int32($0.dropFirst(4).split(separator: " ").first ?? "") }
         let signals = held.filter { descriptorTarget($0) == "anon_inode:[signalfd]" }
-        guard held.count == 2 + signals.count, signals.count <= 1,
+        let events = held.filter { descriptorTarget($0) == "anon_inode:[eventfd]" }
+        guard held.count == 2 + signals.count + events.count, signals.count <= 1, events.count <= 1,
             let readEnd = held.first(where: { descriptorTarget($0).hasPrefix("pipe:") }),
-            let duplicate = held.first(where: { $0 != readEnd && !signals.contains($0) })
+            let duplicate = held.first(where: { $0 != readEnd && !signals.contains($0) && !events.contains($0) })
         else { continue }
         let pipe = descriptorTarget(readEnd)
         let ends = all.filter { descriptorTarget($0) == pipe }
         guard ends.count == 2, capture.count == 1 else { return nil }
-        return (capture + [epoll, duplicate] + ends + signals).sorted()
+        return (capture + [epoll, duplicate] + ends + signals + events).sorted()
     }
     return nil
 }
