@@ -6,7 +6,9 @@
 // harness whose reader drains the set at once and then blocks: the epoll watch missed 16 of 40 and 58 of 100
 // wakes, the AIO poll 0 of 240. Plain wake-ups without a mask, or a context lock held at that instant, fall back to
 // the kernel's re-check (a miss is then possible, as with epoll). Where AIO is unavailable the epoll watch remains
-// alone. Watchdog thread only; never signal context.
+// alone. The context lives as long as the process once made (io_destroy waits for RCU grace periods, 28-40 ms
+// measured, which stop() would make its caller wait): stop cancels the poll, and the next start collects it. The
+// watchdog thread, and the stop() caller once that thread has ended; never signal context.
 #include "wdaio.h"
 
 #include <errno.h>
@@ -23,9 +25,10 @@ static pid_t aio_owner = 0;   // the process that created the context (a forked 
 static int aio_off = 0;       // io_setup failed: no AIO here
 static struct iocb aio_poll;  // the poll in flight; its address is its identity in completions and io_cancel
 static int aio_in_flight = 0; // submitted and not yet collected (0 or 1)
+static int aio_cancelled = 0; // the poll in flight was cancelled: it watches nothing, and its completion is due
 
 static int aio_available(void) {
-    if (aio_owner != 0 && aio_owner != getpid()) aio_owner = 0, aio_context = 0, aio_in_flight = 0;
+    if (aio_owner != 0 && aio_owner != getpid()) aio_owner = 0, aio_context = 0, aio_in_flight = 0, aio_cancelled = 0;
     if (aio_owner != 0) return 1;
     if (aio_off) return 0;
     aio_context = 0;
@@ -60,23 +63,26 @@ int stallcap_aio_poll_reap(void) {
     long n = syscall(SYS_io_getevents, aio_context, 0, 4, events, &none);
     int finished = 0;
     for (long i = 0; i < n; i++) {
-        if (events[i].obj == (uint64_t)(uintptr_t)&aio_poll) aio_in_flight = 0, finished++;
+        if (events[i].obj == (uint64_t)(uintptr_t)&aio_poll) aio_in_flight = 0, aio_cancelled = 0, finished++;
     }
     return finished;
 }
 
-int stallcap_aio_poll_in_flight(void) { return aio_owner != 0 && aio_owner == getpid() && aio_in_flight; }
+int stallcap_aio_poll_in_flight(void) {
+    return aio_owner != 0 && aio_owner == getpid() && aio_in_flight && !aio_cancelled;
+}
 
 void stallcap_aio_poll_cancel(void) {
-    if (aio_owner == 0 || aio_owner != getpid() || !aio_in_flight) return;
+    if (aio_owner == 0 || aio_owner != getpid() || !aio_in_flight || aio_cancelled) return;
     struct io_event result;
     (void)syscall(SYS_io_cancel, aio_context, &aio_poll, &result);  // EINPROGRESS: its completion comes later
+    aio_cancelled = 1;
 }
 
 void stallcap_aio_poll_forget(void) {
     if (aio_owner != 0 && aio_owner == getpid()) {
-        stallcap_aio_poll_cancel();
-        syscall(SYS_io_destroy, aio_context);  // waits for the cancelled poll, then frees the context
+        stallcap_aio_poll_cancel();  // kept, with the context, for the next start to collect
+        return;
     }
-    aio_owner = 0, aio_context = 0, aio_in_flight = 0, aio_off = 0;
+    aio_owner = 0, aio_context = 0, aio_in_flight = 0, aio_cancelled = 0, aio_off = 0;  // a forked child's
 }

@@ -11,15 +11,15 @@ __attribute__((visibility("hidden"))) int stallcap_aio_poll_arm(int fd, int even
 /// Collects the polls that finished, without waiting. Returns how many did (their eventfd counts hold them).
 __attribute__((visibility("hidden"))) int stallcap_aio_poll_reap(void);
 
-/// True when a poll is in flight (submitted in this process and not yet collected).
+/// True when a poll watches now: submitted in this process, not cancelled and not yet collected.
 __attribute__((visibility("hidden"))) int stallcap_aio_poll_in_flight(void);
 
 /// Cancels the poll in flight (the file it watches is about to be let go); it finishes soon after and is collected
 /// by a later stallcap_aio_poll_reap, before which no new poll is submitted.
 __attribute__((visibility("hidden"))) void stallcap_aio_poll_cancel(void);
 
-/// Cancels the poll and destroys the context (the watchdog ended); in a forked child, whose process has no such
-/// context, only forgets it.
+/// Cancels the poll (the watchdog ended); the context stays for the process's next watchdog, which collects the
+/// cancelled poll before its first. In a forked child, whose process has no such context, only forgets it.
 __attribute__((visibility("hidden"))) void stallcap_aio_poll_forget(void);
 
 #endif

@@ -83,10 +83,12 @@ static int signals_are_ours(void) {
     return epoll_ctl(deep_epoll, EPOLL_CTL_MOD, deep_signals, &ready) == 0;
 }
 
-// With the set ours: the number deep_aio_event still holds our eventfd (the same check).
+// With the set ours: the number deep_aio_event still holds our eventfd (the same check). Re-arms its one-shot
+// item as a side effect: a count left from an earlier poll (the main thread woke since, or a poll was cancelled)
+// wakes a sleep at most once, also one on libdispatch's queue, which never drains it.
 static int aio_event_is_ours(void) {
     if (deep_aio_event < 0) return 0;
-    struct epoll_event ready = {.events = EPOLLIN, .data.fd = deep_aio_event};
+    struct epoll_event ready = {.events = EPOLLIN | EPOLLONESHOT, .data.fd = deep_aio_event};
     return epoll_ctl(deep_epoll, EPOLL_CTL_MOD, deep_aio_event, &ready) == 0;
 }
 
@@ -168,7 +170,7 @@ int stallcap_wd_watch(int fd) {
 static void arm_aio_watch(void) {
     if (deep_aio_event < 0) {
         int fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-        struct epoll_event ready = {.events = EPOLLIN, .data.fd = fd};
+        struct epoll_event ready = {.events = EPOLLIN | EPOLLONESHOT, .data.fd = fd};
         if (fd < 0 || epoll_ctl(deep_epoll, EPOLL_CTL_ADD, fd, &ready) != 0) {
             if (fd >= 0) close(fd);
             return;
@@ -179,6 +181,8 @@ static void arm_aio_watch(void) {
         deep_aio_event = -1;  // the number is the app's now: left alone
         return;
     }
+    // Read right after its proof, as the set's descriptors are closed right after theirs (a number swapped by an
+    // app thread in between is the one window left: "The host's descriptors" in docs/WATCHDOG.md).
     uint64_t count;
     while (read(deep_aio_event, &count, sizeof count) > 0) {}
     (void)stallcap_aio_poll_arm(deep_watched, deep_aio_event);

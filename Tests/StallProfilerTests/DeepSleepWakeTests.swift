@@ -118,6 +118,30 @@ extension WatchdogTests {
         #expect(byWatch == trials, "\(byWatch) of \(trials) woken by the watch; the others by \(other) (0: the timeout)")
     }
 
+    /// A count the AIO watch left in its eventfd (the main thread woke after the last arming on its run loop) wakes
+    /// a later sleep at most once, also a sleep on libdispatch's queue, which never drains it: level-triggered, it
+    /// woke every sleep at once, and the watchdog spun (found in review: a run loop, then `dispatchMain()`).
+    @Test func aCountLeftByTheAIOWatchWakesALaterSleepAtMostOnce() throws {
+        let (epoll, event) = try Self.runLoopLikeSet()
+        defer {
+            close(epoll)
+            close(event)
+        }
+        #expect(stallcap_wd_watch(epoll) == 0)
+        #expect(stallcap_wd_arm() == 0)
+        try #require(stallcap_wd_watch_holds() == 1, "no AIO poll here: the watch is epoll's alone")
+        var one: UInt64 = 1
+        _ = write(event, &one, 8)  // the set is ready: the poll completes and counts one
+        usleep(10_000)
+        var early = 0
+        for _ in 0..<3 {  // the sleeps of the queue's path: the set alone, nothing re-armed
+            #expect(stallcap_wd_arm_set() == 0)
+            if stallcap_wd_deep_sleep(stallcap_wd_sequence(), 50_000_000) != 0 { early += 1 }
+        }
+        stallcap_wd_forget()
+        #expect(early <= 1, "\(early) of 3 sleeps ended at once")
+    }
+
     /// An epoll set holding an eventfd, edge-triggered, as CoreFoundation's run loop holds its wake-up descriptors.
     static func runLoopLikeSet() throws -> (epoll: Int32, event: Int32) {
         let epoll = Libc.epollCreate1(Libc.closeOnExec)
