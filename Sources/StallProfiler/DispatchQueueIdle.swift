@@ -79,6 +79,17 @@ struct DispatchQueueIdle {
         return true
     }
 
+    /// Quiet answers still allowed before a real ping is due (0 unless the queue read quiet at the last two
+    /// checks): the most rests the watchdog may add without a check of its own (``restedQuietly(_:)``).
+    var quietChecksLeft: Int { isStill ? Self.verifyEvery - quietInARow : 0 }
+
+    /// The watchdog rested `checks` more times, each ending with the queue read idle again: they count as quiet
+    /// answers, so the real ping still goes out after ``verifyEvery`` of them in all.
+    mutating func restedQuietly(_ checks: Int) {
+        guard isStill else { return }
+        quietInARow = min(Self.verifyEvery, quietInARow + checks)
+    }
+
     /// The thread running the queue's block now, read from the drain lock: nil unless the layout is trusted, the
     /// queue is handed to the pool and a thread holds the lock. Exactly the thread to sample under `dispatchMain()`:
     /// the pool worker draining it, or a thread inside `DispatchQueue.main.sync`, which runs the block itself.

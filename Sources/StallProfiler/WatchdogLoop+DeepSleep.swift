@@ -157,7 +157,7 @@ extension WatchdogLoop {
             return false
         }
         if case .queue = deepArmed {
-            let woken = stallcap_wd_rest(sequence, timeoutNs)
+            let woken = restOnQueueWhileIdle(sequence: sequence, timeoutNs: timeoutNs)
             reportLostDescriptors()
             if woken != 0 { wokenEarly() }
             return woken >= 0
@@ -174,6 +174,28 @@ extension WatchdogLoop {
         }
         if stallcap_wd_deep_sleep(sequence, timeoutNs) != 0 { wokenEarly() }
         return true
+    }
+
+    /// Rests on what is armed for the queue, and again each time a rest ends by its timeout with the queue read idle
+    /// again (three loads of libdispatch's memory, the check's own reading), no marker published and no wake asked
+    /// for, at most ``restsPerStep`` rests and never past the next real ping (``DispatchQueueIdle/quietChecksLeft``):
+    /// each extra rest is a quiet check without the loop's step, whose Swift work cost as much as the wake on an
+    /// idle CPU (0.6 ms/s at eight wakes a second at load 0.1). The process's CPU timer stays armed across them, so
+    /// busy work anywhere in the process still ends the rest within a millisecond of CPU and a tick. Returns what
+    /// the last rest returned.
+    func restOnQueueWhileIdle(sequence: UInt32, timeoutNs: Int64) -> Int32 {
+        let most = Self.mostRests(quietChecksLeft: dispatchIdle.quietChecksLeft, weight: 1)
+        var rests = 1
+        var woken = stallcap_wd_rest(sequence, timeoutNs)
+        while woken == 0, rests < most, stallcap_wd_sequence() == sequence,
+              !ThreadMarkerRings.shared.published.load(ordering: .relaxed),
+              DispatchQueueIdle.read().map(DispatchQueueIdle.isIdle) == true
+        {
+            rests += 1
+            woken = stallcap_wd_rest(sequence, timeoutNs)
+        }
+        dispatchIdle.restedQuietly(rests - 1)
+        return woken
     }
 
     /// The process's CPU time woke a deep sleep on the queue: the timer is spent, and the queue is checked at once.

@@ -88,6 +88,21 @@ struct DispatchQueueIdleTests {
         #expect(idle.isStill)
     }
 
+    /// Rests between checks (WatchdogLoop.restOnQueueWhileIdle) count as quiet answers: the real ping still comes
+    /// after verifyEvery of them in all, checks and rests together.
+    @Test func restsBetweenChecksCountTowardTheRealPing() {
+        var idle = Self.trusted()
+        var answers = 0
+        while Self.check(&idle, Self.reading()) {
+            answers += 1
+            let extra = WatchdogLoop.mostRests(quietChecksLeft: idle.quietChecksLeft, weight: 1) - 1
+            #expect(extra == 0 || idle.isStill)
+            idle.restedQuietly(extra)
+            answers += extra
+        }
+        #expect(answers == DispatchQueueIdle.verifyEvery)
+    }
+
     /// This toolchain's libdispatch has the layout read in place: a block on the main queue (drained by a pool
     /// worker here, or by the main thread's run loop) finds its own thread in the drain lock, and no block queued.
     @Test func aBlockOnTheMainQueueFindsItselfInTheDrainLock() throws {
