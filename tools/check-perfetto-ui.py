@@ -233,7 +233,8 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--trace", required=True, help="a trace file the Perfetto UI opens (protobuf or JSON)")
     parser.add_argument("--expect-slice", action="append", default=[], metavar="NAME",
-                        help="a slice with this name exists (repeatable)")
+                        help="a slice with this name exists (repeatable); NAME|NAME...: each of them, starting "
+                             "together (in either order, for --in-order)")
     parser.add_argument("--in-order", action="store_true",
                         help="the --expect-slice slices start in the order given, all on one thread track")
     parser.add_argument("--expect-slice-count", type=int, metavar="N", help="exactly N slices")
@@ -369,12 +370,18 @@ def main():
     print("screenshot: %s" % args.screenshot)
 
     names = [s["name"] for s in slices]
-    for name in args.expect_slice:
+    groups = [group.split("|") for group in args.expect_slice]
+    expected = [name for group in groups for name in group]
+    for name in expected:
         expect(name in names, "slice %r is there (%d)" % (name, names.count(name)))
     if args.in_order:
-        wanted = [s for s in slices if s["name"] in args.expect_slice]
-        expect([s["name"] for s in wanted] == args.expect_slice,
-               "slices in order %s (got %s)" % (args.expect_slice, [s["name"] for s in wanted]))
+        wanted = [s for s in slices if s["name"] in expected]
+        got = [s["name"] for s in wanted]
+        at, in_order = 0, len(got) == len(expected)
+        for group in groups:
+            in_order = in_order and sorted(got[at:at + len(group)]) == sorted(group)
+            at += len(group)
+        expect(in_order, "slices in order %s (got %s)" % (args.expect_slice, got))
         expect(len({s["tid"] for s in wanted}) == 1 and all(s["on_thread"] for s in wanted),
                "on one thread track (%s)" % sorted({str(s["tid"]) for s in wanted}))
     if args.expect_slice_count is not None:
