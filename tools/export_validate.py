@@ -154,7 +154,9 @@ def chrome_trace(path, order=None):
         if timed and not any(start - 0.001 <= sample["ts"] <= end + 0.001 for start, end in spans):
             fail(f"{path}: samples[{index}] at {sample['ts']} us lies in no episode of its thread")
     if order:
-        wanted = order.split(",")
+        # "a,b|c,d": b and c start together, in either order, after a and before d.
+        groups = [part.split("|") for part in order.split(",")]
+        wanted = [name for group in groups for name in group]
         found = [e for e in events if e["ph"] in ("X", "i") and e["name"] in wanted]
         for name in wanted:
             if sum(1 for e in found if e["name"] == name) != 1:
@@ -162,8 +164,12 @@ def chrome_trace(path, order=None):
         if len({(e["pid"], e["tid"]) for e in found}) != 1:
             fail(f"{path}: {', '.join(wanted)} are not all on one thread")
         seen = [e["name"] for e in sorted(found, key=lambda e: e["ts"])]
-        if seen != wanted:
-            fail(f"{path}: events start in the order {', '.join(seen)}, not {', '.join(wanted)}")
+        at, in_order = 0, len(seen) == len(wanted)
+        for group in groups:
+            in_order = in_order and sorted(seen[at:at + len(group)]) == sorted(group)
+            at += len(group)
+        if not in_order:
+            fail(f"{path}: events start in the order {', '.join(seen)}, not {order}")
         print(f"ok   chrome-trace {path}: {', '.join(wanted)} on one thread, in that order")
     print(f"ok   chrome-trace {path}: {counts['X']} slices, {counts['i']} instants, {len(samples)} samples, "
           f"{len(frames)} stack frames")
