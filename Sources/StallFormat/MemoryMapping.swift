@@ -9,10 +9,13 @@ public struct MemoryMapping: Sendable, Equatable {
     /// The name field: a file's absolute path (the kernel's, e.g. `/usr/lib/...`), or a name such as `[vdso]` or
     /// `[stack]`.
     public var path: String
+    /// True when the pages may be executed (`x` in the permissions): code. The loader maps an image's code so; a
+    /// file the process only maps to read it (a symbolizer reading a library) has none.
+    public var executable: Bool
 
-    /// Creates a mapping.
-    public init(addresses: Range<UInt64>, fileOffset: UInt64, path: String) {
-        (self.addresses, self.fileOffset, self.path) = (addresses, fileOffset, path)
+    /// Creates a mapping; `executable` defaults to false.
+    public init(addresses: Range<UInt64>, fileOffset: UInt64, path: String, executable: Bool = false) {
+        (self.addresses, self.fileOffset, self.path, self.executable) = (addresses, fileOffset, path, executable)
     }
 
     /// This process's mappings, from `/proc/self/maps`; empty when it cannot be read.
@@ -32,7 +35,8 @@ public struct MemoryMapping: Sendable, Equatable {
             guard bounds.count == 2, let start = UInt64(bounds[0], radix: 16), let end = UInt64(bounds[1], radix: 16),
                 start <= end, let offset = UInt64(fields[2], radix: 16)
             else { return nil }
-            return MemoryMapping(addresses: start..<end, fileOffset: offset, path: String(name))
+            return MemoryMapping(addresses: start..<end, fileOffset: offset, path: String(name),
+                                 executable: fields[1].contains("x"))
         }
     }
 }

@@ -13,23 +13,40 @@ import StallFormat
 enum MappedImages {
     /// Images mapped now whose paths are not in `known`.
     static func unknown(excluding known: Set<String>) -> [ImageRecord] {
-        var ranges: [String: (start: UInt64, end: UInt64, base: UInt64?)] = [:]
+        loadedImages(in: fileMappings(), excluding: known).compactMap { image in
+            guard let elf = ELFHeaderInfo(path: image.path) else { return nil }
+            return ImageRecord(path: image.path, loadBias: image.base &- elf.firstLoadPage, start: image.start,
+                               end: image.end, buildID: elf.buildID)
+        }
+    }
+
+    /// One file's image as the loader mapped it: where its first page is, and the addresses its mappings span.
+    struct LoadedImage: Equatable {
+        var path: String
+        var base: UInt64, start: UInt64, end: UInt64
+    }
+
+    /// The images `mappings` (address order, as in `/proc/self/maps`) show loaded, one for each file path (the
+    /// first such) not in `known`, in the order their first pages appear. A file may be mapped more than once: by the
+    /// loader, segment after segment from its first page (offset 0), and, apart, by code that reads it (a symbolizer
+    /// maps a library whole, read-only, at offset 0 too). Each mapping of the first page starts an instance, the
+    /// later ones of the file join the last instance; only an instance with code (an executable mapping) is the
+    /// loaded image: an image whose first page comes from a reading mapping would get a wrong load bias.
+    static func loadedImages(in mappings: [MemoryMapping], excluding known: Set<String>) -> [LoadedImage] {
+        var instances: [String: [(image: LoadedImage, code: Bool)]] = [:]
         var order: [String] = []
-        for mapping in fileMappings() where mapping.path.hasPrefix("/") && !known.contains(mapping.path) {
-            let path = mapping.path
-            if ranges[path] == nil { order.append(path) }
-            let (start, end) = (mapping.addresses.lowerBound, mapping.addresses.upperBound)
-            var range = ranges[path] ?? (start, end, nil)
-            range.start = min(range.start, start)
-            range.end = max(range.end, end)
-            if mapping.fileOffset == 0 && range.base == nil { range.base = start }
-            ranges[path] = range
+        for mapping in mappings where mapping.path.hasPrefix("/") && !known.contains(mapping.path) {
+            let (path, start, end) = (mapping.path, mapping.addresses.lowerBound, mapping.addresses.upperBound)
+            if mapping.fileOffset == 0 {
+                if instances[path] == nil { order.append(path) }
+                instances[path, default: []].append((LoadedImage(path: path, base: start, start: start, end: end),
+                                                     mapping.executable))
+            } else if let last = instances[path]?.indices.last {  // a later segment (one before any first page: none)
+                instances[path]![last].image.end = max(instances[path]![last].image.end, end)
+                instances[path]![last].code = instances[path]![last].code || mapping.executable
+            }
         }
-        return order.compactMap { path in
-            guard let range = ranges[path], let base = range.base, let elf = ELFHeaderInfo(path: path) else { return nil }
-            return ImageRecord(path: path, loadBias: base &- elf.firstLoadPage, start: range.start, end: range.end,
-                               buildID: elf.buildID)
-        }
+        return order.compactMap { path in instances[path]?.first { $0.code }?.image }
     }
 
     /// The mappings that name files, filtered in C (`stallcap_file_mappings`) before Swift parses them: a process

@@ -15,8 +15,9 @@ import Testing
             """
         #expect(MemoryMapping.parse(text) == [
             MemoryMapping(addresses: 0x5555_5555_4000..<0x5555_5555_6000, fileOffset: 0, path: "/opt/my app/bin/app"),
-            MemoryMapping(addresses: 0x5555_5555_6000..<0x5555_5555_a000, fileOffset: 0x2000, path: "/opt/my app/bin/app"),
-            MemoryMapping(addresses: 0x7fff_f7fc_1000..<0x7fff_f7fc_3000, fileOffset: 0, path: "[vdso]"),
+            MemoryMapping(addresses: 0x5555_5555_6000..<0x5555_5555_a000, fileOffset: 0x2000, path: "/opt/my app/bin/app",
+                          executable: true),
+            MemoryMapping(addresses: 0x7fff_f7fc_1000..<0x7fff_f7fc_3000, fileOffset: 0, path: "[vdso]", executable: true),
         ])
     }
 

@@ -38,4 +38,38 @@ import Testing
             #expect(found?.loadBias == image.loadBias, "\(image.path)")
         }
     }
+
+    /// A library some code maps whole to read it (a symbolizer does) is two instances of one file: the loader's,
+    /// with code, is the image, wherever the reading one lies. Both orders, and a file only read is no image.
+    @Test func aFileMappedToBeReadIsNotTheLoadedImage() {
+        func mapping(_ start: UInt64, _ end: UInt64, _ offset: UInt64, code: Bool = false, path: String = "/lib/libc.so.6") -> MemoryMapping {
+            MemoryMapping(addresses: start..<end, fileOffset: offset, path: path, executable: code)
+        }
+        let loaded = [mapping(0x7f00_0000, 0x7f02_8000, 0), mapping(0x7f02_8000, 0x7f1b_0000, 0x28000, code: true),
+                      mapping(0x7f1b_0000, 0x7f20_0000, 0x1b0000)]
+        let image = MappedImages.LoadedImage(path: "/lib/libc.so.6", base: 0x7f00_0000, start: 0x7f00_0000, end: 0x7f20_0000)
+        let below = [mapping(0x7b00_0000, 0x7b20_0000, 0)], above = [mapping(0x7ff0_0000, 0x7ff2_0000, 0)]
+        #expect(MappedImages.loadedImages(in: below + loaded, excluding: []) == [image])
+        #expect(MappedImages.loadedImages(in: loaded + above, excluding: []) == [image])
+        #expect(MappedImages.loadedImages(in: below + [mapping(0x7c00_0000, 0x7c00_1000, 0x1000, path: "/data")], excluding: []).isEmpty)
+        #expect(MappedImages.loadedImages(in: loaded, excluding: ["/lib/libc.so.6"]).isEmpty)
+    }
+
+    /// The same in this process: with libc mapped whole for reading, the image found is still the loader's.
+    @Test func libcMappedForReadingKeepsTheLoadersBias() throws {
+        let libc = try #require(ImageMap.current().images.first { $0.path.contains("/libc.so") })
+        let real = try #require(realpath(libc.path, nil))
+        defer { free(real) }
+        let fd = open(real, O_RDONLY | O_CLOEXEC)
+        try #require(fd >= 0)
+        defer { close(fd) }
+        var info = stat()
+        try #require(fstat(fd, &info) == 0)
+        let reading = try #require(mmap(nil, Int(info.st_size), PROT_READ, MAP_PRIVATE, fd, 0))
+        try #require(reading != MAP_FAILED)
+        defer { munmap(reading, Int(info.st_size)) }
+        let found = MappedImages.unknown(excluding: []).first { $0.path == String(cString: real) }
+        #expect(found?.loadBias == libc.loadBias)
+        #expect(found.map { $0.start <= UInt64(UInt(bitPattern: reading)) && UInt64(UInt(bitPattern: reading)) < $0.end } == false)
+    }
 }
