@@ -206,19 +206,23 @@ uint32_t stallcap_unwind(const void *context, uintptr_t *frames, uint32_t max_fr
             if (in_queue && n > 1 && outside_queue_before) stallcap_turn_trace_edge(w.trace, &w, n - 1);
             outside_queue_before = !in_queue;
         }
-        if (w.hi == 0) break;
+        if (w.hi == 0) {  // a stack the thread is not known to have: its words are not read
+            *flags |= STALLCAP_FLAG_STOPPED_UNUSABLE;
+            break;
+        }
         uintptr_t lookup = w.exact ? w.pc : w.pc - 1;
 #if defined(__x86_64__)
         w.regs[EH_RA] = w.pc;  // DW_OP_breg16 (rip) in PLT entries' CFA
         w.valid |= 1ull << EH_RA;
 #endif
-        int moved = -1;
+        int moved = -1, no_info = 1;
         stallcap_unwind_entry *entry = cache != NULL ? stallcap_unwind_cache_slot(cache, lookup) : NULL;
         int hit = entry != NULL && entry->key == lookup && lookup != 0;
         // A cached step only while its address lies in the same object: another may have been loaded there since.
         if (hit && !(lookup >= image.lo && lookup < image.hi)) eh_image_of(lookup, &image);
         if (hit && entry->image == image.tag) {
             if (entry->ra_kind != STALLCAP_UNWIND_NO_INFO) {
+                no_info = 0;
                 stallcap_unwind_cache_step(entry, &step);
                 moved = stallcap_unwind_apply(&w, &step);
             }
@@ -226,6 +230,7 @@ uint32_t stallcap_unwind(const void *context, uintptr_t *frames, uint32_t max_fr
             int found = eh_find_row(lookup, &row, &image);
             if (entry != NULL) stallcap_unwind_cache_store(entry, lookup, image.tag, found, &row);
             if (found == EH_FOUND) {
+                no_info = 0;
                 eh_step_of_row(&row, &step);
                 moved = stallcap_unwind_apply(&w, &step);
             }
@@ -233,6 +238,7 @@ uint32_t stallcap_unwind(const void *context, uintptr_t *frames, uint32_t max_fr
         if (moved < 0) {  // no unwind information, or none that works here: the frame pointer, if it can
             moved = frame_pointer_step(&w);
             if (moved > 0) *flags |= STALLCAP_FLAG_FRAME_POINTERS;
+            if (moved < 0) *flags |= no_info ? STALLCAP_FLAG_STOPPED_NO_INFO : STALLCAP_FLAG_STOPPED_UNUSABLE;
         }
         if (moved <= 0) break;
     }

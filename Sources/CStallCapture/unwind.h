@@ -97,7 +97,8 @@ __attribute__((visibility("hidden"))) void stallcap_unwind_cache_step(const stal
                                                                       eh_step *step);
 
 /// Walks the stack of the interrupted `context` (a ucontext_t) into `frames`, leaf first: the interrupted
-/// instruction, then return addresses. Sets STALLCAP_FLAG_TRUNCATED and STALLCAP_FLAG_FRAME_POINTERS in `flags`.
+/// instruction, then return addresses. Sets STALLCAP_FLAG_TRUNCATED, STALLCAP_FLAG_FRAME_POINTERS and, when it stops
+/// short of the outermost frame, STALLCAP_FLAG_STOPPED_NO_INFO or STALLCAP_FLAG_STOPPED_UNUSABLE in `flags`.
 /// `cache` may be NULL. `trace`, unless NULL, gets what the queued block the thread runs is found from
 /// (stallcap_turn_of). Async-signal-safe; on the thread the context belongs to (its stack bounds are thread-local).
 __attribute__((visibility("hidden"))) uint32_t stallcap_unwind(const void *context, uintptr_t *frames,

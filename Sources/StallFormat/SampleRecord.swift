@@ -30,16 +30,20 @@ public struct SampleFlags: OptionSet, Sendable, Hashable {
     /// without unwind information and without a word above its stack pointer that returns from a call into it.
     /// The frames above, if any, were found by scanning (``scannedFrames``); else the rest of the stack is dropped.
     /// The three `walkStopped` flags are the walk's counted reasons (older writers never set
-    /// them).
+    /// them). On a signalled sample (newer writers): the walk stopped at a function without unwind information
+    /// whose frame pointer could not be followed either; the outer frames are missing.
     public static let walkStoppedNoUnwindInfo = SampleFlags(rawValue: 1 << 6)
     /// With ``fromStackMemory``: the walk stopped at a frame whose rules need the frame pointer before any deeper
     /// frame saved it, and neither the function's prologue nor a frame record gave it.
     public static let walkStoppedFramePointer = SampleFlags(rawValue: 1 << 7)
     /// With ``fromStackMemory``: the walk stopped at unusable unwind rules, an unreadable stack word, a caller's
-    /// frame not above its callee's, or a return address not after a call.
+    /// frame not above its callee's, or a return address not after a call. On a signalled sample (newer writers):
+    /// the walk stopped at unusable rules, an unreadable stack word or a caller's frame not above its callee's (a
+    /// stale or corrupt stack), or the stack was not one the thread is known to have; the outer frames are missing.
     public static let walkStoppedUnusable = SampleFlags(rawValue: 1 << 8)
     /// The handler knew libdispatch's code, so a ``SampleRecord/turn`` of 0 says the thread ran no queued block
-    /// (unless ``framePointers`` or ``truncated`` say its walk could not tell). Without it (older writers
+    /// (unless ``framePointers``, ``truncated``, ``walkStoppedNoUnwindInfo`` or ``walkStoppedUnusable`` say its
+    /// walk could not tell). Without it (older writers
     /// never set it) a turn of 0 says nothing.
     public static let queueCodeKnown = SampleFlags(rawValue: 1 << 9)
 

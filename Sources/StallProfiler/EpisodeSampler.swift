@@ -240,6 +240,8 @@ final class EpisodeSampler {
         if info.flags & UInt32(STALLCAP_FLAG_FRAME_POINTERS) != 0 { flags.insert(.framePointers) }
         if info.flags & UInt32(STALLCAP_FLAG_TRUNCATED) != 0 { flags.insert(.truncated) }
         if info.flags & UInt32(STALLCAP_FLAG_QUEUE_CODE_KNOWN) != 0 { flags.insert(.queueCodeKnown) }
+        if info.flags & UInt32(STALLCAP_FLAG_STOPPED_NO_INFO) != 0 { flags.insert(.walkStoppedNoUnwindInfo) }
+        if info.flags & UInt32(STALLCAP_FLAG_STOPPED_UNUSABLE) != 0 { flags.insert(.walkStoppedUnusable) }
         // The handler ran when the thread got a CPU, which is when schedstat credits the wait before it: read the
         // wait again now, so that it matches the handler's time and CPU clock (the reading before the signal
         // missed that wait, and the next sample would have counted it against its own short interval).

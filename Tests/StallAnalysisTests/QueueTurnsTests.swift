@@ -115,15 +115,20 @@ import Testing
         #expect(turns.line == "main queue: one block or source in every sample, run again and again (the queue turned meanwhile)")
     }
 
-    /// Samples that cannot say (repeated, read from memory, a walk through frame pointers) are skipped; a signalled
+    /// Samples that cannot say (repeated, read from memory, a walk that could not tell) are skipped; a signalled
     /// sample without a turn was outside any block: the block before it ended.
     @Test func samplesThatCannotSayAreSkippedAndOnesOutsideABlockEndIt() throws {
         var list = samples([5, 5, 0, 5, 5, 5])
         list[2].flags = [.repeated]  // too little progress to be signalled: it may have run other short blocks
         let skipped = try #require(QueueTurns(list, queueAnswered: false))
         #expect(skipped.turns == 1 && skipped.samples == 5 && skipped.signalled == 5 && !skipped.reused)
-        list[2].flags = [.framePointers]
-        #expect(QueueTurns(list, queueAnswered: false)?.turns == 1)
+        // A walk that could not reach libdispatch's frame, were it there: through frame pointers, truncated, or
+        // stopped short (under ThreadSanitizer, from a stale context, in the middle of a block).
+        for cannotTell: SampleFlags in [.framePointers, .truncated, .walkStoppedNoUnwindInfo, .walkStoppedUnusable] {
+            list[2].flags = [.queueCodeKnown, cannotTell]
+            let one = try #require(QueueTurns(list, queueAnswered: false))
+            #expect(one.turns == 1 && !one.reused && one.longestMs != nil, "\(cannotTell)")
+        }
         list[2].flags = []  // an older capture, or a static build: libdispatch's code not known, a turn of 0 says nothing
         #expect(QueueTurns(list, queueAnswered: false)?.turns == 1)
         list[2].flags = [.queueCodeKnown]  // a walk with unwind information, no edge into libdispatch: outside any block

@@ -105,14 +105,14 @@ import Testing
         let result = try #require(walks)
         #expect(result.ours.count >= 35)
         #expect(result.agreeAboveTheCaller())
+        #expect(result.flags == 0, "a walk to the outermost frame is not marked stopped")
     }
 
     #if arch(x86_64)
-    /// Code the loader knows nothing of (as a JIT makes it) has no unwind information: on a prepared thread the
-    /// walk follows its frame pointer and goes on above it, where glibc's walk stops.
-    @Test func codeWithoutUnwindInformationIsWalkedThroughItsFramePointer() throws {
-        // push rbp; mov rbp, rsp; call rsi; pop rbp; ret
-        let code: [UInt8] = [0x55, 0x48, 0x89, 0xe5, 0xff, 0xd6, 0x5d, 0xc3]
+    /// The walk from a function that `code` (generated x86-64 code, as a JIT makes it: no unwind information) called
+    /// through `call rsi`, and the address of that call's return in the code. On a prepared thread: frame pointers
+    /// are followed only within its stack's bounds.
+    static func walkFromCodeCalledBy(_ code: [UInt8]) throws -> (walks: Walks, returnAddress: UInt) {
         let page = Int(sysconf(Int32(_SC_PAGESIZE)))
         let memory = try #require(mmap(nil, page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0))
         defer { munmap(memory, page) }
@@ -120,21 +120,39 @@ import Testing
         #expect(mprotect(memory, page, PROT_READ | PROT_EXEC) == 0)
         typealias Trampoline = @convention(c) (UnsafeMutableRawPointer?, @convention(c) (UnsafeMutableRawPointer?) -> Void) -> Void
         let trampoline = unsafeBitCast(memory, to: Trampoline.self)
-        stallcap_warm_thread()  // this thread's stack bounds: frame pointers are followed only within them
-        nonisolated(unsafe) var result = (inside: Walks(), outside: Walks())
-        withUnsafeMutablePointer(to: &result.inside) { inside in
+        stallcap_warm_thread()
+        nonisolated(unsafe) var inside = Walks()
+        withUnsafeMutablePointer(to: &inside) { inside in
             trampoline(inside) { $0!.assumingMemoryBound(to: Walks.self).pointee = UnwinderTests.walkHere() }
         }
-        result.outside = Self.walkHere()
-        let inside = result.inside
-        let jit = UInt(bitPattern: memory) + 6  // the return address after `call rsi`
+        let call = try #require(code.indices.first { code[$0] == 0xff && code[$0 + 1] == 0xd6 })
+        return (inside, UInt(bitPattern: memory) + UInt(call + 2))
+    }
+
+    /// Code the loader knows nothing of (as a JIT makes it) has no unwind information: on a prepared thread the
+    /// walk follows its frame pointer and goes on above it, where glibc's walk stops.
+    @Test func codeWithoutUnwindInformationIsWalkedThroughItsFramePointer() throws {
+        // push rbp; mov rbp, rsp; call rsi; pop rbp; ret
+        let (inside, jit) = try Self.walkFromCodeCalledBy([0x55, 0x48, 0x89, 0xe5, 0xff, 0xd6, 0x5d, 0xc3])
+        let outside = Self.walkHere()
         let at = try #require(inside.ours.firstIndex(of: jit), "no frame in the generated code")
         #expect(inside.flags & UInt32(STALLCAP_FLAG_FRAME_POINTERS) != 0)
-        #expect(!inside.reference.contains(result.outside.ours[3]), "glibc's walk stops at the generated code")
+        #expect(!inside.reference.contains(outside.ours[3]), "glibc's walk stops at the generated code")
         // Above the generated code: the walk reaches this test's caller and ends where the walk from here ends.
-        let outsideTail = Array(result.outside.ours.suffix(from: 2))
+        let outsideTail = Array(outside.ours.suffix(from: 2))
         #expect(inside.ours.count > at + outsideTail.count - 1)
         #expect(Array(inside.ours.suffix(outsideTail.count - 1)) == Array(outsideTail.dropFirst()))
+    }
+
+    /// Code without unwind information whose frame pointer is not one (zeroed, as code built without frame pointers
+    /// may leave it): the walk stops there, short of the outermost frame, and says so (a queue turn of 0 from such
+    /// a walk says nothing: QueueTurns.walkCouldNotTell).
+    @Test func aWalkThatCannotGoOnIsMarkedStopped() throws {
+        // push rbp; xor ebp, ebp; call rsi; pop rbp; ret
+        let (inside, jit) = try Self.walkFromCodeCalledBy([0x55, 0x31, 0xed, 0xff, 0xd6, 0x5d, 0xc3])
+        #expect(inside.ours.last == jit, "the walk ends in the generated code: \(inside.ours.map { String($0, radix: 16) })")
+        #expect(inside.flags & UInt32(STALLCAP_FLAG_STOPPED_NO_INFO) != 0)
+        #expect(inside.flags & UInt32(STALLCAP_FLAG_FRAME_POINTERS | STALLCAP_FLAG_STOPPED_UNUSABLE) == 0)
     }
     #endif
 }

@@ -49,7 +49,7 @@ import Testing
         // The stall's block, and perhaps a block or two after it, sampled before the watchdog saw the queue answer.
         let turns = try #require(episode["mainQueueTurns"] as? Int, "\(episode)")
         #expect(turns >= 1 && turns <= 3, "\(episode)")
-        let longest = try #require(episode["longestTurnMs"] as? Double)
+        let longest = try #require(episode["longestTurnMs"] as? Double, "\(episode)")
         let median = try #require(episode["medianTurnMs"] as? Double)
         let duration = try #require(episode["durationMs"] as? Double)
         let interval = try #require(episode["turnRanIntervalMs"] as? Double)

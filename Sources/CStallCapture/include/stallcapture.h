@@ -28,8 +28,16 @@ extern "C" {
 /// Sample flag: the stack was deeper than the buffer; the outermost frames are missing.
 #define STALLCAP_FLAG_TRUNCATED 0x2u
 /// Sample flag: the handler knew libdispatch's code (stallcap_set_queue_code), so a turn of 0 means the thread was in
-/// no queued block (or its walk could not tell: STALLCAP_FLAG_FRAME_POINTERS, STALLCAP_FLAG_TRUNCATED).
+/// no queued block (or its walk could not tell: STALLCAP_FLAG_FRAME_POINTERS, STALLCAP_FLAG_TRUNCATED,
+/// STALLCAP_FLAG_STOPPED_NO_INFO, STALLCAP_FLAG_STOPPED_UNUSABLE).
 #define STALLCAP_FLAG_QUEUE_CODE_KNOWN 0x4u
+/// Sample flag: the walk stopped before the outermost frame at a function without unwind information, whose frame
+/// pointer could not be followed either: the outer frames are missing.
+#define STALLCAP_FLAG_STOPPED_NO_INFO 0x8u
+/// Sample flag: the walk stopped before the outermost frame at unusable unwind rules, an unreadable stack word or a
+/// caller's frame not above its callee's (a stale or corrupt stack), where the frame pointer could not be followed
+/// either: the outer frames are missing.
+#define STALLCAP_FLAG_STOPPED_UNUSABLE 0x10u
 
 /// What `stallcap_sample` returns.
 typedef enum {

@@ -88,7 +88,7 @@ public struct QueueTurns: Sendable, Equatable {
     /// The blocks `samples` saw; nil when fewer than two samples could tell. Samples the signal did not take
     /// (repeated: the thread made too little progress to be signalled, yet may have run a short block or two; read
     /// from memory: no registers) and those whose walk could not tell (libdispatch's code not known: an older
-    /// capture, a static build; frame pointers followed; truncated) are skipped. A signalled sample without a turn
+    /// capture, a static build; ``walkCouldNotTell``) are skipped. A signalled sample without a turn
     /// that could tell was outside any block: the block before it ended there.
     /// `queueAnswered`: the queue answered pings meanwhile (a saturated episode).
     init?(_ samples: [Sample], queueAnswered: Bool) {
@@ -100,7 +100,7 @@ public struct QueueTurns: Sendable, Equatable {
         var sameBlockGaps: [UInt64] = []  // the active time between two samples in a row in the same block
         for sample in samples where sample.flags.isSignalled {
             if sample.turn == 0 {
-                if sample.flags.contains(.queueCodeKnown), sample.flags.isDisjoint(with: [.framePointers, .truncated]),
+                if sample.flags.contains(.queueCodeKnown), sample.flags.isDisjoint(with: Self.walkCouldNotTell),
                    !sample.frames.isEmpty
                 {
                     signalled += 1
@@ -138,6 +138,14 @@ public struct QueueTurns: Sendable, Equatable {
         (intervalMs, ranIntervalMs) = (Double(gaps[(gaps.count - 1) / 2]) / 1e6, Double(ran[(ran.count - 1) / 2]) / 1e6)
         stayed = sameBlockGaps.filter { $0 > 0 && Double($0) / 1e6 >= ranIntervalMs / 2 }.count
     }
+
+    /// A walk with any of these may have stopped short of the libdispatch frame that called a block, so its turn of
+    /// 0 says nothing: it followed frame pointers, the stack was deeper than the buffer, or the walk stopped before
+    /// the outermost frame. Taken for "outside any block", such a sample split the block it was in and made its
+    /// turn look reused, and the block lost its length. Seen under ThreadSanitizer, whose signals are handled late
+    /// from a stale context: 3-frame walks `[unknown];[unknown];__vdso_clock_gettime` in the middle of a busy stall's
+    /// one block (4 in 50 stall-demo runs); a busy stall was once reported without its length in CI.
+    static let walkCouldNotTell: SampleFlags = [.framePointers, .truncated, .walkStoppedNoUnwindInfo, .walkStoppedUnusable]
 
     /// The thread's time from one sample to a later one (monotonic time, cumulative wait for a CPU; that wait is 0
     /// when unknown): the wall time between less the wait meanwhile, nanoseconds.
