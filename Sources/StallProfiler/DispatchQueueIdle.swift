@@ -19,8 +19,9 @@ import CStallCapture
 struct DispatchQueueIdle {
     /// Pings, answered by a worker that found itself in the drain lock, before the layout is trusted.
     static let confirmationsNeeded = 3
-    /// Quiet answers in a row after which one real ping is sent anyway (every 5 s at the default threshold).
-    static let verifyEvery = 40
+    /// Quiet answers in a row after which one real ping is sent anyway (``QuietAnswers/verifyEvery``; every 5 s
+    /// at the default threshold).
+    static let verifyEvery = QuietAnswers.verifyEvery
 
     /// The drain lock's owner: a thread id (libdispatch's DLOCK_OWNER_MASK on Linux).
     static let ownerMask: UInt64 = 0x3fff_ffff
@@ -39,7 +40,7 @@ struct DispatchQueueIdle {
     private(set) var confirmations = 0
     /// True once a ping's block found another thread (or none) in the drain lock: never trusted again.
     private(set) var refuted = false
-    private var quietInARow = 0
+    private var quiet = QuietAnswers()
     /// True when the latest check was answered by the queue's reading: no thread services the main queue now.
     private(set) var lastWasQuiet = false
 
@@ -47,7 +48,7 @@ struct DispatchQueueIdle {
     init(layoutKnown: Bool) { self.layoutKnown = layoutKnown }
 
     /// True when the last two checks were answered quietly (the watchdog may sleep deeply).
-    var isStill: Bool { quietInARow >= 2 }
+    var isStill: Bool { quiet.inARow >= 2 }
 
     /// True when the layout may be used to answer pings.
     var isTrusted: Bool { layoutKnown && !refuted && confirmations >= Self.confirmationsNeeded }
@@ -69,25 +70,24 @@ struct DispatchQueueIdle {
     /// A ping is due and the queue read `reading` (nil: unreadable): true when it is answered by the reading
     /// (do not send it).
     mutating func answersQuietly(_ reading: stallcap_main_queue_reading?) -> Bool {
-        guard isTrusted, let reading, Self.isIdle(reading), quietInARow < Self.verifyEvery else {
-            quietInARow = 0
+        guard isTrusted, let reading, Self.isIdle(reading), quiet.allowed else {
+            quiet.reset()
             lastWasQuiet = false
             return false
         }
-        quietInARow += 1
+        quiet.answered()
         lastWasQuiet = true
         return true
     }
 
     /// Quiet answers still allowed before a real ping is due (0 unless the queue read quiet at the last two
     /// checks): the most rests the watchdog may add without a check of its own (``restedQuietly(_:)``).
-    var quietChecksLeft: Int { isStill ? Self.verifyEvery - quietInARow : 0 }
+    var quietChecksLeft: Int { isStill ? quiet.left : 0 }
 
     /// The watchdog rested `checks` more times, each ending with the queue read idle again: they count as quiet
     /// answers, so the real ping still goes out after ``verifyEvery`` of them in all.
     mutating func restedQuietly(_ checks: Int) {
-        guard isStill else { return }
-        quietInARow = min(Self.verifyEvery, quietInARow + checks)
+        if isStill { quiet.rested(checks) }
     }
 
     /// The thread running the queue's block now, read from the drain lock: nil unless the layout is trusted, the

@@ -40,10 +40,8 @@ struct RunLoopWait {
     /// two cores. 10 ms: at 2 ms a loaded machine kept untrusting the genuine wait (each time three pings to learn
     /// it again: the idle cost rose from 0.8 to 1.2-1.6 ms/s at load 8).
     static let promptNs: UInt64 = 10_000_000
-    /// Quiet answers in a row after which one real ping is sent anyway. 40: every 2.6 s at the default 250 ms
-    /// threshold while checks come every 62.5 ms (~50 us of main-thread CPU per second), every 10 s once the
-    /// watchdog sleeps deeply (a check per threshold).
-    static let verifyEvery = 40
+    /// Quiet answers in a row after which one real ping is sent anyway (``QuietAnswers/verifyEvery``).
+    static let verifyEvery = QuietAnswers.verifyEvery
     /// Most waits remembered (a nested run loop adds one).
     static let capacity = 8
 
@@ -64,7 +62,7 @@ struct RunLoopWait {
     private var rejected: Set<Signature> = []
     /// The ping sent while the thread sat in a wait not yet trusted.
     private var candidate: (pingID: UInt64, signature: Signature, sentNs: UInt64)? = nil
-    private var quietInARow = 0
+    private var quiet = QuietAnswers()
     /// The main thread's CPU clock when it was last seen in a trusted wait.
     private var quietAtCPU: UInt64? = nil
     /// True when the last check answered quietly because the main thread's clock had not moved since the check
@@ -91,8 +89,8 @@ struct RunLoopWait {
             forget()
             return false
         }
-        if quietInARow < Self.verifyEvery, let cpuNs, cpuNs == quietAtCPU {
-            quietInARow += 1
+        if quiet.allowed, let cpuNs, cpuNs == quietAtCPU {
+            quiet.answered()
             isStill = true
             return true
         }
@@ -103,7 +101,7 @@ struct RunLoopWait {
         }
         let signature = Signature(
             call: state.number, stackPointer: state.stackPointer, programCounter: state.programCounter)
-        guard trusts(signature), quietInARow < Self.verifyEvery else {
+        guard trusts(signature), quiet.allowed else {
             forget()
             if waits[signature] == nil {
                 // A new place: only a wait that the main queue's wake-up descriptor can end is a run loop's.
@@ -117,7 +115,7 @@ struct RunLoopWait {
             candidate = (pingID, signature, nowNs)
             return false
         }
-        quietInARow += 1
+        quiet.answered()
         quietAtCPU = cpuNs
         trustedWait = state
         return true
@@ -125,7 +123,7 @@ struct RunLoopWait {
 
     /// The next check reads the system call state again, and counts quiet answers from zero.
     private mutating func forget() {
-        quietInARow = 0
+        quiet.reset()
         quietAtCPU = nil
         isStill = false
     }
@@ -162,14 +160,13 @@ struct RunLoopWait {
     /// Quiet answers still allowed before a real ping is due: the most rests the watchdog may add, after the rest
     /// that follows this check, without a check of their own (``restedQuietly(_:)``); 0 unless the last check found
     /// the main thread still.
-    var quietChecksLeft: Int { isStill ? Self.verifyEvery - quietInARow : 0 }
+    var quietChecksLeft: Int { isStill ? quiet.left : 0 }
 
     /// The watchdog rested `checks` more times after the last check, each ending with the main thread's clock
     /// still where that check found it (it never left its trusted wait): they count as quiet answers, so the real
     /// ping still goes out after ``verifyEvery`` of them in all.
     mutating func restedQuietly(_ checks: Int) {
-        guard isStill else { return }
-        quietInARow = min(Self.verifyEvery, quietInARow + checks)
+        if isStill { quiet.rested(checks) }
     }
 
     /// True when `signature` is trusted (for tests).

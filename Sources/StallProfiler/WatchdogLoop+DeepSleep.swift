@@ -113,19 +113,27 @@ extension WatchdogLoop {
     /// handler that interrupted its wait). Returns what the last rest returned.
     func restWhileStill(sequence: UInt32, tick: (thread: Int32, ns: UInt64)) -> Int32 {
         let weight = stallcap_wd_watch_holds() == 1 ? 2 : 1
-        let timeoutNs = Int64(detector.thresholdNs) * Int64(weight)
-        let most = Self.mostRests(quietChecksLeft: runLoopWait.quietChecksLeft, weight: weight)
+        let (rests, woken) = rest(
+            sequence: sequence, timeoutNs: Int64(detector.thresholdNs) * Int64(weight),
+            most: Self.mostRests(quietChecksLeft: runLoopWait.quietChecksLeft, weight: weight)
+        ) { stallcap_thread_cpu_ns(tick.thread) == Int64(tick.ns) }
+        runLoopWait.restedQuietly(rests * weight - 1)
+        return woken
+    }
+
+    /// Rests on what is armed (`stallcap_wd_rest`, `timeoutNs` each), and again each time a rest ends by its
+    /// timeout while no wake was asked for (`sequence`), no marker was published (``ThreadMarkerRings/published``)
+    /// and `stillIdle` holds, up to `most` rests in all. Returns how many rests it took and what the last returned.
+    func rest(sequence: UInt32, timeoutNs: Int64, most: Int, stillIdle: () -> Bool) -> (rests: Int, woken: Int32) {
         var rests = 1
         var woken = stallcap_wd_rest(sequence, timeoutNs)
         while woken == 0, rests < most, stallcap_wd_sequence() == sequence,
-              !ThreadMarkerRings.shared.published.load(ordering: .relaxed),
-              stallcap_thread_cpu_ns(tick.thread) == Int64(tick.ns)
+              !ThreadMarkerRings.shared.published.load(ordering: .relaxed), stillIdle()
         {
             rests += 1
             woken = stallcap_wd_rest(sequence, timeoutNs)
         }
-        runLoopWait.restedQuietly(rests * weight - 1)
-        return woken
+        return (rests, woken)
     }
 
     /// How many rests of `weight` thresholds may follow a check with `quietChecksLeft` quiet answers still
@@ -184,16 +192,10 @@ extension WatchdogLoop {
     /// busy work anywhere in the process still ends the rest within a millisecond of CPU and a tick. Returns what
     /// the last rest returned.
     func restOnQueueWhileIdle(sequence: UInt32, timeoutNs: Int64) -> Int32 {
-        let most = Self.mostRests(quietChecksLeft: dispatchIdle.quietChecksLeft, weight: 1)
-        var rests = 1
-        var woken = stallcap_wd_rest(sequence, timeoutNs)
-        while woken == 0, rests < most, stallcap_wd_sequence() == sequence,
-              !ThreadMarkerRings.shared.published.load(ordering: .relaxed),
-              DispatchQueueIdle.read().map(DispatchQueueIdle.isIdle) == true
-        {
-            rests += 1
-            woken = stallcap_wd_rest(sequence, timeoutNs)
-        }
+        let (rests, woken) = rest(
+            sequence: sequence, timeoutNs: timeoutNs,
+            most: Self.mostRests(quietChecksLeft: dispatchIdle.quietChecksLeft, weight: 1)
+        ) { DispatchQueueIdle.read().map(DispatchQueueIdle.isIdle) == true }
         dispatchIdle.restedQuietly(rests - 1)
         return woken
     }
