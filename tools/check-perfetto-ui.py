@@ -40,6 +40,7 @@ import urllib.parse
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from chromium_devtools import DevTools, find_chromium, serve  # noqa: E402
+from order_groups import groups_of, in_group_order  # noqa: E402
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 VENV = os.environ.get("PERFETTO_UI_VENV", os.path.join(REPO, ".build", "perfetto-ui-venv"))
@@ -370,18 +371,14 @@ def main():
     print("screenshot: %s" % args.screenshot)
 
     names = [s["name"] for s in slices]
-    groups = [group.split("|") for group in args.expect_slice]
+    groups = groups_of(args.expect_slice)
     expected = [name for group in groups for name in group]
     for name in expected:
         expect(name in names, "slice %r is there (%d)" % (name, names.count(name)))
     if args.in_order:
         wanted = [s for s in slices if s["name"] in expected]
         got = [s["name"] for s in wanted]
-        at, in_order = 0, len(got) == len(expected)
-        for group in groups:
-            in_order = in_order and sorted(got[at:at + len(group)]) == sorted(group)
-            at += len(group)
-        expect(in_order, "slices in order %s (got %s)" % (args.expect_slice, got))
+        expect(in_group_order(got, groups), "slices in order %s (got %s)" % (args.expect_slice, got))
         expect(len({s["tid"] for s in wanted}) == 1 and all(s["on_thread"] for s in wanted),
                "on one thread track (%s)" % sorted({str(s["tid"]) for s in wanted}))
     if args.expect_slice_count is not None:

@@ -33,6 +33,9 @@ import shutil
 import subprocess
 import sys
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from order_groups import groups_of, in_group_order  # noqa: E402
+
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 FORMATS = os.environ.get("FORMATS", os.path.join(os.path.dirname(REPO), "shared", "formats"))
 
@@ -155,7 +158,7 @@ def chrome_trace(path, order=None):
             fail(f"{path}: samples[{index}] at {sample['ts']} us lies in no episode of its thread")
     if order:
         # "a,b|c,d": b and c start together, in either order, after a and before d.
-        groups = [part.split("|") for part in order.split(",")]
+        groups = groups_of(order.split(","))
         wanted = [name for group in groups for name in group]
         found = [e for e in events if e["ph"] in ("X", "i") and e["name"] in wanted]
         for name in wanted:
@@ -164,11 +167,7 @@ def chrome_trace(path, order=None):
         if len({(e["pid"], e["tid"]) for e in found}) != 1:
             fail(f"{path}: {', '.join(wanted)} are not all on one thread")
         seen = [e["name"] for e in sorted(found, key=lambda e: e["ts"])]
-        at, in_order = 0, len(seen) == len(wanted)
-        for group in groups:
-            in_order = in_order and sorted(seen[at:at + len(group)]) == sorted(group)
-            at += len(group)
-        if not in_order:
+        if not in_group_order(seen, groups):
             fail(f"{path}: events start in the order {', '.join(seen)}, not {order}")
         print(f"ok   chrome-trace {path}: {', '.join(wanted)} on one thread, in that order")
     print(f"ok   chrome-trace {path}: {counts['X']} slices, {counts['i']} instants, {len(samples)} samples, "
