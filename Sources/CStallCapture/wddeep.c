@@ -8,18 +8,16 @@
 // loaded machine the main thread often runs first, and the watchdog would sleep a whole threshold into a busy stall
 // (measured: 28 of 50 wakes lost by a C harness whose reader runs at once). So an AIO poll of the same set
 // (wdaio.c), which completes in the waker's context and cannot be taken back, wakes the sleep through an eventfd
-// in the set, where AIO is available; and the main thread's CPU clock wakes it too: a one-shot timer on that clock, expiring after one more nanosecond of its CPU time, sends the
-// capture signal to the watchdog thread itself, which blocks the signal for the sleep and waits for it through a
-// signalfd in the same epoll set. Blocked, the signal never runs a handler (whatever the app set meanwhile) and
-// never reaches the main thread; it is drained before the mask is restored.
+// in the set, where AIO is available; and the main thread's CPU clock wakes it too: a one-shot timer on that clock
+// (wdcpu.c), expiring after one more nanosecond of its CPU time, sends the capture signal to the watchdog thread
+// itself, which blocks the signal for the sleep and waits for it through a signalfd in the same epoll set.
 // Watchdog thread only, except stallcap_wd_wake (any thread) and stallcap_wd_forget (a forked child). Below this
 // file: the futex word of the sleep between checks (wdsleep.c), which this sleep reads too.
 #include "stallcapture_watchdog.h"
-#include "stallcapture_threads.h"
-#include "cputimer.h"
 #include "owned.h"
 #include "waitfds.h"
 #include "wdaio.h"
+#include "wdcpu.h"
 #include "wdsleep.h"
 
 #include <errno.h>
@@ -31,7 +29,6 @@
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/signalfd.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 // Every descriptor here is checked to be still ours before it is used (the app may close any number, even one it
@@ -46,13 +43,6 @@ static int deep_source = -1;             // the app's descriptor it duplicates
 static int deep_signals = -1;            // signalfd of the capture signal, in deep_epoll (proven as deep_watched)
 static int deep_aio_event = -1;          // eventfd, in deep_epoll, that the AIO watch's completions count into
 static int deep_signals_signo = 0;
-static int deep_timer = 0;               // the kernel's id of the CPU-clock timer, when deep_timer_pid != 0
-static pid_t deep_timer_pid = 0;         // the process that created it (a forked child has no timers)
-static pid_t deep_timer_clock = 0;       // the thread whose CPU clock it runs on; 0: the whole process's
-static pid_t deep_timer_target = 0;      // the thread it signals (the watchdog)
-static int deep_timer_signo = 0;
-static int deep_cpu_armed = 0;
-static sigset_t deep_mask_before;
 static int deep_off = 0;                 // our set was taken: no deep sleep for the rest of the run
 static _Atomic int deep_lost = 0;        // STALLCAP_LOST_* found since stallcap_wd_take_lost
 
@@ -231,7 +221,7 @@ int stallcap_wd_rest(uint32_t seen, int64_t timeout_ns) {
     // number deep_epoll is a set holding it under that number (EPOLL_CTL_MOD, an error on anything else, with no
     // effect), and the signalfd is still in it (closed by the app, its item would be gone, and with it the wake by
     // CPU time).
-    if (deep_epoll < 0 || !deep_cpu_armed) return -1;
+    if (deep_epoll < 0 || !stallcap_wdcpu_armed()) return -1;
     if (!stallcap_fd_has_identity(wake_read, pipe_id)) {
         lose_set();
         return -1;
@@ -258,11 +248,6 @@ void stallcap_wd_wake(void) {
 
 int stallcap_wd_take_lost(void) { return atomic_exchange(&deep_lost, 0); }
 
-static void release_timer(void) {
-    if (deep_timer_pid == getpid()) syscall(SYS_timer_delete, deep_timer);
-    deep_timer_pid = 0;
-}
-
 int stallcap_wd_arm_set(void) {
     if (deep_off) return -1;
     if (deep_epoll < 0 && create_set() != 0) return -1;
@@ -275,10 +260,7 @@ int stallcap_wd_arm_set(void) {
 
 int stallcap_wd_arm_cpu(pid_t tid, int signo, long after_ns) {
     // Called right after stallcap_wd_arm or stallcap_wd_arm_set, which proved the set ours.
-    if (deep_epoll < 0 || deep_cpu_armed || tid < 0 || signo <= 0 || after_ns <= 0) return -1;
-    sigset_t only;
-    sigemptyset(&only);
-    sigaddset(&only, signo);
+    if (deep_epoll < 0 || stallcap_wdcpu_armed() || tid < 0 || signo <= 0 || after_ns <= 0) return -1;
     if (deep_signals >= 0 && !signals_are_ours()) {
         lose_set();  // the number is the app's now: no deep sleep for the rest of the run, said once
         return -1;
@@ -289,6 +271,9 @@ int stallcap_wd_arm_cpu(pid_t tid, int signo, long after_ns) {
         deep_signals = -1;
     }
     if (deep_signals < 0) {
+        sigset_t only;
+        sigemptyset(&only);
+        sigaddset(&only, signo);
         int fd = signalfd(-1, &only, SFD_NONBLOCK | SFD_CLOEXEC);
         struct epoll_event ready = {.events = EPOLLIN, .data.fd = fd};
         if (fd < 0 || epoll_ctl(deep_epoll, EPOLL_CTL_ADD, fd, &ready) != 0) {
@@ -298,48 +283,11 @@ int stallcap_wd_arm_cpu(pid_t tid, int signo, long after_ns) {
         deep_signals = fd;
         deep_signals_signo = signo;
     }
-    pid_t self = stallcap_gettid();
-    if (deep_timer_pid != 0 && (deep_timer_pid != getpid() || deep_timer_clock != tid || deep_timer_target != self ||
-                                deep_timer_signo != signo))
-        release_timer();
-    if (deep_timer_pid == 0) {
-        clockid_t clock = tid == 0 ? CLOCK_PROCESS_CPUTIME_ID : stallcap_thread_cpu_clock(tid);
-        if (stallcap_cputimer_create(clock, self, signo, &deep_timer) != 0) return -1;
-        deep_timer_pid = getpid();
-        deep_timer_clock = tid;
-        deep_timer_target = self;
-        deep_timer_signo = signo;
-    }
-    if (pthread_sigmask(SIG_BLOCK, &only, &deep_mask_before) != 0) return -1;
-    deep_cpu_armed = 1;
-    if (stallcap_cputimer_set(deep_timer, after_ns) != 0) {  // relative: after_ns more of that clock's CPU time
-        stallcap_wd_disarm_cpu();
-        release_timer();  // ESRCH: the watched thread is gone (its tid may be reused)
-        return -1;
-    }
-    return 0;
-}
-
-void stallcap_wd_disarm_cpu(void) {
-    if (!deep_cpu_armed) return;
-    // Once timer_settime returns, an expiry in progress has queued its signal. Still blocked, it is taken here
-    // without a descriptor (the signalfd is only ever waited on, never read).
-    if (deep_timer_pid != 0) (void)stallcap_cputimer_set(deep_timer, 0);
-    sigset_t only;
-    sigemptyset(&only);
-    sigaddset(&only, deep_timer_signo);
-    siginfo_t info;
-    struct timespec none = {0, 0};
-    while (sigtimedwait(&only, &info, &none) > 0) {}
-    pthread_sigmask(SIG_SETMASK, &deep_mask_before, NULL);
-    deep_cpu_armed = 0;
+    return stallcap_wdcpu_arm(tid, signo, after_ns);
 }
 
 void stallcap_wd_forget(void) {
-    // In a forked child the calling thread is not the watchdog (whose mask was saved), and no timer exists.
-    if (deep_timer_pid == getpid()) stallcap_wd_disarm_cpu();
-    deep_cpu_armed = 0;
-    release_timer();
+    stallcap_wdcpu_forget();
     int event = atomic_exchange(&wake_write, -1);
     if (set_is_ours()) {
         // In a forked child the set is shared with the parent: watched_is_ours re-arms the parent's watch, at
