@@ -7,12 +7,16 @@ import Testing
 /// The images the watchdog finds without the loader's lock, from the file mappings C picks out of
 /// `/proc/self/maps`.
 @Suite struct MappedImagesTests {
-    /// The named files of `/proc/self/maps` read whole in Swift, for comparison.
+    /// The mappings of `/proc/self/maps`, read whole in Swift, of the files that have an executable mapping, for
+    /// comparison (by path: C tells files apart by device and inode, which differ only for a file replaced while
+    /// mapped).
     static func filesParsedWhole() -> [MemoryMapping] {
-        MemoryMapping.current().filter { $0.path.hasPrefix("/") }
+        let files = MemoryMapping.current().filter { $0.path.hasPrefix("/") }
+        let withCode = Set(files.filter(\.executable).map(\.path))
+        return files.filter { withCode.contains($0.path) }
     }
 
-    /// C keeps every mapping that names a file, and only those, whatever the buffer's first size (it grows).
+    /// C keeps every mapping of a file with code, and only those, whatever the buffer's first size (it grows).
     /// Other tests may map files meanwhile: a reading that differs is taken again.
     @Test(arguments: [16, 64 * 1024])
     func theFileMappingsAreThoseOfTheWholeFile(initialCapacity: Int) {
@@ -27,16 +31,22 @@ import Testing
 
     /// Every library the loader lists is found from the mappings, with the loader's load bias.
     @Test func theImagesFoundFromTheMappingsAgreeWithTheLoader() {
-        let mapped = Dictionary(
-            MappedImages.unknown(excluding: []).map { ($0.path, $0) }, uniquingKeysWith: { first, _ in first })
-        let loaded = ImageMap.current().images.filter { $0.path.hasPrefix("/") }
-        #expect(!loaded.isEmpty)
-        for image in loaded {
-            guard let real = realpath(image.path, nil) else { continue }
-            defer { free(real) }
-            let found = mapped[String(cString: real)]
-            #expect(found?.loadBias == image.loadBias, "\(image.path)")
+        // Other tests load and unload plugins meanwhile: a look that disagrees is taken again.
+        var disagreeing: [String] = []
+        for _ in 0..<5 {
+            let mapped = Dictionary(
+                MappedImages.unknown(excluding: []).map { ($0.path, $0) }, uniquingKeysWith: { first, _ in first })
+            let loaded = ImageMap.current().images.filter { $0.path.hasPrefix("/") }
+            #expect(!loaded.isEmpty)
+            disagreeing = loaded.compactMap { image in
+                guard let real = realpath(image.path, nil) else { return nil }
+                defer { free(real) }
+                let found = mapped[String(cString: real)]
+                return found?.loadBias == image.loadBias ? nil : "\(image.path): \(found.map { String($0.loadBias, radix: 16) } ?? "not found"), loader \(String(image.loadBias, radix: 16))"
+            }
+            if disagreeing.isEmpty { break }
         }
+        #expect(disagreeing.isEmpty, "\(disagreeing)")
     }
 
     /// A library some code maps whole to read it (a symbolizer does) is two instances of one file: the loader's,
@@ -71,5 +81,32 @@ import Testing
         let found = MappedImages.unknown(excluding: []).first { $0.path == String(cString: real) }
         #expect(found?.loadBias == libc.loadBias)
         #expect(found.map { $0.start <= UInt64(UInt(bitPattern: reading)) && UInt64(UInt(bitPattern: reading)) < $0.end } == false)
+    }
+
+    /// A file mapped many times only to be read (a symbolizer's, a database's) reaches Swift not at all: C leaves out
+    /// the files without code, which in the test process were 1,900 of 2,061 lines, 50 ms of the watchdog's CPU per
+    /// look at a stall's start.
+    @Test func filesMappedOnlyToBeReadAreLeftOutInC() throws {
+        let path = TestSupport.temporaryPath("mapped-to-read.data")
+        defer { unlink(path) }
+        let fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+        try #require(fd >= 0)
+        defer { close(fd) }
+        try #require(ftruncate(fd, 4096) == 0)
+        var maps: [UnsafeMutableRawPointer] = []
+        defer { for map in maps { munmap(map, 4096) } }
+        for _ in 0..<50 {
+            let map = try #require(mmap(nil, 4096, PROT_READ, MAP_PRIVATE, fd, 0))
+            try #require(map != MAP_FAILED)
+            maps.append(map)
+        }
+        #expect(MemoryMapping.current().filter { $0.path == path }.count == 50)
+        #expect(!MappedImages.fileMappings(initialCapacity: 16).contains { $0.path == path })
+        // A file with code is there, every mapping of it: this test binary's.
+        let real = try #require(realpath("/proc/self/exe", nil))
+        defer { free(real) }
+        let executable = String(cString: real)
+        let own = MappedImages.fileMappings().filter { $0.path == executable }
+        #expect(own.contains { $0.executable } && own.contains { !$0.executable }, "\(own)")
     }
 }
