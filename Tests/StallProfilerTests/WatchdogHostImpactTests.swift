@@ -153,12 +153,18 @@ extension WatchdogTests {
         watchdog.stop()
         let bytes = try CaptureReader.readWholeFile(path)
         let capture = try CaptureReader.parse(bytes, source: path)
-        #expect(capture.stalls.contains { $0.kind == .saturated })
         let stall = try #require(capture.stalls.first { $0.kind == .stall })
+        let saturated = try #require(capture.stalls.last { $0.kind == .saturated && $0.begin.startNs < stall.begin.startNs })
         // The library is written after the stall's begin record (and again from the loader's list once the stall
         // ended): never between the saturated episode's end and the stall's begin, where a look made before the
-        // stall's first sample put it.
-        if let library = loaded.withLock({ $0?.name }) {
+        // stall's first sample put it. Judged when the stall ended the saturated episode (its end within a
+        // millisecond of the stall's detection): one that ended on its own a step before (seen under ThreadSanitizer,
+        // whose runtime-lock sleeps break saturation up: docs in tools/sanitize.sh) rightly had its own look.
+        let endedByTheStall = saturated.endNs + 1_000_000 >= stall.begin.detectedNs
+        if !endedByTheStall {
+            print("loader-lock test: the saturated episode ended \((stall.begin.detectedNs &- saturated.endNs) / 1_000_000) ms before the stall: library order not judged")
+        }
+        if endedByTheStall, let library = loaded.withLock({ $0?.name }) {
             let records = try CaptureReader.records(bytes, source: path).records
             let begin = try #require(records.firstIndex {
                 if case .stallBegin(let record) = $0 { return record.stallID == stall.begin.stallID }
