@@ -161,6 +161,7 @@ int stallcap_unwind_apply(walk *w, const eh_step *row) {
 static int frame_pointer_step(walk *w) {
     if (!w->bounded || !(w->valid & (1ull << EH_FP))) return -1;
     uintptr_t fp = w->regs[EH_FP], caller_fp, ra;
+    if (fp == 0) return 0;  // the end of the chain of frame records (a thread's outermost frame zeroes it)
     if (fp < w->regs[EH_SP] || load(w, fp, &caller_fp) != 0 || load(w, fp + sizeof(uintptr_t), &ra) != 0) return -1;
     if (ra == 0) return 0;
     uintptr_t sp = fp + 2 * sizeof(uintptr_t);

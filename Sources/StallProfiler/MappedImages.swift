@@ -13,40 +13,33 @@ import StallFormat
 enum MappedImages {
     /// Images mapped now whose paths are not in `known`.
     static func unknown(excluding known: Set<String>) -> [ImageRecord] {
-        loadedImages(in: fileMappings(), excluding: known).compactMap { image in
-            guard let elf = ELFHeaderInfo(path: image.path) else { return nil }
-            return ImageRecord(path: image.path, loadBias: image.base &- elf.firstLoadPage, start: image.start,
-                               end: image.end, buildID: elf.buildID)
+        firstCodeMappings(in: fileMappings(), excluding: known).compactMap { code in
+            guard let elf = ELFHeaderInfo(path: code.path) else { return nil }
+            return image(path: code.path, code: code, elf: elf)
         }
     }
 
-    /// One file's image as the loader mapped it: where its first page is, and the addresses its mappings span.
-    struct LoadedImage: Equatable {
-        var path: String
-        var base: UInt64, start: UInt64, end: UInt64
+    /// The first executable mapping of each file not in `known`, in the order of those mappings. The loader maps an
+    /// image's code executable; code that maps a file to read it (a symbolizer maps a library whole, read-only,
+    /// at offset 0) never does, so the executable mapping, not the first page, tells the loaded image from other
+    /// mappings of its file. (A library linked by lld may map its first page several times, each segment from
+    /// file page 0; a reading mapping may lie right beside the loader's: neither is told apart by addresses.)
+    static func firstCodeMappings(in mappings: [MemoryMapping], excluding known: Set<String>) -> [MemoryMapping] {
+        var seen = Set<String>()
+        return mappings.filter { mapping in
+            mapping.executable && mapping.path.hasPrefix("/") && !known.contains(mapping.path)
+                && seen.insert(mapping.path).inserted
+        }
     }
 
-    /// The images `mappings` (address order, as in `/proc/self/maps`) show loaded, one for each file path (the
-    /// first such) not in `known`, in the order their first pages appear. A file may be mapped more than once: by the
-    /// loader, segment after segment from its first page (offset 0), and, apart, by code that reads it (a symbolizer
-    /// maps a library whole, read-only, at offset 0 too). Each mapping of the first page starts an instance, the
-    /// later ones of the file join the last instance; only an instance with code (an executable mapping) is the
-    /// loaded image: an image whose first page comes from a reading mapping would get a wrong load bias.
-    static func loadedImages(in mappings: [MemoryMapping], excluding known: Set<String>) -> [LoadedImage] {
-        var instances: [String: [(image: LoadedImage, code: Bool)]] = [:]
-        var order: [String] = []
-        for mapping in mappings where mapping.path.hasPrefix("/") && !known.contains(mapping.path) {
-            let (path, start, end) = (mapping.path, mapping.addresses.lowerBound, mapping.addresses.upperBound)
-            if mapping.fileOffset == 0 {
-                if instances[path] == nil { order.append(path) }
-                instances[path, default: []].append((LoadedImage(path: path, base: start, start: start, end: end),
-                                                     mapping.executable))
-            } else if let last = instances[path]?.indices.last {  // a later segment (one before any first page: none)
-                instances[path]![last].image.end = max(instances[path]![last].image.end, end)
-                instances[path]![last].code = instances[path]![last].code || mapping.executable
-            }
-        }
-        return order.compactMap { path in instances[path]?.first { $0.code }?.image }
+    /// The image whose executable mapping is `code`: its load bias from the loadable segment that mapping maps
+    /// (the executable `PT_LOAD` whose file page is the mapping's offset: the loader maps it at its virtual address
+    /// plus the bias), its range from all loadable segments; nil when no executable segment matches.
+    static func image(path: String, code: MemoryMapping, elf: ELFHeaderInfo) -> ImageRecord? {
+        guard let segment = elf.loads.first(where: { $0.executable && $0.offsetPage == code.fileOffset }) else { return nil }
+        let bias = code.addresses.lowerBound &- segment.addressPage
+        return ImageRecord(path: path, loadBias: bias, start: bias &+ elf.lowestPage, end: bias &+ elf.highestEnd,
+                           buildID: elf.buildID)
     }
 
     /// The mappings of files with code, filtered in C (`stallcap_file_mappings`) before Swift parses them: a
@@ -70,15 +63,38 @@ enum MappedImages {
     }
 }
 
-/// What the watchdog needs from an ELF file's headers: the page of its first loadable segment and its build-id.
+/// What the watchdog needs from an ELF file's headers: its loadable segments and its build-id.
 struct ELFHeaderInfo {
-    /// Virtual address of the first `PT_LOAD` segment, rounded down to its page (the address the file's first
-    /// page is mapped for).
-    var firstLoadPage: UInt64 = 0
+    /// One loadable segment (`PT_LOAD`), page-rounded as the loader maps it.
+    struct Load: Equatable {
+        /// The file offset of its first page.
+        var offsetPage: UInt64
+        /// Its virtual address, rounded down to its page (mapped at this plus the load bias).
+        var addressPage: UInt64
+        /// Its virtual address plus its size in memory, rounded up to a page.
+        var endPage: UInt64
+        /// True when executable (`PF_X`).
+        var executable: Bool
+    }
+
+    /// The loadable segments, in the file's order.
+    var loads: [Load] = []
     /// GNU build-id, empty when absent.
     var buildID: [UInt8] = []
 
-    /// Reads the headers of the 64-bit little-endian ELF file at `path`; nil when it is not one.
+    /// The lowest page any loadable segment maps (0 for most libraries).
+    var lowestPage: UInt64 { loads.map(\.addressPage).min() ?? 0 }
+    /// The end of the highest loadable segment, page-rounded.
+    var highestEnd: UInt64 { loads.map(\.endPage).max() ?? 0 }
+
+    /// The page size segments are rounded to: the system's.
+    static let pageSize = UInt64(max(4096, sysconf(Int32(_SC_PAGESIZE))))
+
+    /// Headers with these segments (for tests).
+    init(loads: [Load], buildID: [UInt8] = []) { (self.loads, self.buildID) = (loads, buildID) }
+
+    /// Reads the headers of the 64-bit little-endian ELF file at `path`; nil when it is not one, or has no
+    /// loadable segment.
     init?(path: String) {
         let fd = open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { return nil }
@@ -99,19 +115,22 @@ struct ELFHeaderInfo {
         guard entrySize >= 56, let table = bytes(at: header.programHeaderOffset, count: entrySize * count) else {
             return nil
         }
-        var foundLoad = false
+        let mask = ~(Self.pageSize - 1)
         for index in 0..<count {
             let at = index * entrySize
-            let type = integer(table, at, UInt32.self)
+            let type = integer(table, at, UInt32.self), flags = integer(table, at + 4, UInt32.self)
             let offset = integer(table, at + 8, UInt64.self), vaddr = integer(table, at + 16, UInt64.self)
-            let fileSize = integer(table, at + 32, UInt64.self), align = integer(table, at + 48, UInt64.self)
-            if type == 1 && !foundLoad {  // PT_LOAD
-                foundLoad = true
-                firstLoadPage = (vaddr &- offset) & ~UInt64(4095)
+            let fileSize = integer(table, at + 32, UInt64.self), memorySize = integer(table, at + 40, UInt64.self)
+            let align = integer(table, at + 48, UInt64.self)
+            if type == 1 {  // PT_LOAD
+                let (end, overflow) = vaddr.addingReportingOverflow(memorySize &+ Self.pageSize &- 1)
+                guard !overflow else { return nil }
+                loads.append(Load(offsetPage: offset & mask, addressPage: vaddr & mask, endPage: end & mask,
+                                  executable: flags & 1 != 0))
             } else if type == 4, buildID.isEmpty, let notes = bytes(at: offset, count: Int(min(fileSize, 1 << 16))) {
                 buildID = notes.withUnsafeBytes { BuildID.find(inNotes: $0, alignment: Int(align)) }
             }
         }
-        guard foundLoad else { return nil }
+        guard !loads.isEmpty else { return nil }
     }
 }

@@ -49,20 +49,48 @@ import Testing
         #expect(disagreeing.isEmpty, "\(disagreeing)")
     }
 
-    /// A library some code maps whole to read it (a symbolizer does) is two instances of one file: the loader's,
-    /// with code, is the image, wherever the reading one lies. Both orders, and a file only read is no image.
-    @Test func aFileMappedToBeReadIsNotTheLoadedImage() {
-        func mapping(_ start: UInt64, _ end: UInt64, _ offset: UInt64, code: Bool = false, path: String = "/lib/libc.so.6") -> MemoryMapping {
+    /// The loaded image is found from its executable mapping and the segment it maps, whatever else maps the file:
+    /// a reading mapping of the whole file at offset 0 (below, right beside, or above the loader's), or a library
+    /// whose segments all map file page 0 (lld packs a small library's segments into its first page; gold maps its
+    /// code from offset 0). A file without an executable mapping is no image.
+    @Test func theExecutableMappingAndItsSegmentGiveTheImage() throws {
+        func mapping(_ start: UInt64, _ end: UInt64, _ offset: UInt64, code: Bool = false, path: String = "/lib/libx.so") -> MemoryMapping {
             MemoryMapping(addresses: start..<end, fileOffset: offset, path: path, executable: code)
         }
+        func load(_ offset: UInt64, _ address: UInt64, _ end: UInt64, code: Bool = false) -> ELFHeaderInfo.Load {
+            ELFHeaderInfo.Load(offsetPage: offset, addressPage: address, endPage: end, executable: code)
+        }
+        func found(_ mappings: [MemoryMapping], _ elf: ELFHeaderInfo) -> [UInt64] {
+            MappedImages.firstCodeMappings(in: mappings, excluding: []).compactMap {
+                MappedImages.image(path: $0.path, code: $0, elf: elf).map { [$0.loadBias, $0.start, $0.end] }
+            }.flatMap { $0 }
+        }
+        // Separate code (GNU ld): r--p 0, r-xp 0x28000, r--p 0x1b0000; bias 0x7f00_0000.
+        let separate = ELFHeaderInfo(loads: [load(0, 0, 0x28000), load(0x28000, 0x28000, 0x1b0000, code: true),
+                                             load(0x1b0000, 0x1b1000, 0x200000)])
         let loaded = [mapping(0x7f00_0000, 0x7f02_8000, 0), mapping(0x7f02_8000, 0x7f1b_0000, 0x28000, code: true),
-                      mapping(0x7f1b_0000, 0x7f20_0000, 0x1b0000)]
-        let image = MappedImages.LoadedImage(path: "/lib/libc.so.6", base: 0x7f00_0000, start: 0x7f00_0000, end: 0x7f20_0000)
-        let below = [mapping(0x7b00_0000, 0x7b20_0000, 0)], above = [mapping(0x7ff0_0000, 0x7ff2_0000, 0)]
-        #expect(MappedImages.loadedImages(in: below + loaded, excluding: []) == [image])
-        #expect(MappedImages.loadedImages(in: loaded + above, excluding: []) == [image])
-        #expect(MappedImages.loadedImages(in: below + [mapping(0x7c00_0000, 0x7c00_1000, 0x1000, path: "/data")], excluding: []).isEmpty)
-        #expect(MappedImages.loadedImages(in: loaded, excluding: ["/lib/libc.so.6"]).isEmpty)
+                      mapping(0x7f1b_1000, 0x7f20_0000, 0x1b0000)]
+        let expected: [UInt64] = [0x7f00_0000, 0x7f00_0000, 0x7f20_0000]
+        let reading = { (start: UInt64) in [mapping(start, start + 0x20_0000, 0)] }
+        #expect(found(reading(0x7b00_0000) + loaded, separate) == expected)
+        #expect(found(reading(0x7ee0_0000) + loaded, separate) == expected, "right below the loader's")
+        #expect(found(loaded + reading(0x7f20_0000), separate) == expected, "right above")
+        // lld, a small library: every segment from file page 0, at successive pages; bias 0x7fdc_000.
+        let lld = ELFHeaderInfo(loads: [load(0, 0, 0x1000), load(0, 0x1000, 0x2000, code: true),
+                                        load(0, 0x2000, 0x3000), load(0, 0x3000, 0x4000)])
+        let packed = [mapping(0x7fdc_000, 0x7fdd_000, 0), mapping(0x7fdd_000, 0x7fde_000, 0, code: true),
+                      mapping(0x7fde_000, 0x7fdf_000, 0), mapping(0x7fdf_000, 0x7fe0_000, 0)]
+        #expect(found(packed, lld) == [0x7fdc_000, 0x7fdc_000, 0x7fe0_000])
+        // gold: code from offset 0 first; bias 0x5000_0000.
+        let gold = ELFHeaderInfo(loads: [load(0, 0, 0x2000, code: true), load(0, 0x2000, 0x3000),
+                                         load(0x1000, 0x3000, 0x5000)])
+        let goldMaps = [mapping(0x5000_0000, 0x5000_2000, 0, code: true), mapping(0x5000_2000, 0x5000_3000, 0),
+                        mapping(0x5000_3000, 0x5000_4000, 0x1000)]
+        #expect(found(goldMaps, gold) == [0x5000_0000, 0x5000_0000, 0x5000_5000])
+        // No executable mapping: no image; a known path: left out; no executable segment at that offset: none.
+        #expect(found(reading(0x7b00_0000), separate).isEmpty)
+        #expect(MappedImages.firstCodeMappings(in: loaded, excluding: ["/lib/libx.so"]).isEmpty)
+        #expect(found(loaded, lld).isEmpty)
     }
 
     /// The same in this process: with libc mapped whole for reading, the image found is still the loader's.

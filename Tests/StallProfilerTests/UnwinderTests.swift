@@ -144,12 +144,12 @@ import Testing
         #expect(Array(inside.ours.suffix(outsideTail.count - 1)) == Array(outsideTail.dropFirst()))
     }
 
-    /// Code without unwind information whose frame pointer is not one (zeroed, as code built without frame pointers
-    /// may leave it): the walk stops there, short of the outermost frame, and says so (a queue turn of 0 from such
-    /// a walk says nothing: QueueTurns.walkCouldNotTell).
+    /// Code without unwind information whose frame pointer is not one (any value, as code built without frame
+    /// pointers may leave in the register; 0 would be the chain's end): the walk stops there, short of the
+    /// outermost frame, and says so (a queue turn of 0 from such a walk says nothing: QueueTurns.walkCouldNotTell).
     @Test func aWalkThatCannotGoOnIsMarkedStopped() throws {
-        // push rbp; xor ebp, ebp; call rsi; pop rbp; ret
-        let (inside, jit) = try Self.walkFromCodeCalledBy([0x55, 0x31, 0xed, 0xff, 0xd6, 0x5d, 0xc3])
+        // push rbp; mov ebp, 1; call rsi; pop rbp; ret
+        let (inside, jit) = try Self.walkFromCodeCalledBy([0x55, 0xbd, 0x01, 0x00, 0x00, 0x00, 0xff, 0xd6, 0x5d, 0xc3])
         #expect(inside.ours.last == jit, "the walk ends in the generated code: \(inside.ours.map { String($0, radix: 16) })")
         #expect(inside.flags & UInt32(STALLCAP_FLAG_STOPPED_NO_INFO) != 0)
         #expect(inside.flags & UInt32(STALLCAP_FLAG_FRAME_POINTERS | STALLCAP_FLAG_STOPPED_UNUSABLE) == 0)
