@@ -204,84 +204,29 @@ int stallcap_is_return_address(uint64_t address) {
     return stallcap_plausible_return(&map, address);
 }
 
-// The files whose lines stallcap_file_mappings copies: those with an executable mapping (a loaded image's code),
-// known by device and inode. A process may map thousands of files only to read them (the test process: ~1,900
-// read-only mappings of clang module caches' .pcm files): copied and parsed in Swift, at 2,061 lines, they cost
-// the watchdog 50 ms of CPU at each stall's start, 400-550 ms of wall time at load 11, most of a stall unsampled.
-enum { MAX_CODE_FILES = 1024 };
-struct file_lines {
+// The lines stallcap_file_mappings copies: a file's executable mappings (a loaded image's code; MappedImages needs
+// only the first of each file, its range comes from the file's headers). A process may map thousands of files only
+// to read them (the test process: ~1,900 read-only mappings of clang module caches' .pcm files): copied and parsed
+// in Swift, at 2,061 lines, they cost the watchdog 50 ms of CPU at each stall's start, 400-550 ms of wall time at
+// load 11, most of a stall unsampled.
+struct code_lines {
     char *out;
     size_t capacity, total;
-    uint32_t files;
-    int every;  // more files with code than the list holds: every file's lines are copied
-    struct { uint64_t device, inode; } file[MAX_CODE_FILES];
 };
 
-// The device ("major:minor", hexadecimal) and inode (decimal) of a maps line that names a file, and whether the
-// mapping is executable. Returns 0, or -1 for a line without a path or not in the kernel's form.
-static int file_of_line(const char *line, size_t length, uint64_t *device, uint64_t *inode, int *executable) {
-    // A file's line: its name, the last field, is an absolute path (no earlier field holds a '/').
-    if (memchr(line, '/', length) == NULL) return -1;
-    const char *p = line, *limit = line + length, *field[5];
-    for (int i = 0; i < 5; i++) {  // range, perms, offset, device, inode
-        while (p < limit && *p == ' ') p++;
-        field[i] = p;
-        while (p < limit && *p != ' ') p++;
-        if (p >= limit) return -1;
-    }
-    if (p - field[4] < 1 || field[2] - field[1] < 4) return -1;
-    *executable = field[1][2] == 'x';
-    uint64_t major = 0, minor = 0, node = 0;
-    const char *q = field[3];
-    for (; q < limit && hex_value(*q) >= 0; q++) major = major * 16 + (uint64_t)hex_value(*q);
-    if (q == field[3] || q >= limit || *q != ':') return -1;
-    for (q++; q < limit && hex_value(*q) >= 0; q++) minor = minor * 16 + (uint64_t)hex_value(*q);
-    for (q = field[4]; q < limit && *q >= '0' && *q <= '9'; q++) node = node * 10 + (uint64_t)(*q - '0');
-    *device = major << 32 | minor;
-    *inode = node;
-    return 0;
-}
-
-static int has_code(const struct file_lines *lines, uint64_t device, uint64_t inode) {
-    for (uint32_t i = 0; i < lines->files; i++)
-        if (lines->file[i].device == device && lines->file[i].inode == inode) return 1;
-    return 0;
-}
-
-// First pass: note each file with an executable mapping.
-static void note_code_file(const char *line, size_t length, void *context) {
-    struct file_lines *lines = context;
-    uint64_t device, inode;
-    int executable;
-    if (file_of_line(line, length, &device, &inode, &executable) != 0 || !executable) return;
-    if (has_code(lines, device, inode)) return;
-    if (lines->files == MAX_CODE_FILES) {
-        lines->every = 1;
-        return;
-    }
-    lines->file[lines->files].device = device;
-    lines->file[lines->files++].inode = inode;
-}
-
-// Second pass: copy every line of those files (a loaded image's other segments, and any other mapping of it).
-static void copy_file_line(const char *line, size_t length, void *context) {
-    struct file_lines *lines = context;
-    uint64_t device, inode;
-    int executable;
-    if (file_of_line(line, length, &device, &inode, &executable) != 0) return;
-    if (!lines->every && !has_code(lines, device, inode)) return;
+static void copy_code_line(const char *line, size_t length, void *context) {
+    struct code_lines *lines = context;
+    uint64_t start, end;
+    int readable_code;
+    if (parse_maps_line(line, length, &start, &end, &readable_code) != 0) return;
+    const char *perms = memchr(line, ' ', length);  // parse_maps_line checked: four permission letters follow it
+    if (perms == NULL || perms[3] != 'x' || memchr(line, '/', length) == NULL) return;  // only a file's path has '/'
     if (lines->total + length <= lines->capacity) memcpy(lines->out + lines->total, line, length);
     lines->total += length;
 }
 
 size_t stallcap_file_mappings(char *out, size_t capacity) {
-    struct file_lines lines;  // 16 KiB of this thread's stack: callers are the watchdog's and tests' threads
-    lines.out = out;
-    lines.capacity = capacity;
-    lines.total = 0;
-    lines.files = 0;
-    lines.every = 0;
-    for_each_maps_line(note_code_file, &lines);
-    for_each_maps_line(copy_file_line, &lines);
+    struct code_lines lines = {.out = out, .capacity = capacity, .total = 0};
+    for_each_maps_line(copy_code_line, &lines);
     return lines.total;
 }

@@ -9,7 +9,7 @@ import StallFormat
 /// The loader's own list (`dl_iterate_phdr`) is exact but takes a lock the main thread may hold, so the watchdog
 /// reads it only while the main queue answers. At a stall's start it reads the kernel's view instead, so that a
 /// library loaded just before (or by) the stall is in the file even if the process is killed before the stall
-/// ends: the load bias comes from the mapping of the file's first page and the ELF program headers on disk.
+/// ends: the load bias comes from the file's first executable mapping and the ELF program headers on disk.
 enum MappedImages {
     /// Images mapped now whose paths are not in `known`.
     static func unknown(excluding known: Set<String>) -> [ImageRecord] {
@@ -42,12 +42,12 @@ enum MappedImages {
                            buildID: elf.buildID)
     }
 
-    /// The mappings of files with code, filtered in C (`stallcap_file_mappings`) before Swift parses them: a
+    /// The executable mappings of files, filtered in C (`stallcap_file_mappings`) before Swift parses them: a
     /// process may have thousands of mappings that no image needs, each thread's stack and guard, and files mapped
     /// only to be read. The test process maps ~1,900 clang module files (.pcm) read-only: parsing all 2,061 file
     /// lines in Swift cost the watchdog 50 ms of CPU per look (debug build), 400-550 ms of wall time at load 11,
-    /// just as a stall began and before its first sample; only files that have code: 144 lines, 7-8 ms (measured
-    /// with the same filter).
+    /// just as a stall began and before its first sample; all lines of the files that have code were 144, 7-8 ms
+    /// (measured with that filter); `unknown` needs only their executable lines.
     /// `initialCapacity` is the buffer's first size in bytes (it grows when the lines need more).
     static func fileMappings(initialCapacity: Int = 64 * 1024) -> [MemoryMapping] {
         var capacity = max(1, initialCapacity)

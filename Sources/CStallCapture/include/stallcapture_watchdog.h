@@ -130,13 +130,12 @@ uint64_t stallcap_for_each_image(void (*callback)(const stallcap_image *image, v
 /// The loader's count of images ever added (cheap; no callback).
 uint64_t stallcap_image_generation(void);
 
-/// The lines of `/proc/self/maps` that name a file with an executable mapping (a loaded image's code; the file
-/// known by device and inode), every line of such a file, in the kernel's order, copied into `out` as long as they
-/// fit in `capacity` bytes; anonymous mappings, stacks, and files only mapped to be read are left out (past 1,024
-/// files with code, every file's lines are copied). Returns the bytes all such lines take (more than `capacity`:
-/// call again with a larger buffer), 0 when the file cannot be read. Two passes over the file in C keep the cost
-/// of a process with thousands of mappings (thread stacks, files mapped to be read) off the watchdog's way to a
-/// stall's samples. (codemap.c)
+/// The executable lines of `/proc/self/maps` that name a file (a loaded image's code), in the kernel's order, copied
+/// into `out` as long as they fit in `capacity` bytes; anonymous mappings, stacks, a file's other segments and files
+/// only mapped to be read are left out (the image's range comes from its ELF headers). Returns the bytes all such
+/// lines take (more than `capacity`: call again with a larger buffer), 0 when the file cannot be read. One pass over
+/// the file in C keeps the cost of a process with thousands of mappings (thread stacks, files mapped to be read) off
+/// the watchdog's way to a stall's samples. (codemap.c)
 size_t stallcap_file_mappings(char *out, size_t capacity);
 
 /// Where the kernel mapped this process's vDSO (`getauxval(AT_SYSINFO_EHDR)`), or 0 when it has none.
