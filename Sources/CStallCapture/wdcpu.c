@@ -26,8 +26,12 @@ static void release_timer(void) {
     timer_pid = 0;
 }
 
+int stallcap_wdcpu_can_arm(pid_t tid, int signo, long after_ns) {
+    return !armed && tid >= 0 && signo > 0 && after_ns > 0;
+}
+
 int stallcap_wdcpu_arm(pid_t tid, int signo, long after_ns) {
-    if (armed || tid < 0 || signo <= 0 || after_ns <= 0) return -1;
+    if (!stallcap_wdcpu_can_arm(tid, signo, after_ns)) return -1;
     pid_t self = stallcap_gettid();
     if (timer_pid != 0 && (timer_pid != getpid() || timer_clock != tid || timer_target != self || timer_signo != signo))
         release_timer();

@@ -11,6 +11,11 @@
 /// Returns 0, or -1 with nothing armed and the mask unchanged. Not while armed.
 __attribute__((visibility("hidden"))) int stallcap_wdcpu_arm(pid_t tid, int signo, long after_ns);
 
+/// 1 when stallcap_wdcpu_arm may be tried with these arguments: not armed, a thread id (0: the process), a signal
+/// and a positive span; else 0. The one check of both stallcap_wdcpu_arm and wddeep.c's stallcap_wd_arm_cpu (which
+/// asks before it makes a signalfd for the signal).
+__attribute__((visibility("hidden"))) int stallcap_wdcpu_can_arm(pid_t tid, int signo, long after_ns);
+
 /// 1 while armed (stallcap_wdcpu_arm, not yet stallcap_wd_disarm_cpu), else 0.
 __attribute__((visibility("hidden"))) int stallcap_wdcpu_armed(void);
 

@@ -260,7 +260,7 @@ int stallcap_wd_arm_set(void) {
 
 int stallcap_wd_arm_cpu(pid_t tid, int signo, long after_ns) {
     // Called right after stallcap_wd_arm or stallcap_wd_arm_set, which proved the set ours.
-    if (deep_epoll < 0 || stallcap_wdcpu_armed() || tid < 0 || signo <= 0 || after_ns <= 0) return -1;
+    if (deep_epoll < 0 || !stallcap_wdcpu_can_arm(tid, signo, after_ns)) return -1;
     if (deep_signals >= 0 && !signals_are_ours()) {
         lose_set();  // the number is the app's now: no deep sleep for the rest of the run, said once
         return -1;
