@@ -37,6 +37,10 @@ final class EpisodeSampler {
 
     /// One reading of the thread's clocks, taken from the watchdog thread (no signal).
     struct Reading { var timeNs, cpuNs, waitNs: UInt64 }
+    /// The time, CPU clock and run-queue wait a sample recorded (``waitAtStack(readNs:stackNs:cpuAtStackNs:previous:)``).
+    struct RecordedClocks { var timeNs, cpuNs, waitNs: UInt64 }
+    /// The clocks of the last sample recorded in this episode; nil before its first.
+    private var lastRecorded: RecordedClocks? = nil
 
     /// Where requests write their frames.
     var buffer: [UInt]
@@ -120,6 +124,7 @@ final class EpisodeSampler {
         sampleCount += 1
         lastProgress = reading.map { ($0.timeNs, $0.cpuNs) }
         if let wait = reading?.waitNs { took(waitNs: wait) }
+        if let reading { lastRecorded = RecordedClocks(timeNs: readNs, cpuNs: reading.cpuNs, waitNs: reading.waitNs) }
         return SampleRecord(
             stallID: episodeID, timestampNs: readNs, threadCPUNs: reading?.cpuNs ?? 0, runQueueNs: reading?.waitNs ?? 0,
             flags: SampleFlags.fromStackMemory.union(read.truncated ? .truncated : [])
@@ -162,6 +167,7 @@ final class EpisodeSampler {
             sampleCount += 1
             lastProgress = (reading.timeNs, reading.cpuNs)
             took(waitNs: reading.waitNs)
+            lastRecorded = RecordedClocks(timeNs: now, cpuNs: reading.cpuNs, waitNs: reading.waitNs)
             // On a run queue, not asleep: it waits for a CPU (its stack cannot have changed either way), a wait
             // schedstat has not credited yet. Readers of an unfinished episode count it as such.
             let waiting = MainQueueThreads.isRunnable(threadID)
@@ -223,8 +229,8 @@ final class EpisodeSampler {
 
     /// The sample of an answer the handler gave, `info` and the frames in ``buffer``: the stack as of the handler,
     /// the thread's CPU clock as of then (`requestCPU`: the clock before a pipelined request was sent, when known),
-    /// its run-queue wait read now (pipelined, up to an interval after the stack: a wait that ended in between is
-    /// counted at this sample rather than the next).
+    /// its run-queue wait read now, less what cannot have fallen before the stack (pipelined, the read comes up to
+    /// an interval after it: ``waitAtStack(readNs:stackNs:cpuAtStackNs:previous:)``).
     func signalledRecord(_ info: stallcap_sample_info, requestCPU: UInt64? = nil) -> SampleRecord {
         (consecutiveMisses, unansweredSinceCPU) = (0, nil)
         haveStack = true
@@ -247,9 +253,12 @@ final class EpisodeSampler {
         // missed that wait, and the next sample would have counted it against its own short interval).
         let waitNow = noted(Reading(timeNs: info.collected_ns, cpuNs: cpuRead, waitNs: wait())).waitNs
         took(waitNs: waitNow)
+        let waitAtStack = Self.waitAtStack(
+            readNs: waitNow, stackNs: info.timestamp_ns, cpuAtStackNs: cpuAtStack, previous: lastRecorded)
+        lastRecorded = RecordedClocks(timeNs: info.timestamp_ns, cpuNs: cpuAtStack, waitNs: waitAtStack)
         return SampleRecord(
             stallID: episodeID, timestampNs: info.timestamp_ns, threadCPUNs: cpuAtStack,
-            runQueueNs: waitNow, flags: flags, frames: buffer[0..<Int(info.frame_count)].map { UInt64($0) },
+            runQueueNs: waitAtStack, flags: flags, frames: buffer[0..<Int(info.frame_count)].map { UInt64($0) },
             turn: info.turn)
     }
 

@@ -38,6 +38,28 @@ import Testing
             requestNs: 38_000_000) == 40_000_000)
     }
 
+    /// A pipelined sample's wait is read up to an interval after its stack: it records no more than fits between
+    /// it and the previous sample, and the rest counts at the next one.
+    @Test func aWaitReadAfterTheStackCountsOnlyWhatFitsBeforeIt() {
+        typealias Clocks = EpisodeSampler.RecordedClocks
+        let previous = Clocks(timeNs: 100_000_000, cpuNs: 50_000_000, waitNs: 20_000_000)
+        // 10 ms apart, 4 ms of CPU: at most 6 ms more wait, though 30 ms more were read (they ended after the stack).
+        let cut = EpisodeSampler.waitAtStack(
+            readNs: 50_000_000, stackNs: 110_000_000, cpuAtStackNs: 54_000_000, previous: previous)
+        #expect(cut == 26_000_000)
+        // The next sample, 10 ms later with 1 ms of CPU, holds the rest as far as it fits: 9 ms of the 24 left.
+        let next = EpisodeSampler.waitAtStack(
+            readNs: 50_000_000, stackNs: 120_000_000, cpuAtStackNs: 55_000_000,
+            previous: Clocks(timeNs: 110_000_000, cpuNs: 54_000_000, waitNs: cut))
+        #expect(next == 35_000_000)
+        // A reading that fits is kept; so is any first sample, and one stamped before the previous.
+        #expect(EpisodeSampler.waitAtStack(readNs: 23_000_000, stackNs: 110_000_000, cpuAtStackNs: 54_000_000, previous: previous) == 23_000_000)
+        #expect(EpisodeSampler.waitAtStack(readNs: 90_000_000, stackNs: 110_000_000, cpuAtStackNs: 54_000_000, previous: nil) == 90_000_000)
+        #expect(EpisodeSampler.waitAtStack(readNs: 90_000_000, stackNs: 90_000_000, cpuAtStackNs: 54_000_000, previous: previous) == 90_000_000)
+        // A thread that ran the whole span (or a clock worked back past it) waited none of it.
+        #expect(EpisodeSampler.waitAtStack(readNs: 90_000_000, stackNs: 110_000_000, cpuAtStackNs: 70_000_000, previous: previous) == 20_000_000)
+    }
+
     /// The sampled thread is this one: the answer is made up (taken 800 µs before it was collected), and the thread
     /// then runs 100 µs of CPU before the next sample. That next sample must be a request, not a repeat: the thread
     /// ran all the time since the clock was read. Where the machine preempted this thread for more than that time
