@@ -1,6 +1,7 @@
 // The main thread's run-loop wait, as the watchdog reads it: whether a poll-family wait includes a given
 // descriptor (read from its arguments with process_vm_readv and from /proc/self/fdinfo of the epoll sets it waits
-// on), whether it waits on one epoll set without a timeout, and the peer of a Unix socket it waits on. Watchdog
+// on), whether it waits on one epoll set without a timeout, libdispatch's own event set, and the peer of a Unix
+// socket it waits on. Watchdog
 // thread only; never signals the waiting thread.
 #include "stallcapture_watchdog.h"
 #include "files.h"
@@ -117,6 +118,49 @@ int stallcap_wait_single_epoll(const stallcap_syscall_state *state) {
         return -1;
     }
     return fd >= 0 && stallcap_fd_is_epoll(fd) ? fd : -1;
+}
+
+// libdispatch's event set (swift-corelibs-libdispatch src/event/event_epoll.c, `_dispatch_epfd`): the epoll set its
+// manager thread waits in, holding the descriptors of every dispatch source and the timerfds of every timer. A block
+// a timer or a source posts starts as that set's readiness, so a watch on it wakes a deep sleep on the main queue
+// when the manager does (WatchdogLoop.sleepOnQueue). The number is private, so the set is recognized by what only
+// it holds: libdispatch's wake-up eventfd, registered when the set is made with EPOLLIN | EPOLLFREE (0x4000, the
+// kernel's internal POLLFREE bit, which no application asks for) and data 1 (DISPATCH_EPOLL_EVENTFD), as the
+// kernel lists it in /proc/self/fdinfo. The set is found from the thread waiting in it (the manager, in epoll_wait
+// without a timeout), so only sets that threads wait in are read.
+enum { DISPATCH_EVENTFD_EVENTS = 0x4001, DISPATCH_EVENTFD_DATA = 1 };
+
+int stallcap_is_dispatch_event_set(int epfd) {
+    char path[64], text[8192];  // about a hundred items: the eventfd may be past them in a larger set (not found)
+    snprintf(path, sizeof path, "/proc/self/fdinfo/%d", epfd);
+    if (stallcap_read_small_file(path, text, sizeof text) < 0) return 0;
+    // "tfd: <fd> events: <hex> data: <hex> pos:... ino:... sdev:..." per item.
+    for (const char *line = strstr(text, "tfd:"); line != NULL; line = strstr(line + 4, "tfd:")) {
+        const char *end = strchr(line, '\n');
+        const char *events = strstr(line, "events:"), *data = strstr(line, "data:");
+        if (end == NULL || events == NULL || data == NULL || events > end || data > end) continue;
+        long fd = strtol(line + 4, NULL, 10);
+        unsigned long mask = strtoul(events + 7, NULL, 16);
+        unsigned long long value = strtoull(data + 5, NULL, 16);
+        char target[64];
+        if ((mask & DISPATCH_EVENTFD_EVENTS) == DISPATCH_EVENTFD_EVENTS && value == DISPATCH_EVENTFD_DATA &&
+            stallcap_fd_target((int)fd, target, sizeof target) > 0 && strcmp(target, "anon_inode:[eventfd]") == 0) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
+int stallcap_dispatch_event_set(void) {
+    pid_t tids[256];
+    int count = stallcap_list_threads(tids, 256, NULL);
+    for (int i = 0; i < count; i++) {
+        stallcap_syscall_state state;
+        if (stallcap_read_syscall(tids[i], &state) != STALLCAP_SYSCALL_IN_CALL) continue;
+        int fd = stallcap_wait_single_epoll(&state);
+        if (fd >= 0 && stallcap_is_dispatch_event_set(fd)) return fd;
+    }
+    return -1;
 }
 
 // One sock_diag request for the Unix socket `inode` with its peer (the kernel answers during sendto, so the reply is

@@ -150,12 +150,17 @@ extension WatchdogLoop {
 
     /// Under `dispatchMain()` or an async `@main`: sleeps for half a threshold (two check intervals) instead of one,
     /// when the main queue was idle at this check and the one before (``DispatchQueueIdle``) and the rest of the
-    /// process used less than ``processQuietNs`` of CPU since the check before. A timer on the process's CPU clock,
-    /// expiring after ``processQuietNs`` more of it, wakes the sleep early: a busy block on the main queue wakes the
-    /// watchdog within a millisecond and a scheduler tick of running. A block that blocks at once runs too little
-    /// for it: its stall is seen at the next check, up to one check interval later than with a check every
-    /// interval. A process busy elsewhere wakes the timer soon, and then checks every interval until it is quiet.
-    /// The queue is read again after the arming: a block queued in between is not slept through.
+    /// process used less than ``processQuietNs`` of CPU since the check before. Two things wake the sleep early:
+    /// a timer on the process's CPU clock, expiring after ``processQuietNs`` more of it (a busy block on the main
+    /// queue wakes the watchdog within a millisecond and a scheduler tick of running), and libdispatch's event set
+    /// (``watchDispatchEvents()``): a timer or source that posts a block wakes the watchdog with libdispatch's
+    /// manager thread, however little the block runs. Either way the queue is checked at once; after a wake by the
+    /// set the next sleep is one check interval (the block may not have been queued when the check read the
+    /// queue). A block that blocks at once, posted by a thread that neither set woke and that ran less than
+    /// ``processQuietNs`` (a plain thread's read or sleep ended), is seen at the next check: up to one check
+    /// interval later than with a check every interval. A process busy elsewhere wakes the timer soon, and then
+    /// checks every interval until it is quiet. The queue is read again after the arming: a block queued in
+    /// between is not slept through.
     func sleepOnQueue(sequence: UInt32) -> Bool {
         let timeoutNs = Int64(detector.thresholdNs / 2)
         // Only after a check that read the queue idle: a step woken early with no check due sleeps as usual, so a
@@ -167,10 +172,16 @@ extension WatchdogLoop {
         if case .queue = deepArmed {
             let woken = restOnQueueWhileIdle(sequence: sequence, timeoutNs: timeoutNs)
             reportLostDescriptors()
-            if woken != 0 { wokenEarly() }
+            if woken != 0 { wokenEarly(by: woken) }
             return woken >= 0
         }
-        guard processWasQuiet() else { return false }
+        let quiet = processWasQuiet()
+        if dispatchEventsWoke {
+            dispatchEventsWoke = false
+            return false
+        }
+        guard quiet else { return false }
+        _ = watchDispatchEvents()
         let armed = stallcap_wd_arm_set() == 0
             && stallcap_wd_arm_cpu(0, configuration.signal, Int(Self.processQuietNs)) == 0
         reportLostDescriptors()
@@ -180,29 +191,68 @@ extension WatchdogLoop {
             releaseDeepSleep()
             return false
         }
-        if stallcap_wd_deep_sleep(sequence, timeoutNs) != 0 { wokenEarly() }
+        let woken = stallcap_wd_deep_sleep(sequence, timeoutNs)
+        if woken != 0 { wokenEarly(by: woken) }
         return true
+    }
+
+    /// How long a look for libdispatch's event set that found none holds (``watchDispatchEvents()``): 10 s after
+    /// the first, doubling after each further miss up to 320 s. The set is made with libdispatch's first timer or
+    /// source and never closed, so once found it is kept; until then a look reads each thread's system call (a few
+    /// microseconds a thread: 200 threads every 10 s would cost 0.1-0.2 ms/s, as much as the idle wakes).
+    static func dispatchEventsLookNs(misses: Int) -> UInt64 { 10_000_000_000 << UInt64(min(max(misses - 1, 0), 5)) }
+
+    /// Watches libdispatch's event set in the deep sleep's set (`stallcap_dispatch_event_set`; a duplicate of it
+    /// and an AIO poll, as for a run loop's set: `stallcap_wd_watch`, `stallcap_wd_arm`): the epoll set its manager
+    /// thread waits in, which holds every dispatch timer's timerfd and every source's descriptor, so a block a
+    /// timer or source posts to the main queue wakes the watchdog with the manager. False when no set is known or
+    /// it cannot be watched, or when the set woke a deep sleep less than half a threshold ago: the sleep then keeps
+    /// its CPU timer alone. Every timer and source of the process wakes the set, most of them for other queues, and
+    /// each wake is two (the wake and the check interval after it): watched at once again, a 100 Hz timer on
+    /// another queue would wake an idle watchdog some 28 times a second, more than checking every interval (16).
+    /// Looked for at most every ``dispatchEventsLookNs(misses:)`` while not found, and again after a watch that
+    /// failed.
+    @discardableResult
+    func watchDispatchEvents() -> Bool {
+        let now = stallcap_monotonic_ns()
+        if let woke = dispatchEventsWokeNs, now &- woke < detector.thresholdNs / 2 { return false }
+        let holds = Self.dispatchEventsLookNs(misses: dispatchEvents.misses)
+        if dispatchEvents.fd < 0, dispatchEvents.lookedNs.map({ now &- $0 >= holds }) ?? true {
+            let found = stallcap_dispatch_event_set()
+            dispatchEvents = (found, now, found < 0 ? dispatchEvents.misses + 1 : 0)
+        }
+        guard dispatchEvents.fd >= 0 else { return false }
+        if stallcap_wd_watch(dispatchEvents.fd) == 0 && stallcap_wd_arm() == 0 { return true }
+        dispatchEvents.fd = -1
+        return false
     }
 
     /// Rests on what is armed for the queue, and again each time a rest ends by its timeout with the queue read idle
     /// again (three loads of libdispatch's memory, the check's own reading), no marker published and no wake asked
     /// for, at most ``restsPerStep`` rests and never past the next real ping (``DispatchQueueIdle/quietChecksLeft``):
     /// each extra rest is a quiet check without the loop's step, whose Swift work cost as much as the wake on an
-    /// idle CPU (0.6 ms/s at eight wakes a second at load 0.1). The process's CPU timer stays armed across them, so
-    /// busy work anywhere in the process still ends the rest within a millisecond of CPU and a tick. Returns what
-    /// the last rest returned.
+    /// idle CPU (0.6 ms/s at eight wakes a second at load 0.1). The process's CPU timer and the watch on
+    /// libdispatch's event set stay armed across them, so busy work anywhere in the process still ends the rest
+    /// within a millisecond of CPU and a tick, and a timer or source at once. A rest lasts half a threshold, a whole
+    /// one while that watch cannot lose the set's readiness (`stallcap_wd_watch_holds`: its AIO poll is in flight):
+    /// its timeout then only backstops a block posted by a thread that no dispatch source woke and that ran under a
+    /// millisecond. Idle on a quiet machine (load 0.02), the watchdog cost 0.58-0.60 ms/s resting half a threshold
+    /// and 0.34-0.41 ms/s resting a whole one. Returns what the last rest returned.
     func restOnQueueWhileIdle(sequence: UInt32, timeoutNs: Int64) -> Int32 {
+        let weight = stallcap_wd_watch_holds() == 1 ? 2 : 1
         let (rests, woken) = rest(
-            sequence: sequence, timeoutNs: timeoutNs,
-            most: Self.mostRests(quietChecksLeft: dispatchIdle.quietChecksLeft, weight: 1)
+            sequence: sequence, timeoutNs: timeoutNs * Int64(weight),
+            most: Self.mostRests(quietChecksLeft: dispatchIdle.quietChecksLeft, weight: weight)
         ) { DispatchQueueIdle.read().map(DispatchQueueIdle.isIdle) == true }
-        dispatchIdle.restedQuietly(rests - 1)
+        dispatchIdle.restedQuietly(rests * weight - 1)
         return woken
     }
 
-    /// The process's CPU time woke a deep sleep on the queue: the timer is spent, and the queue is checked at once.
-    private func wokenEarly() {
+    /// The process's CPU time (`woken` 2) or libdispatch's event set (1) woke a deep sleep on the queue: what woke
+    /// it is spent, and the queue is checked at once.
+    private func wokenEarly(by woken: Int32) {
         releaseDeepSleep()
+        if woken == 1 { (dispatchEventsWoke, dispatchEventsWokeNs) = (true, stallcap_monotonic_ns()) }
         detector.checkNow()
     }
 
@@ -235,8 +285,9 @@ extension WatchdogLoop {
                 + "perhaps reused); they are left alone, and the watchdog checks every interval instead of sleeping deeply")
         }
         if lost & STALLCAP_LOST_WATCHED != 0 {
-            output.reportOnce("deep-watched", "the watchdog's duplicate of the run loop's epoll descriptor was closed "
-                + "by someone else (and perhaps reused); it is left alone, and a new duplicate is made")
+            output.reportOnce("deep-watched", "the watchdog's duplicate of the run loop's (or libdispatch's) epoll "
+                + "descriptor was closed by someone else (and perhaps reused); it is left alone, and a new duplicate "
+                + "is made")
         }
     }
 }

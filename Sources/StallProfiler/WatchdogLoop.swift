@@ -41,6 +41,13 @@ final class WatchdogLoop {
     var deepArmed: DeepArming? = nil
     /// The process's and this thread's CPU clocks at the last look, to tell an idle process (DispatchQueueIdle).
     var lastProcessCPU: (process: UInt64, own: UInt64)? = nil
+    /// libdispatch's event set once found (-1 until then), when it was last looked for and how many looks found
+    /// none (``watchDispatchEvents()``).
+    var dispatchEvents: (fd: Int32, lookedNs: UInt64?, misses: Int) = (-1, nil, 0)
+    /// True when that set woke the last deep sleep on the queue: the next sleep is one check interval.
+    var dispatchEventsWoke = false
+    /// When that set last woke a deep sleep (nil: never): it is watched again only half a threshold later.
+    var dispatchEventsWokeNs: UInt64? = nil
     /// The rate each episode is sampled at, and the tick that may hold it back.
     let rates = SampleRateMeter()
 

@@ -142,14 +142,87 @@ extension WatchdogTests {
         #expect(early <= 1, "\(early) of 3 sleeps ended at once")
     }
 
+    /// Under dispatchMain() the deep sleep also watches libdispatch's event set (`stallcap_dispatch_event_set`): the
+    /// epoll set its manager thread waits in, which holds every dispatch source's descriptor and timer, found by
+    /// libdispatch's own wake-up eventfd in it, never an app's set that a thread waits in with an eventfd of its
+    /// own. A source becoming ready wakes the sleep through that watch with the manager, however little the block
+    /// it posts runs (no CPU timer is armed here: only the watch can end the sleep before its timeout), and a set
+    /// with nothing ready lets the sleep run to its timeout.
+    @Test func aDeepSleepWakesWhenADispatchSourceFires() throws {
+        let (ownSet, ownEvent) = try Self.runLoopLikeSet(data: 1)
+        let released = DispatchSemaphore(value: 0)
+        Thread {
+            var events = [UInt32](repeating: 0, count: 16)
+            _ = Libc.epollWait(ownSet, &events, 4, -1)
+            released.signal()
+        }.start()
+        var ends: [Int32] = [-1, -1]
+        try #require(pipe(&ends) == 0)
+        let (readEnd, writeEnd) = (ends[0], ends[1])
+        let source = DispatchSource.makeReadSource(fileDescriptor: readEnd, queue: .global())
+        source.setEventHandler {
+            var byte: UInt8 = 0
+            _ = read(readEnd, &byte, 1)
+        }
+        source.resume()
+        defer {
+            source.cancel()
+            var one: UInt64 = 1
+            _ = write(ownEvent, &one, 8)
+            released.wait()
+            close(ownSet)
+            close(ownEvent)
+            close(writeEnd)
+        }
+        source.setCancelHandler { close(readEnd) }
+        // Until the manager waits in its set again, the source registered.
+        var set: Int32 = -1
+        for _ in 0..<3000 where set < 0 || !Self.epollSet(set, holds: readEnd) {
+            usleep(1000)
+            set = stallcap_dispatch_event_set()
+        }
+        try #require(set >= 0, "libdispatch's event set was not found")
+        #expect(set != ownSet)
+        #expect(stallcap_is_dispatch_event_set(set) == 1)
+        #expect(stallcap_is_dispatch_event_set(ownSet) == 0, "an app's set with an eventfd of data 1 was taken")
+        #expect(Self.epollSet(set, holds: readEnd), "the set found does not hold the source's descriptor")
+        #expect(stallcap_wd_watch(set) == 0)
+        #expect(stallcap_wd_arm() == 0)
+        let quiet = stallcap_wd_deep_sleep(stallcap_wd_sequence(), 100_000_000)
+        #expect(stallcap_wd_arm() == 0)
+        Thread {
+            usleep(50_000)
+            var byte: UInt8 = 1
+            _ = write(writeEnd, &byte, 1)
+        }.start()
+        let woken = stallcap_wd_deep_sleep(stallcap_wd_sequence(), 30_000_000_000)
+        stallcap_wd_forget()
+        #expect(quiet == 0, "a sleep on a set with nothing ready ended by \(quiet)")
+        #expect(woken == 1, "woken by \(woken) (0: the timeout)")
+    }
+
+    /// True when `/proc/self/fdinfo` of epoll set `set` lists descriptor `fd` among its items.
+    static func epollSet(_ set: Int32, holds fd: Int32) -> Bool {
+        guard let info = try? String(contentsOfFile: "/proc/self/fdinfo/\(set)", encoding: .utf8) else { return false }
+        return info.split(separator: "\n").contains { line in
+            line.hasPrefix("tfd:") && line.dropFirst(4).split(separator: " ").first == Substring("\(fd)")
+        }
+    }
+
     /// An epoll set holding an eventfd, edge-triggered, as CoreFoundation's run loop holds its wake-up descriptors.
-    static func runLoopLikeSet() throws -> (epoll: Int32, event: Int32) {
+    /// `data`: the item's data word (libdispatch registers its own eventfd with data 1).
+    static func runLoopLikeSet(data: UInt32 = 0) throws -> (epoll: Int32, event: Int32) {
         let epoll = Libc.epollCreate1(Libc.closeOnExec)
         let event = Libc.eventfd(0, Libc.eventNonBlocking | Libc.closeOnExec)
-        // struct epoll_event: the events word first; the data (not needed here) left 0. 16 bytes hold it on x86_64
-        // (packed, 12) and arm64 (16).
+        // struct epoll_event: the events word, then the 64-bit data (at 4 on x86_64, packed to 12 bytes; at 8 on
+        // arm64, 16 bytes).
         var item = [UInt32](repeating: 0, count: 4)
         item[0] = Libc.epollIn | Libc.epollEdgeTriggered
+        #if arch(x86_64)
+        item[1] = data
+        #else
+        item[2] = data
+        #endif
         try #require(epoll >= 0 && event >= 0 && Libc.epollCtl(epoll, Libc.epollAdd, event, &item) == 0)
         return (epoll, event)
     }

@@ -89,18 +89,26 @@ struct DispatchQueueIdleTests {
     }
 
     /// Rests between checks (WatchdogLoop.restOnQueueWhileIdle) count as quiet answers: the real ping still comes
-    /// after verifyEvery of them in all, checks and rests together.
-    @Test func restsBetweenChecksCountTowardTheRealPing() {
+    /// after verifyEvery of them in all, checks and rests together, also with rests of a whole threshold (weight 2:
+    /// while the watch on libdispatch's event set holds), one answer later at most.
+    @Test(arguments: [1, 2])
+    func restsBetweenChecksCountTowardTheRealPing(weight: Int) {
         var idle = Self.trusted()
         var answers = 0
         while Self.check(&idle, Self.reading()) {
             answers += 1
-            let extra = WatchdogLoop.mostRests(quietChecksLeft: idle.quietChecksLeft, weight: 1) - 1
-            #expect(extra == 0 || idle.isStill)
-            idle.restedQuietly(extra)
-            answers += extra
+            guard idle.isStill else { continue }  // no deep sleep, no rest: the watchdog sleeps one interval
+            let rests = WatchdogLoop.mostRests(quietChecksLeft: idle.quietChecksLeft, weight: weight)
+            idle.restedQuietly(rests * weight - 1)
+            answers += rests * weight - 1
         }
-        #expect(answers == DispatchQueueIdle.verifyEvery)
+        #expect(answers >= DispatchQueueIdle.verifyEvery && answers <= DispatchQueueIdle.verifyEvery + 1)
+    }
+
+    /// A look for libdispatch's event set that found none holds 10 s, doubling with each further miss up to 320 s.
+    @Test func looksForTheEventSetBackOff() {
+        let seconds = (0...8).map { WatchdogLoop.dispatchEventsLookNs(misses: $0) / 1_000_000_000 }
+        #expect(seconds == [10, 10, 20, 40, 80, 160, 320, 320, 320])
     }
 
     /// This toolchain's libdispatch has the layout read in place: a block on the main queue (drained by a pool

@@ -21,6 +21,10 @@
 //       Under dispatchMain(), after 1.5 s idle, a thread of the app's own prints `sync caller: TID` on stderr and
 //       calls DispatchQueue.main.sync with 600 ms of busy work: libdispatch runs the block on that thread (no pool
 //       worker answers meanwhile), so that thread is the one to sample.
+//   STALLPROF_OUTPUT=a.stalls watchdog-trials plain-post [IDLE-MS]
+//       Under dispatchMain(), after IDLE-MS (default 1,500) idle, a thread of the app's own wakes from a plain sleep
+//       and posts a block that sleeps 600 ms to the main queue (a blocked stall no dispatch timer or source
+//       announced; a timer at the start has made libdispatch's event set, which the watchdog watches meanwhile).
 //   STALLPROF_OUTPUT=a.stalls watchdog-trials other-queue-busy
 //       Under dispatchMain(), the worker that last ran the main queue spins 3 s for other queues while the main
 //       queue stays idle: no saturated episode is due (OtherQueueBusy.swift; exit 7 when the work never landed).
@@ -140,6 +144,19 @@ case "main-sync":
         finish(watchdog, status: 0)
     }.start()
     dispatchMain()
+case "plain-post":
+    // A thread of the app's own, woken by a plain system call (no dispatch source or timer), posts a block that
+    // blocks at once: neither the process's CPU nor libdispatch's event set announces it to a sleeping watchdog.
+    let idleMs = arguments.count > 1 ? UInt32(arguments[1]) ?? 1500 : 1500
+    // One timer early on, as most apps have: libdispatch makes its event set, which the watchdog then watches.
+    DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(100)) {}
+    Thread {
+        usleep(idleMs * 1000)
+        DispatchQueue.main.async { usleep(600_000) }
+        usleep(900_000)
+        finish(watchdog, status: 0)
+    }.start()
+    dispatchMain()
 case "other-queue-busy":
     otherQueueBusyTrial(watchdog)
 case "signal-blocked":
@@ -170,7 +187,7 @@ case "handler-syscalls" where arguments.count == 2:
 case "plugins":
     plugins(Array(arguments.dropFirst()))
 default:
-    FileHandle.standardError.write(Data("usage: watchdog-trials small-stack | fork CHILD-OUTPUT | own-poll [TIMEOUT-MS] | idle-stop | signal-blocked | marker-flood | delete-capture | close-own APP-DIR | closefrom APP-DIR | marker-noop | handler-syscalls main|owner | plugins LIB [LIB2]\n".utf8))
+    FileHandle.standardError.write(Data("usage: watchdog-trials small-stack | fork CHILD-OUTPUT | own-poll [TIMEOUT-MS] | idle-stop | main-sync | plain-post [IDLE-MS] | other-queue-busy | signal-blocked | marker-flood | delete-capture | close-own APP-DIR | closefrom APP-DIR | marker-noop | handler-syscalls main|owner | plugins LIB [LIB2]\n".utf8))
     exit(2)
 }
 RunLoop.main.run()

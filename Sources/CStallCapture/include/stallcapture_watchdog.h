@@ -106,6 +106,15 @@ int stallcap_wait_includes_fd(const stallcap_syscall_state *state, int fd);
 /// The run loop's own epoll descriptor when the wait `state` is a wait on that one descriptor without a timeout
 /// (ppoll on one pollfd, or epoll_wait/epoll_pwait with timeout -1), else -1.
 int stallcap_wait_single_epoll(const stallcap_syscall_state *state);
+/// libdispatch's event set: the epoll descriptor its manager thread waits in without a timeout (timers and
+/// sources start there), recognized by libdispatch's wake-up eventfd registered in it (EPOLLIN | EPOLLFREE, data
+/// 1, read from /proc/self/fdinfo); -1 when no thread (of the first 256) waits in such a set: no libdispatch, no
+/// set made yet (libdispatch makes it with its first source, timer or manager wake-up), a manager busy at that
+/// moment, or a libdispatch that registers differently. (waitfds.c)
+int stallcap_dispatch_event_set(void);
+/// 1 when epoll set `epfd` holds libdispatch's wake-up eventfd as libdispatch registers it (the test of
+/// stallcap_dispatch_event_set), else 0.
+int stallcap_is_dispatch_event_set(int epfd);
 
 // MARK: Loaded images (images.c)
 
