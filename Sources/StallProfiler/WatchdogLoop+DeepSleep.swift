@@ -107,12 +107,13 @@ extension WatchdogLoop {
     /// (`sequence`), at most ``restsPerStep`` rests in all and never past the next real ping
     /// (``RunLoopWait/quietChecksLeft``). Each threshold rested after the check counts as a quiet check
     /// (``RunLoopWait/restedQuietly(_:)``), and each extra rest costs the clock read, the set's proof and the
-    /// wait, without the loop's step (draining, writing, the detectors). A rest lasts a threshold, two while the
-    /// watch cannot lose the main thread's wake (`stallcap_wd_watch_holds`: an AIO poll of the run loop's set is
-    /// in flight): its timeout then only backstops what no watch sees (a main thread that blocks inside a signal
-    /// handler that interrupted its wait). Returns what the last rest returned.
+    /// wait, without the loop's step (draining, writing, the detectors). A rest lasts a threshold,
+    /// ``runLoopRestWhileWatchHolds`` while the watch cannot lose the main thread's wake
+    /// (`stallcap_wd_watch_holds`: an AIO poll of the run loop's set is in flight): its timeout then only backstops
+    /// what no watch sees (a main thread that blocks inside a signal handler that interrupted its wait). Returns
+    /// what the last rest returned.
     func restWhileStill(sequence: UInt32, tick: (thread: Int32, ns: UInt64)) -> Int32 {
-        let weight = stallcap_wd_watch_holds() == 1 ? 2 : 1
+        let weight = stallcap_wd_watch_holds() == 1 ? Self.runLoopRestWhileWatchHolds : 1
         let (rests, woken) = rest(
             sequence: sequence, timeoutNs: Int64(detector.thresholdNs) * Int64(weight),
             most: Self.mostRests(quietChecksLeft: runLoopWait.quietChecksLeft, weight: weight)
@@ -120,6 +121,12 @@ extension WatchdogLoop {
         runLoopWait.restedQuietly(rests * weight - 1)
         return woken
     }
+
+    /// How many thresholds a rest on the run loop lasts while the AIO watch holds: 3. Its timeout then backstops
+    /// only a main thread that blocks inside a signal handler that interrupted its wait, and each wake costs the
+    /// same whatever the rest's length: idle cost 0.25-0.28 ms/s resting two thresholds, 0.20-0.23 resting three
+    /// (`stallprof-bench-capture idle 3 4 runloop`, two interleaved runs each, load 0.2-0.3, 2026-12-06).
+    static let runLoopRestWhileWatchHolds = 3
 
     /// Rests on what is armed (`stallcap_wd_rest`, `timeoutNs` each), and again each time a rest ends by its
     /// timeout while no wake was asked for (`sequence`), no marker was published (``ThreadMarkerRings/published``)
