@@ -43,7 +43,7 @@ static int aio_available(void) {
 int stallcap_aio_poll_arm(int fd, int event_fd) {
     if (fd < 0 || event_fd < 0 || !aio_available()) return -1;
     stallcap_aio_poll_reap();
-    if (aio_in_flight) return 0;
+    if (aio_in_flight) return !aio_cancelled && aio_poll.aio_fildes == (uint32_t)fd ? 0 : -1;
     memset(&aio_poll, 0, sizeof aio_poll);
     aio_poll.aio_lio_opcode = IOCB_CMD_POLL;
     aio_poll.aio_fildes = (uint32_t)fd;
@@ -70,6 +70,12 @@ int stallcap_aio_poll_reap(void) {
 
 int stallcap_aio_poll_in_flight(void) {
     return aio_owner != 0 && aio_owner == getpid() && aio_in_flight && !aio_cancelled;
+}
+
+int stallcap_aio_poll_watches(int fd) {
+    if (fd < 0 || !stallcap_aio_poll_in_flight()) return 0;
+    stallcap_aio_poll_reap();
+    return stallcap_aio_poll_in_flight() && aio_poll.aio_fildes == (uint32_t)fd;
 }
 
 void stallcap_aio_poll_cancel(void) {

@@ -1,11 +1,13 @@
-// wdaio.h: internal to CStallCapture. The deep sleep's second watch on the run loop's epoll set (wddeep.c): a Linux
-// AIO poll (IOCB_CMD_POLL) that completes into an eventfd, which no drain by the main thread can take back.
+// wdaio.h: internal to CStallCapture. The deep sleep's second watch on the run loop's epoll set (wddeep.c), and its
+// only watch on libdispatch's event set (wddispatch.c): a Linux AIO poll (IOCB_CMD_POLL) that completes into an
+// eventfd, which no drain by the main thread (or libdispatch's manager) can take back.
 #ifndef STALLCAPTURE_WDAIO_H
 #define STALLCAPTURE_WDAIO_H
 
 /// Submits a poll for input on `fd` whose completion adds one to the eventfd `event_fd`, unless a poll is still in
-/// flight (one at a time: a poll not yet finished keeps watching its file). Returns 0 when a poll watches now, -1
-/// when AIO is unavailable here (no such system call, a seccomp filter, the system's limit of contexts).
+/// flight (one at a time: a poll not yet finished keeps watching its file). Returns 0 when a poll of `fd` watches
+/// now, -1 when AIO is unavailable here (no such system call, a seccomp filter, the system's limit of contexts) or
+/// a poll of another descriptor is still in flight (cancel it first).
 __attribute__((visibility("hidden"))) int stallcap_aio_poll_arm(int fd, int event_fd);
 
 /// Collects the polls that finished, without waiting. Returns how many did (their eventfd counts hold them).
@@ -13,6 +15,10 @@ __attribute__((visibility("hidden"))) int stallcap_aio_poll_reap(void);
 
 /// True when a poll watches now: submitted in this process, not cancelled and not yet collected.
 __attribute__((visibility("hidden"))) int stallcap_aio_poll_in_flight(void);
+
+/// True when a poll of `fd` watches now: in flight and not cancelled, collected first (a finished poll watches
+/// nothing any more).
+__attribute__((visibility("hidden"))) int stallcap_aio_poll_watches(int fd);
 
 /// Cancels the poll in flight (the file it watches is about to be let go); it finishes soon after and is collected
 /// by a later stallcap_aio_poll_reap, before which no new poll is submitted.

@@ -11,13 +11,14 @@
 // in the set, where AIO is available; and the main thread's CPU clock wakes it too: a one-shot timer on that clock
 // (wdcpu.c), expiring after one more nanosecond of its CPU time, sends the capture signal to the watchdog thread
 // itself, which blocks the signal for the sleep and waits for it through a signalfd in the same epoll set.
-// Watchdog thread only, except stallcap_wd_wake (any thread) and stallcap_wd_forget (a forked child). Below this
+// Watchdog thread only, except stallcap_wd_wake (any thread) and stallcap_wd_forget_set (a forked child). Below this
 // file: the futex word of the sleep between checks (wdsleep.c), which this sleep reads too.
 #include "stallcapture_watchdog.h"
 #include "owned.h"
 #include "waitfds.h"
 #include "wdaio.h"
 #include "wdcpu.h"
+#include "wddeep.h"
 #include "wdsleep.h"
 
 #include <errno.h>
@@ -152,30 +153,28 @@ int stallcap_wd_watch(int fd) {
     return 0;
 }
 
-// The AIO watch (wdaio.c) beside the one-shot epoll watch, which can lose the main thread's wake: the eventfd its
-// completions count into is made once and proven ours before it is read; what it counted since the last arming is
-// drained (the main thread woke then: this arming starts afresh), and a poll of the duplicate is submitted unless
-// one still watches it. A poll that finishes after the drain wakes the sleep, at worst once early. Without AIO,
-// or with the eventfd taken, the epoll watch alone remains.
-static void arm_aio_watch(void) {
+// The AIO watch (wdaio.c) of `watched` (wddeep.h): beside the one-shot epoll watch of the run loop's set, which can
+// lose the main thread's wake, or alone, on libdispatch's event set (wddispatch.c).
+int stallcap_wd_arm_aio(int watched) {
+    if (deep_epoll < 0 || watched < 0) return -1;
     if (deep_aio_event < 0) {
         int fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
         struct epoll_event ready = {.events = EPOLLIN | EPOLLONESHOT, .data.fd = fd};
         if (fd < 0 || epoll_ctl(deep_epoll, EPOLL_CTL_ADD, fd, &ready) != 0) {
             if (fd >= 0) close(fd);
-            return;
+            return -1;
         }
         deep_aio_event = fd;
     } else if (!aio_event_is_ours()) {
         stallcap_aio_poll_cancel();
         deep_aio_event = -1;  // the number is the app's now: left alone
-        return;
+        return -1;
     }
     // Read right after its proof, as the set's descriptors are closed right after theirs (a number swapped by an
     // app thread in between is the one window left: "The host's descriptors" in docs/WATCHDOG.md).
     uint64_t count;
     while (read(deep_aio_event, &count, sizeof count) > 0) {}
-    (void)stallcap_aio_poll_arm(deep_watched, deep_aio_event);
+    return stallcap_aio_poll_arm(watched, deep_aio_event);
 }
 
 int stallcap_wd_arm(void) {
@@ -189,7 +188,7 @@ int stallcap_wd_arm(void) {
         lose_watched();
         return -1;
     }
-    arm_aio_watch();
+    (void)stallcap_wd_arm_aio(deep_watched);
     return 0;
 }
 
@@ -206,7 +205,7 @@ static int wait_on_set(int64_t timeout_ns) {
     return woken;
 }
 
-int stallcap_wd_watch_holds(void) { return deep_aio_event >= 0 && stallcap_aio_poll_in_flight(); }
+int stallcap_wd_watch_holds(void) { return deep_aio_event >= 0 && stallcap_aio_poll_watches(deep_watched); }
 
 int stallcap_wd_deep_sleep(uint32_t seen, int64_t timeout_ns) {
     // Called right after stallcap_wd_arm, which proved the set ours.
@@ -286,7 +285,7 @@ int stallcap_wd_arm_cpu(pid_t tid, int signo, long after_ns) {
     return stallcap_wdcpu_arm(tid, signo, after_ns);
 }
 
-void stallcap_wd_forget(void) {
+void stallcap_wd_forget_set(void) {
     stallcap_wdcpu_forget();
     int event = atomic_exchange(&wake_write, -1);
     if (set_is_ours()) {

@@ -39,7 +39,7 @@ final class EpisodeSampler {
     struct Reading { var timeNs, cpuNs, waitNs: UInt64 }
     /// The time, CPU clock and run-queue wait a sample recorded (``waitAtStack(readNs:stackNs:cpuAtStackNs:previous:)``).
     struct RecordedClocks { var timeNs, cpuNs, waitNs: UInt64 }
-    /// The clocks of the last sample recorded in this episode; nil before its first.
+    /// The clocks of the last sample recorded in this episode; before its first, those read when sampling began.
     private var lastRecorded: RecordedClocks? = nil
 
     /// Where requests write their frames.
@@ -98,7 +98,10 @@ final class EpisodeSampler {
         progressFloorNs = max(200_000, timing.sampleIntervalNs / 20)
         buffer = [UInt](repeating: 0, count: maxFrames)
         stallcap_sample_cancel()  // no answer to a request of an earlier sampler is collected as this one's
-        waitAtLastSample = read()?.waitNs
+        let start = read()
+        waitAtLastSample = start?.waitNs
+        // The first sample's wait is bounded from here, as each later one's from the sample before.
+        lastRecorded = start.map { RecordedClocks(timeNs: $0.timeNs, cpuNs: $0.cpuNs, waitNs: $0.waitNs) }
     }
 
     deinit {

@@ -8,9 +8,9 @@ enum DeepArming {
     /// A watch on the run loop's epoll set and a timer on the main thread's CPU clock, armed when that clock read
     /// `ns`: valid while it still does.
     case runLoop(thread: Int32, ns: UInt64)
-    /// A timer on the process's CPU clock, for a deep sleep on libdispatch's main queue: valid while it has not
-    /// fired (each check reads the queue anyway).
-    case queue
+    /// A timer on the process's CPU clock, for a deep sleep on libdispatch's main queue, and with `watched` a watch
+    /// on libdispatch's event set: valid while neither fired (each check reads the queue anyway).
+    case queue(watched: Bool)
 }
 
 /// The deep sleep (wddeep.c): instead of waking every check interval while nothing goes on, the watchdog sleeps
@@ -176,8 +176,13 @@ extension WatchdogLoop {
             releaseDeepSleep()
             return false
         }
-        if case .queue = deepArmed {
-            let woken = restOnQueueWhileIdle(sequence: sequence, timeoutNs: timeoutNs)
+        // Armed without the set's watch (it woke a sleep less than half a threshold before, or no set was known):
+        // armed afresh once it may be watched, not rested on for seconds without it.
+        if case .queue(watched: false) = deepArmed, dispatchWatchDue(nowNs: stallcap_monotonic_ns()) {
+            releaseDeepSleep()
+        }
+        if case .queue(let watched) = deepArmed {
+            let woken = restOnQueueWhileIdle(sequence: sequence, timeoutNs: timeoutNs, watched: watched)
             reportLostDescriptors()
             if woken != 0 { wokenEarly(by: woken) }
             return woken >= 0
@@ -188,12 +193,11 @@ extension WatchdogLoop {
             return false
         }
         guard quiet else { return false }
-        _ = watchDispatchEvents()
         let armed = stallcap_wd_arm_set() == 0
             && stallcap_wd_arm_cpu(0, configuration.signal, Int(Self.processQuietNs)) == 0
         reportLostDescriptors()
         guard armed else { return false }
-        deepArmed = .queue
+        deepArmed = .queue(watched: watchDispatchEvents())
         guard DispatchQueueIdle.read().map(DispatchQueueIdle.isIdle) == true else {
             releaseDeepSleep()
             return false
@@ -203,34 +207,43 @@ extension WatchdogLoop {
         return true
     }
 
-    /// How long a look for libdispatch's event set that found none holds (``watchDispatchEvents()``): 10 s after
-    /// the first, doubling after each further miss up to 320 s. The set is made with libdispatch's first timer or
-    /// source and never closed, so once found it is kept; until then a look reads each thread's system call (a few
-    /// microseconds a thread: 200 threads every 10 s would cost 0.1-0.2 ms/s, as much as the idle wakes).
+    /// How long a look for libdispatch's event set that found none (or a watch of it that failed) holds
+    /// (``watchDispatchEvents()``): 10 s after the first, doubling after each further miss up to 320 s. The set is
+    /// made with libdispatch's first timer or source and never closed, so once found it is kept; until then a look
+    /// reads each waiting thread's system call and the fdinfo of each epoll set waited in without a timeout: 3.5 ms
+    /// with 250 threads, 16 ms when each waits on a set of 60 items (a reviewer's C model of the look), so repeated
+    /// every 10 s it would cost more than the idle wakes.
     static func dispatchEventsLookNs(misses: Int) -> UInt64 { 10_000_000_000 << UInt64(min(max(misses - 1, 0), 5)) }
 
-    /// Watches libdispatch's event set in the deep sleep's set (`stallcap_dispatch_event_set`; a duplicate of it
-    /// and an AIO poll, as for a run loop's set: `stallcap_wd_watch`, `stallcap_wd_arm`): the epoll set its manager
-    /// thread waits in, which holds every dispatch timer's timerfd and every source's descriptor, so a block a
-    /// timer or source posts to the main queue wakes the watchdog with the manager. False when no set is known or
-    /// it cannot be watched, or when the set woke a deep sleep less than half a threshold ago: the sleep then keeps
-    /// its CPU timer alone. Every timer and source of the process wakes the set, most of them for other queues, and
-    /// each wake is two (the wake and the check interval after it): watched at once again, a 100 Hz timer on
-    /// another queue would wake an idle watchdog some 28 times a second, more than checking every interval (16).
-    /// Looked for at most every ``dispatchEventsLookNs(misses:)`` while not found, and again after a watch that
-    /// failed.
-    @discardableResult
+    /// True when a deep sleep armed now would watch libdispatch's event set, or look for it: the set did not wake a
+    /// sleep in the last half threshold, and it is known or a look for it is due.
+    func dispatchWatchDue(nowNs: UInt64) -> Bool {
+        if let woke = dispatchEventsWokeNs, nowNs &- woke < detector.thresholdNs / 2 { return false }
+        if dispatchEvents.fd >= 0 { return true }
+        return dispatchEvents.lookedNs.map { nowNs &- $0 >= Self.dispatchEventsLookNs(misses: dispatchEvents.misses) }
+            ?? true
+    }
+
+    /// Watches libdispatch's event set (`stallcap_dispatch_event_set`) for the deep sleep just armed: an AIO poll of
+    /// a duplicate of it (`stallcap_wd_watch_dispatch`; never nested in the sleep's epoll set, which would change
+    /// libdispatch's own `epoll_ctl`: wddispatch.c). It is the epoll set its manager thread waits in, which holds
+    /// every dispatch timer's timerfd and every source's descriptor, so a block a timer or source posts to the main
+    /// queue wakes the watchdog with the manager. False when it is not watched (``dispatchWatchDue(nowNs:)`` says
+    /// no, no set is known, no AIO here): the sleep then keeps its CPU timer alone. Every timer and source of the
+    /// process wakes the set, most of them for other queues, and each wake is two (the wake and the check interval
+    /// after it): watched at once again, a 100 Hz timer on another queue would wake an idle watchdog some 28 times a
+    /// second by reckoning, more than checking every interval (16); so not within half a threshold of its last
+    /// wake. A watch that fails counts as a look that found nothing.
     func watchDispatchEvents() -> Bool {
         let now = stallcap_monotonic_ns()
-        if let woke = dispatchEventsWokeNs, now &- woke < detector.thresholdNs / 2 { return false }
-        let holds = Self.dispatchEventsLookNs(misses: dispatchEvents.misses)
-        if dispatchEvents.fd < 0, dispatchEvents.lookedNs.map({ now &- $0 >= holds }) ?? true {
+        guard dispatchWatchDue(nowNs: now) else { return false }
+        if dispatchEvents.fd < 0 {
             let found = stallcap_dispatch_event_set()
             dispatchEvents = (found, now, found < 0 ? dispatchEvents.misses + 1 : 0)
         }
         guard dispatchEvents.fd >= 0 else { return false }
-        if stallcap_wd_watch(dispatchEvents.fd) == 0 && stallcap_wd_arm() == 0 { return true }
-        dispatchEvents.fd = -1
+        if stallcap_wd_watch_dispatch(dispatchEvents.fd) == 0 { return true }
+        dispatchEvents = (-1, now, dispatchEvents.misses + 1)
         return false
     }
 
@@ -241,16 +254,21 @@ extension WatchdogLoop {
     /// idle CPU (0.6 ms/s at eight wakes a second at load 0.1). The process's CPU timer and the watch on
     /// libdispatch's event set stay armed across them, so busy work anywhere in the process still ends the rest
     /// within a millisecond of CPU and a tick, and a timer or source at once. A rest lasts half a threshold, a whole
-    /// one while that watch cannot lose the set's readiness (`stallcap_wd_watch_holds`: its AIO poll is in flight):
-    /// its timeout then only backstops a block posted by a thread that no dispatch source woke and that ran under a
-    /// millisecond. Idle on a quiet machine (load 0.02), the watchdog cost 0.58-0.60 ms/s resting half a threshold
+    /// one while the arming watched the set (`watched`) and its AIO poll is in flight
+    /// (`stallcap_wd_dispatch_watch_holds`): its timeout then only backstops a block posted by a thread that no
+    /// dispatch source woke and that ran under a millisecond. Armed without that watch, no further rest is taken
+    /// once the set may be watched again (``dispatchWatchDue(nowNs:)``). Idle on a quiet machine (load 0.02), the watchdog cost 0.58-0.60 ms/s resting half a threshold
     /// and 0.34-0.41 ms/s resting a whole one. Returns what the last rest returned.
-    func restOnQueueWhileIdle(sequence: UInt32, timeoutNs: Int64) -> Int32 {
-        let weight = stallcap_wd_watch_holds() == 1 ? 2 : 1
+    func restOnQueueWhileIdle(sequence: UInt32, timeoutNs: Int64, watched: Bool) -> Int32 {
+        let weight = watched && stallcap_wd_dispatch_watch_holds() == 1 ? 2 : 1
         let (rests, woken) = rest(
             sequence: sequence, timeoutNs: timeoutNs * Int64(weight),
             most: Self.mostRests(quietChecksLeft: dispatchIdle.quietChecksLeft, weight: weight)
-        ) { DispatchQueueIdle.read().map(DispatchQueueIdle.isIdle) == true }
+        ) {
+            // Armed without the set's watch, the rests end once it may be watched (sleepOnQueue arms afresh).
+            DispatchQueueIdle.read().map(DispatchQueueIdle.isIdle) == true
+                && (watched || !dispatchWatchDue(nowNs: stallcap_monotonic_ns()))
+        }
         dispatchIdle.restedQuietly(rests * weight - 1)
         return woken
     }

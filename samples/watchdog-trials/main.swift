@@ -25,6 +25,9 @@
 //       Under dispatchMain(), after IDLE-MS (default 1,500) idle, a thread of the app's own wakes from a plain sleep
 //       and posts a block that sleeps 600 ms to the main queue (a blocked stall no dispatch timer or source
 //       announced; a timer at the start has made libdispatch's event set, which the watchdog watches meanwhile).
+//   STALLPROF_OUTPUT=a.stalls watchdog-trials timer-after-timer GAP-MS
+//       Under dispatchMain(), a timer for another queue fires after 2 s idle, then GAP-MS later a main-queue timer
+//       posts a block that sleeps 600 ms (a blocked stall that libdispatch's event set announces).
 //   STALLPROF_OUTPUT=a.stalls watchdog-trials other-queue-busy
 //       Under dispatchMain(), the worker that last ran the main queue spins 3 s for other queues while the main
 //       queue stays idle: no saturated episode is due (OtherQueueBusy.swift; exit 7 when the work never landed).
@@ -157,6 +160,16 @@ case "plain-post":
         finish(watchdog, status: 0)
     }.start()
     dispatchMain()
+case "timer-after-timer" where arguments.count == 2:
+    // A timer for another queue wakes libdispatch's event set (and a sleeping watchdog) first; GAP ms later a
+    // main-queue timer posts a block that sleeps 600 ms.
+    let gapMs = Int(arguments[1]) ?? 300
+    DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(2000)) {}
+    DispatchQueue.main.asyncAfter(deadline: .now() + .milliseconds(2000 + gapMs)) {
+        usleep(600_000)
+        DispatchQueue.main.asyncAfter(deadline: .now() + .milliseconds(300)) { finish(watchdog, status: 0) }
+    }
+    dispatchMain()
 case "other-queue-busy":
     otherQueueBusyTrial(watchdog)
 case "signal-blocked":
@@ -187,7 +200,7 @@ case "handler-syscalls" where arguments.count == 2:
 case "plugins":
     plugins(Array(arguments.dropFirst()))
 default:
-    FileHandle.standardError.write(Data("usage: watchdog-trials small-stack | fork CHILD-OUTPUT | own-poll [TIMEOUT-MS] | idle-stop | main-sync | plain-post [IDLE-MS] | other-queue-busy | signal-blocked | marker-flood | delete-capture | close-own APP-DIR | closefrom APP-DIR | marker-noop | handler-syscalls main|owner | plugins LIB [LIB2]\n".utf8))
+    FileHandle.standardError.write(Data("usage: watchdog-trials small-stack | fork CHILD-OUTPUT | own-poll [TIMEOUT-MS] | idle-stop | main-sync | plain-post [IDLE-MS] | timer-after-timer GAP-MS | other-queue-busy | signal-blocked | marker-flood | delete-capture | close-own APP-DIR | closefrom APP-DIR | marker-noop | handler-syscalls main|owner | plugins LIB [LIB2]\n".utf8))
     exit(2)
 }
 RunLoop.main.run()

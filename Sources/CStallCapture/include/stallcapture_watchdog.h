@@ -58,10 +58,19 @@ int stallcap_wd_deep_sleep(uint32_t seen, int64_t timeout_ns);
 /// stallcap_wd_deep_sleep, or -1 when they are not the watchdog's any more (lost: nothing slept).
 int stallcap_wd_rest(uint32_t seen, int64_t timeout_ns);
 /// 1 when the armed watch cannot lose the run loop set's readiness to a main thread that drains it first: an AIO
-/// poll of the set is in flight beside the epoll watch (wdaio.c); 0 when the epoll watch is alone. Watchdog thread.
+/// poll of the set is in flight beside the epoll watch (wdaio.c; collected first: a finished poll watches nothing);
+/// 0 when the epoll watch is alone. Watchdog thread.
 int stallcap_wd_watch_holds(void);
+/// Watches libdispatch's event set `fd` (stallcap_dispatch_event_set) for the next deep sleep on the main queue:
+/// an AIO poll of a duplicate of it whose completion wakes the sleep (it returns 1), never an item of the sleep's
+/// epoll set (nested, it would change libdispatch's own epoll_ctl: wddispatch.c). Call after stallcap_wd_arm_set.
+/// Returns 0 when the poll is in flight, -1 when the set is not watched (no AIO here, `fd` no longer that set, a
+/// run loop's poll still finishing). (wddispatch.c)
+int stallcap_wd_watch_dispatch(int fd);
+/// 1 while that poll is in flight (it has not completed: the set was not ready since the arming), else 0.
+int stallcap_wd_dispatch_watch_holds(void);
 /// Closes the deep sleep's descriptors (the watchdog ended, or in a forked child, whose copies are the parent's),
-/// each only if it is still the watchdog's.
+/// each only if it is still the watchdog's, the duplicate of libdispatch's set included. (wddispatch.c, wddeep.c)
 void stallcap_wd_forget(void);
 /// The deep sleep's epoll set or stop pipe was closed by someone else (and perhaps reused): they were forgotten,
 /// untouched, and the watchdog does not sleep deeply for the rest of this run.
