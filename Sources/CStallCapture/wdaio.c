@@ -40,10 +40,16 @@ static int aio_available(void) {
     return 1;
 }
 
+int stallcap_aio_usable(void) { return aio_available(); }
+
 int stallcap_aio_poll_arm(int fd, int event_fd) {
     if (fd < 0 || event_fd < 0 || !aio_available()) return -1;
     stallcap_aio_poll_reap();
-    if (aio_in_flight) return !aio_cancelled && aio_poll.aio_fildes == (uint32_t)fd ? 0 : -1;
+    if (aio_in_flight) {
+        if (!aio_cancelled && aio_poll.aio_fildes == (uint32_t)fd) return 0;
+        stallcap_aio_poll_cancel();  // another descriptor's poll: collected by a later arming, which then submits
+        return -2;
+    }
     memset(&aio_poll, 0, sizeof aio_poll);
     aio_poll.aio_lio_opcode = IOCB_CMD_POLL;
     aio_poll.aio_fildes = (uint32_t)fd;

@@ -4,10 +4,14 @@
 #ifndef STALLCAPTURE_WDAIO_H
 #define STALLCAPTURE_WDAIO_H
 
+/// 1 when this process can use Linux AIO (its context made, or made now), 0 when it cannot (no such system call, a
+/// seccomp filter, the system's limit of contexts: tried once per process).
+__attribute__((visibility("hidden"))) int stallcap_aio_usable(void);
+
 /// Submits a poll for input on `fd` whose completion adds one to the eventfd `event_fd`, unless a poll is still in
 /// flight (one at a time: a poll not yet finished keeps watching its file). Returns 0 when a poll of `fd` watches
-/// now, -1 when AIO is unavailable here (no such system call, a seccomp filter, the system's limit of contexts) or
-/// a poll of another descriptor is still in flight (cancel it first).
+/// now, -1 when AIO is unavailable here, -2 when a poll of another descriptor was still in flight (it is cancelled,
+/// and a later arming, once it is collected, submits this one).
 __attribute__((visibility("hidden"))) int stallcap_aio_poll_arm(int fd, int event_fd);
 
 /// Collects the polls that finished, without waiting. Returns how many did (their eventfd counts hold them).

@@ -7,8 +7,9 @@
 /// the watchdog's, drains what it counted since the last arming (this arming starts afresh), and submits an AIO poll
 /// of `watched` into it unless one still watches it. A poll that finishes after the drain wakes the next deep sleep
 /// (return 1), at worst once early. Call after the set was proven the watchdog's (stallcap_wd_arm,
-/// stallcap_wd_arm_set). Returns 0 when a poll of `watched` is in flight, -1 otherwise (no AIO here, the eventfd
-/// taken by the app, or a poll of another descriptor still finishing).
+/// stallcap_wd_arm_set). Returns 0 when a poll of `watched` is in flight, -2 when a poll of another descriptor was
+/// still in flight (cancelled: the next arming watches `watched`), -1 otherwise (no AIO here, the eventfd taken by
+/// the app).
 __attribute__((visibility("hidden"))) int stallcap_wd_arm_aio(int watched);
 
 /// Closes the deep sleep's own descriptors, each only if it is still the watchdog's, and forgets them (the watchdog

@@ -27,6 +27,7 @@ static int dispatch_watched_is_ours(void) {
 }
 
 int stallcap_wd_watch_dispatch(int fd) {
+    if (!stallcap_aio_usable()) return -3;
     if (fd < 0) return -1;
     if (dispatch_watched >= 0 && !dispatch_watched_is_ours()) {
         stallcap_aio_poll_cancel();
@@ -42,11 +43,7 @@ int stallcap_wd_watch_dispatch(int fd) {
         }
         dispatch_watched = copy;
     }
-    if (stallcap_wd_arm_aio(dispatch_watched) == 0) return 0;
-    if (stallcap_aio_poll_in_flight() && !stallcap_aio_poll_watches(dispatch_watched)) {
-        stallcap_aio_poll_cancel();  // a run loop's poll still in flight: the next arming watches this set
-    }
-    return -1;
+    return stallcap_wd_arm_aio(dispatch_watched);
 }
 
 int stallcap_wd_dispatch_watch_holds(void) { return stallcap_aio_poll_watches(dispatch_watched); }

@@ -193,11 +193,13 @@ extension WatchdogLoop {
             return false
         }
         guard quiet else { return false }
-        let armed = stallcap_wd_arm_set() == 0
-            && stallcap_wd_arm_cpu(0, configuration.signal, Int(Self.processQuietNs)) == 0
+        // The set's look and watch before the CPU timer: the timer counts this thread's CPU too.
+        let setArmed = stallcap_wd_arm_set() == 0
+        let watched = setArmed && watchDispatchEvents()
+        let armed = setArmed && stallcap_wd_arm_cpu(0, configuration.signal, Int(Self.processQuietNs)) == 0
         reportLostDescriptors()
         guard armed else { return false }
-        deepArmed = .queue(watched: watchDispatchEvents())
+        deepArmed = .queue(watched: watched)
         guard DispatchQueueIdle.read().map(DispatchQueueIdle.isIdle) == true else {
             releaseDeepSleep()
             return false
@@ -218,6 +220,7 @@ extension WatchdogLoop {
     /// True when a deep sleep armed now would watch libdispatch's event set, or look for it: the set did not wake a
     /// sleep in the last half threshold, and it is known or a look for it is due.
     func dispatchWatchDue(nowNs: UInt64) -> Bool {
+        if dispatchEventsUnwatchable { return false }
         if let woke = dispatchEventsWokeNs, nowNs &- woke < detector.thresholdNs / 2 { return false }
         if dispatchEvents.fd >= 0 { return true }
         return dispatchEvents.lookedNs.map { nowNs &- $0 >= Self.dispatchEventsLookNs(misses: dispatchEvents.misses) }
@@ -229,22 +232,33 @@ extension WatchdogLoop {
     /// libdispatch's own `epoll_ctl`: wddispatch.c). It is the epoll set its manager thread waits in, which holds
     /// every dispatch timer's timerfd and every source's descriptor, so a block a timer or source posts to the main
     /// queue wakes the watchdog with the manager. False when it is not watched (``dispatchWatchDue(nowNs:)`` says
-    /// no, no set is known, no AIO here): the sleep then keeps its CPU timer alone. Every timer and source of the
+    /// no, no set is known, no AIO in this process, a run loop's poll still finishing): the sleep then keeps its CPU
+    /// timer alone. Every timer and source of the
     /// process wakes the set, most of them for other queues, and each wake is two (the wake and the check interval
     /// after it): watched at once again, a 100 Hz timer on another queue would wake an idle watchdog some 28 times a
     /// second by reckoning, more than checking every interval (16); so not within half a threshold of its last
-    /// wake. A watch that fails counts as a look that found nothing.
+    /// wake. A watch that fails counts as a look that found nothing; only a watch that holds ends the back-off.
     func watchDispatchEvents() -> Bool {
         let now = stallcap_monotonic_ns()
         guard dispatchWatchDue(nowNs: now) else { return false }
         if dispatchEvents.fd < 0 {
             let found = stallcap_dispatch_event_set()
-            dispatchEvents = (found, now, found < 0 ? dispatchEvents.misses + 1 : 0)
+            dispatchEvents = (found, now, dispatchEvents.misses + (found < 0 ? 1 : 0))
         }
         guard dispatchEvents.fd >= 0 else { return false }
-        if stallcap_wd_watch_dispatch(dispatchEvents.fd) == 0 { return true }
-        dispatchEvents = (-1, now, dispatchEvents.misses + 1)
-        return false
+        switch stallcap_wd_watch_dispatch(dispatchEvents.fd) {
+        case 0:
+            dispatchEvents.misses = 0  // only a watch that holds ends the back-off
+            return true
+        case -2:
+            return false  // a run loop's poll was still finishing: the next arming watches the set
+        case -3:
+            dispatchEventsUnwatchable = true  // no AIO in this process, and nesting the set is not done
+            return false
+        default:
+            dispatchEvents = (-1, now, dispatchEvents.misses + 1)
+            return false
+        }
     }
 
     /// Rests on what is armed for the queue, and again each time a rest ends by its timeout with the queue read idle

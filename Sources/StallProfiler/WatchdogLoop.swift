@@ -48,6 +48,8 @@ final class WatchdogLoop {
     var dispatchEventsWoke = false
     /// When that set last woke a deep sleep (nil: never): it is watched again only half a threshold later.
     var dispatchEventsWokeNs: UInt64? = nil
+    /// True when this process has no AIO: libdispatch's set is never watched (nor looked for) again.
+    var dispatchEventsUnwatchable = false
     /// The rate each episode is sampled at, and the tick that may hold it back.
     let rates = SampleRateMeter()
 

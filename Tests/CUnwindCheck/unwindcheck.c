@@ -129,6 +129,7 @@ int unwindcheck_run(uint32_t signals, unwindcheck_result *result) {
         result->signals++;
         if (pair->flags & STALLCAP_FLAG_FRAME_POINTERS) result->frame_pointer_walks++;
         if (pair->ours_count < result->min_frames) result->min_frames = pair->ours_count;
+        if (pair->ours_count < 3) result->short_walks++;
         if (pair->ours_count > result->max_frames) result->max_frames = pair->ours_count;
         // glibc's walk starts in this handler (after a frame of ASan's, which intercepts backtrace): ours must be
         // its tail, from the interrupted pc on, after at most 4 frames (the handler, the trampoline, ASan's); the

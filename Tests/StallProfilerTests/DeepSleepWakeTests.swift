@@ -189,7 +189,18 @@ extension WatchdogTests {
         // Watched by an AIO poll alone (never nested in the sleep's own set, which would change libdispatch's own
         // epoll_ctl): the poll is in flight right after the arming, unless the set was ready just then (other
         // suites' timers and sources in this process): at least one arming in 20 finds it holding.
-        #expect(stallcap_wd_arm_set() == 0)
+        // One poll at a time: a run loop's, still in flight, is cancelled by the set's first arming (-2), and a
+        // later arming watches the set once it is collected.
+        let (runLoopSet, runLoopEvent) = try Self.runLoopLikeSet()
+        defer {
+            close(runLoopSet)
+            close(runLoopEvent)
+        }
+        #expect(stallcap_wd_watch(runLoopSet) == 0)
+        #expect(stallcap_wd_arm() == 0)
+        #expect(stallcap_wd_watch_holds() == 1)
+        #expect(stallcap_wd_watch_dispatch(set) == -2)
+        #expect(stallcap_wd_watch_holds() == 0)
         var held = false
         for _ in 0..<20 where !held {
             held = stallcap_wd_watch_dispatch(set) == 0 && stallcap_wd_dispatch_watch_holds() == 1

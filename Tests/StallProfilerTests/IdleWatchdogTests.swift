@@ -163,13 +163,14 @@ import Testing
     /// then (half a threshold after its wake), so the stall is seen at once and recorded about 600 ms long. Before,
     /// the deep sleep armed without the watch was rested on for seconds, and the stall was recorded 360-462 ms long
     /// (a reviewer's runs: 3 of 5 at 300 ms, 4 of 5 at 700; mine: 2 of 5 and 0 of 4). A latency bound with a wide
-    /// margin (60 ms, an interval): fixed, 10 of 10 runs recorded 600.2-600.4 ms.
+    /// margin: fixed, 10 of 10 runs recorded 600.2-600.4 ms; a check that reads the queue just before the manager
+    /// queues the block (they wake together) sees it one interval later, 537.5 ms, still above the bound.
     @Test(arguments: [300, 700])
     func aMainQueueTimerAfterAnotherQueuesTimerIsSeenAtOnce(gapMs: Int) throws {
         let (_, stall) = try oneStall(ofTrial: ["timer-after-timer", "\(gapMs)"])
         #expect(stall.state == .blocked)
         let recordedMs = Double(stall.endNs &- stall.begin.startNs) / 1e6
-        #expect(recordedMs >= 540, "recorded \(recordedMs) ms of a 600 ms stall")
+        #expect(recordedMs >= 520, "recorded \(recordedMs) ms of a 600 ms stall")
     }
 
     /// Stopping the watchdog while it sleeps deeply (on the run loop's epoll set, for the 2 s threshold here)

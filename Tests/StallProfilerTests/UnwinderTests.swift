@@ -168,7 +168,10 @@ extension UnwinderTests {
         #expect(result.signals >= 1000, "\(result.signals) signals handled")
         #expect(result.mismatches == 0, "\(result.mismatches) of \(result.signals); first: ours \(ours.map { String($0, radix: 16) })\nglibc \(glibc.map { String($0, radix: 16) })")
         #expect(result.frame_pointer_walks == 0)
-        // From the worker itself (pc, start_thread, clone3) to 40 recursions deep in libc.
-        #expect(result.min_frames >= 3 && result.max_frames >= 40, "\(result.min_frames)...\(result.max_frames) frames")
+        // From the worker itself (pc, start_thread, clone3) to 40 recursions deep in libc. Under AddressSanitizer a
+        // walk of 2 frames, which libgcc's walk also made, was seen once in 1,500 (CI, 2026-12-06): a short walk
+        // that both agree on may happen at a rare point of the thread; as a rule, walks reach the thread's start.
+        #expect(result.min_frames >= 1 && result.max_frames >= 40, "\(result.min_frames)...\(result.max_frames) frames")
+        #expect(result.short_walks * 100 <= result.signals, "\(result.short_walks) of \(result.signals) walks under 3 frames")
     }
 }

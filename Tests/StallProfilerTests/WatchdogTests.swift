@@ -58,11 +58,15 @@ import Testing
         // Most samples are inside the spin, under all 30 levels of the recursion, root first.
         let deep = stacks.filter { TestSupport.longestRun(of: "BusyWork.descend", in: $0) >= BusyWork.depth }
         #expect(deep.count * 2 >= stacks.count)
+        var outsideBurn = 0
         for stack in deep {
             let firstDescend = try #require(stack.firstIndex { $0.contains("BusyWork.descend") })
             #expect(stack[..<firstDescend].contains { $0.contains("BusyWork.spin") })
-            #expect(stack[firstDescend...].contains { $0.contains("BusyWork.burn") })
+            if !stack[firstDescend...].contains(where: { $0.contains("BusyWork.burn") }) { outsideBurn += 1 }
         }
+        // The deepest level is in `burn` but for a sample taken as the recursion goes down or unwinds (each a few
+        // microseconds of the 600 ms: seen once, in a suite run beside the unwinder's CPU-heavy harness).
+        #expect(outsideBurn <= 1, "\(outsideBurn) of \(deep.count) deep samples outside BusyWork.burn")
     }
 
     @Test func blockedStallShowsTheLockWaitAndItsSwiftCaller() throws {

@@ -64,8 +64,9 @@ int stallcap_wd_watch_holds(void);
 /// Watches libdispatch's event set `fd` (stallcap_dispatch_event_set) for the next deep sleep on the main queue:
 /// an AIO poll of a duplicate of it whose completion wakes the sleep (it returns 1), never an item of the sleep's
 /// epoll set (nested, it would change libdispatch's own epoll_ctl: wddispatch.c). Call after stallcap_wd_arm_set.
-/// Returns 0 when the poll is in flight, -1 when the set is not watched (no AIO here, `fd` no longer that set, a
-/// run loop's poll still finishing). (wddispatch.c)
+/// Returns 0 when the poll is in flight; when the set is not watched: -2 when a run loop's poll was still in
+/// flight (cancelled: the next arming watches), -3 when this process has no AIO (it never will), -1 otherwise
+/// (`fd` no longer that set, the deep sleep's eventfd taken). (wddispatch.c)
 int stallcap_wd_watch_dispatch(int fd);
 /// 1 while that poll is in flight (it has not completed: the set was not ready since the arming), else 0.
 int stallcap_wd_dispatch_watch_holds(void);

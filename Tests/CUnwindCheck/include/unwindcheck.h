@@ -18,6 +18,8 @@ typedef struct {
     uint32_t frame_pointer_walks;
     /// Smallest and largest number of frames of a compared walk.
     uint32_t min_frames, max_frames;
+    /// Compared walks of fewer than 3 frames (short of the thread's start).
+    uint32_t short_walks;
     /// The first mismatch: both walks (ours from the interrupted pc; glibc's from the handler).
     uint32_t first_ours_count, first_reference_count;
     uintptr_t first_ours[64], first_reference[64];
