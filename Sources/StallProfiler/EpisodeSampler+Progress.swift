@@ -34,7 +34,7 @@ extension EpisodeSampler {
     /// sample's wait plus the time between the two that the thread did not run (`cpuAtStackNs` less the previous
     /// clock). What is cut is not lost: the next sample's reading holds it, and it counts there, where it fell.
     /// Unbounded, CPU plus wait between two samples came to 5.4 times the time between them at load 11.
-    static func waitAtStack(readNs: UInt64, stackNs: UInt64, cpuAtStackNs: UInt64, previous: RecordedClocks?) -> UInt64 {
+    static func waitAtStack(readNs: UInt64, stackNs: UInt64, cpuAtStackNs: UInt64, previous: Reading?) -> UInt64 {
         guard let previous, stackNs >= previous.timeNs else { return readNs }
         let between = stackNs - previous.timeNs
         let ran = cpuAtStackNs &- min(previous.cpuNs, cpuAtStackNs)

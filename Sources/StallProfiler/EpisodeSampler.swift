@@ -37,10 +37,9 @@ final class EpisodeSampler {
 
     /// One reading of the thread's clocks, taken from the watchdog thread (no signal).
     struct Reading { var timeNs, cpuNs, waitNs: UInt64 }
-    /// The time, CPU clock and run-queue wait a sample recorded (``waitAtStack(readNs:stackNs:cpuAtStackNs:previous:)``).
-    struct RecordedClocks { var timeNs, cpuNs, waitNs: UInt64 }
-    /// The clocks of the last sample recorded in this episode; before its first, those read when sampling began.
-    private var lastRecorded: RecordedClocks? = nil
+    /// The time, CPU clock and run-queue wait the last sample of this episode recorded
+    /// (``waitAtStack(readNs:stackNs:cpuAtStackNs:previous:)``); before its first, those read when sampling began.
+    private var lastRecorded: Reading? = nil
 
     /// Where requests write their frames.
     var buffer: [UInt]
@@ -101,7 +100,7 @@ final class EpisodeSampler {
         let start = read()
         waitAtLastSample = start?.waitNs
         // The first sample's wait is bounded from here, as each later one's from the sample before.
-        lastRecorded = start.map { RecordedClocks(timeNs: $0.timeNs, cpuNs: $0.cpuNs, waitNs: $0.waitNs) }
+        lastRecorded = start
     }
 
     deinit {
@@ -127,7 +126,7 @@ final class EpisodeSampler {
         sampleCount += 1
         lastProgress = reading.map { ($0.timeNs, $0.cpuNs) }
         if let wait = reading?.waitNs { took(waitNs: wait) }
-        if let reading { lastRecorded = RecordedClocks(timeNs: readNs, cpuNs: reading.cpuNs, waitNs: reading.waitNs) }
+        if let reading { lastRecorded = reading }  // stamped at its own time (readNs)
         return SampleRecord(
             stallID: episodeID, timestampNs: readNs, threadCPUNs: reading?.cpuNs ?? 0, runQueueNs: reading?.waitNs ?? 0,
             flags: SampleFlags.fromStackMemory.union(read.truncated ? .truncated : [])
@@ -170,7 +169,7 @@ final class EpisodeSampler {
             sampleCount += 1
             lastProgress = (reading.timeNs, reading.cpuNs)
             took(waitNs: reading.waitNs)
-            lastRecorded = RecordedClocks(timeNs: now, cpuNs: reading.cpuNs, waitNs: reading.waitNs)
+            lastRecorded = Reading(timeNs: now, cpuNs: reading.cpuNs, waitNs: reading.waitNs)
             // On a run queue, not asleep: it waits for a CPU (its stack cannot have changed either way), a wait
             // schedstat has not credited yet. Readers of an unfinished episode count it as such.
             let waiting = MainQueueThreads.isRunnable(threadID)
@@ -258,7 +257,7 @@ final class EpisodeSampler {
         took(waitNs: waitNow)
         let waitAtStack = Self.waitAtStack(
             readNs: waitNow, stackNs: info.timestamp_ns, cpuAtStackNs: cpuAtStack, previous: lastRecorded)
-        lastRecorded = RecordedClocks(timeNs: info.timestamp_ns, cpuNs: cpuAtStack, waitNs: waitAtStack)
+        lastRecorded = Reading(timeNs: info.timestamp_ns, cpuNs: cpuAtStack, waitNs: waitAtStack)
         return SampleRecord(
             stallID: episodeID, timestampNs: info.timestamp_ns, threadCPUNs: cpuAtStack,
             runQueueNs: waitAtStack, flags: flags, frames: buffer[0..<Int(info.frame_count)].map { UInt64($0) },

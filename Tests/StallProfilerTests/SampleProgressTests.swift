@@ -41,7 +41,7 @@ import Testing
     /// A pipelined sample's wait is read up to an interval after its stack: it records no more than fits between
     /// it and the previous sample, and the rest counts at the next one.
     @Test func aWaitReadAfterTheStackCountsOnlyWhatFitsBeforeIt() {
-        typealias Clocks = EpisodeSampler.RecordedClocks
+        typealias Clocks = EpisodeSampler.Reading
         let previous = Clocks(timeNs: 100_000_000, cpuNs: 50_000_000, waitNs: 20_000_000)
         // 10 ms apart, 4 ms of CPU: at most 6 ms more wait, though 30 ms more were read (they ended after the stack).
         let cut = EpisodeSampler.waitAtStack(
