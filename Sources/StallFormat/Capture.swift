@@ -85,6 +85,8 @@ public struct Stall: Sendable {
     public var id: UInt32 { begin.stallID }
     /// A stall or a saturated episode.
     public var kind: EpisodeKind { begin.kind }
+    /// The watched target the episode belongs to: `main` for the main queue (``StallBeginRecord/mainTarget``).
+    public var target: String { begin.target }
     /// False when the file ends before the stall did (the process was killed or crashed mid-stall).
     public var isFinished: Bool { end != nil }
 

@@ -3,9 +3,10 @@ public enum CaptureFormat {
     /// The eight bytes every capture starts with.
     public static let magic: [UInt8] = Array("STALLPRF".utf8)
     /// The format version this library writes.
-    public static let version: UInt16 = 2
-    /// The versions the reader accepts: 1 (stalls only) and 2 (episode kinds, blocked-on records).
-    public static let readableVersions: ClosedRange<UInt16> = 1...2
+    public static let version: UInt16 = 3
+    /// The versions the reader accepts: 1 (stalls only), 2 (episode kinds, blocked-on records) and 3 (the watched
+    /// target of each episode).
+    public static let readableVersions: ClosedRange<UInt16> = 1...3
     /// Header size in bytes: magic, version, reserved.
     public static let headerSize = 16
     /// Bytes before a record's payload: type (1) and payload length (4).

@@ -19,15 +19,25 @@ public struct StallBeginRecord: Sendable, Equatable {
     public var startNs: UInt64
     /// When the watchdog noticed the stall (start plus the threshold, or a little later).
     public var detectedNs: UInt64
-    /// Kernel thread id of the thread that services the main queue, the one being sampled.
+    /// Kernel thread id of the thread that services the watched target (the main queue, or another target's
+    /// serial executor), the one being sampled.
     public var threadID: Int32
     /// A stall or a saturated episode (version 1 files hold stalls only).
     public var kind: EpisodeKind
+    /// The watched target whose episode this is: ``mainTarget`` for the main queue (every episode of a version 1
+    /// or 2 file), else the name the app gave a `StallTarget`.
+    public var target: String
+
+    /// The name of the main queue's target.
+    public static let mainTarget = "main"
 
     /// Creates a begin record.
-    public init(stallID: UInt32, startNs: UInt64, detectedNs: UInt64, threadID: Int32, kind: EpisodeKind = .stall) {
+    public init(
+        stallID: UInt32, startNs: UInt64, detectedNs: UInt64, threadID: Int32, kind: EpisodeKind = .stall,
+        target: String = StallBeginRecord.mainTarget
+    ) {
         (self.stallID, self.startNs, self.detectedNs, self.threadID) = (stallID, startNs, detectedNs, threadID)
-        self.kind = kind
+        (self.kind, self.target) = (kind, target)
     }
 }
 
@@ -35,9 +45,11 @@ extension StallBeginRecord: RecordCoding {
     static let recordType = CaptureFormat.RecordType.stallBegin
     var captureRecord: CaptureRecord { .stallBegin(self) }
 
-    /// `stallID:u32 startNs:u64 detectedNs:u64 threadID:i32 kind:u8` (version 1 records end before `kind`).
+    /// `stallID:u32 startNs:u64 detectedNs:u64 threadID:i32 kind:u8 target:string` (version 1 records end before
+    /// `kind`, version 2 records before `target`).
     func encode(into out: inout [UInt8]) {
         out.appendLE(stallID, startNs, detectedNs, threadID, kind.rawValue)
+        out.appendString(target)
     }
 
     static func decode(_ c: inout ByteCursor) throws -> StallBeginRecord {
@@ -48,6 +60,12 @@ extension StallBeginRecord: RecordCoding {
             guard let known = EpisodeKind(rawValue: raw) else { throw c.error("unknown episode kind \(raw)") }
             kind = known
         }
-        return StallBeginRecord(stallID: id, startNs: start, detectedNs: detected, threadID: thread, kind: kind)
+        var target = mainTarget  // version 2 records end here
+        if c.remaining > 0 {
+            target = try c.string()
+            guard !target.isEmpty else { throw c.error("empty target name") }
+        }
+        return StallBeginRecord(
+            stallID: id, startNs: start, detectedNs: detected, threadID: thread, kind: kind, target: target)
     }
 }

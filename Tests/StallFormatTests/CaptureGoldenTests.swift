@@ -51,7 +51,7 @@ import Testing
                                  sampleRate: EpisodeSampleRate(samplesPerKilosecond: 2_222, tickNs: 4_000_000,
                                                                limit: .tick))),
         .stallBegin(StallBeginRecord(stallID: 2, startNs: 8_000_000_000, detectedNs: 8_500_000_000, threadID: 1001,
-                                     kind: .saturated)),
+                                     kind: .saturated, target: "event-loop-2")),
         .stallEnd(StallEndRecord(stallID: 2, endNs: 9_000_000_000, cpuNs: 990_000_000, measuredNs: 1_000_000_000,
                                  state: .busy, sampleCount: 0, missedCount: 0)),
         .marker(MarkerRecord(kind: .instant, threadID: 1001, timestampNs: 5_500_000_000, name: "launch")),

@@ -2,7 +2,7 @@ import Testing
 
 @testable import StallFormat
 
-/// Version 2 adds episode kinds and blocked-on records; version 1 files still read.
+/// Version 2 adds episode kinds and blocked-on records, version 3 the watched target; older files still read.
 @Suite struct FormatVersionTests {
     static let blocked = BlockedOnRecord(
         stallID: 2, timestampNs: 900, waitKind: .mutex, syscall: 202, argument: 0x7fff_0000_1000, ownerTID: 4321,
@@ -24,7 +24,7 @@ import Testing
     @Test func kindsAndBlockedOnRoundTrip() throws {
         var bytes = CaptureFormat.header
         for record in Self.records() { record.encode(into: &bytes) }
-        #expect(bytes[8] == 2 && bytes[9] == 0)
+        #expect(bytes[8] == CaptureFormat.version && bytes[9] == 0)
         let (records, warning) = try CaptureReader.records(bytes, source: "v2")
         #expect(warning == nil)
         #expect(records == Self.records())
@@ -64,15 +64,60 @@ import Testing
         #expect(capture.stalls.count == 1)
         #expect(capture.stalls[0].kind == .stall)
         #expect(capture.stalls[0].begin.detectedNs == 450)
+        #expect(capture.stalls[0].target == "main")
     }
 
-    /// The signal-mask record (type 10) is a new record type: version 2 stays, and a reader that predates it reads
+    /// Version 3 names each episode's watched target; a version 2 begin record (no target) reads as `main`.
+    @Test func theTargetRoundTripsAndVersionTwoReadsAsMain() throws {
+        let records: [CaptureRecord] = [
+            .stallBegin(StallBeginRecord(stallID: 1, startNs: 10, detectedNs: 20, threadID: 7, target: "loop-1")),
+            .stallBegin(StallBeginRecord(stallID: 2, startNs: 30, detectedNs: 40, threadID: 8, kind: .saturated)),
+        ]
+        let bytes = CaptureRoundTripTests.encoded(records)
+        #expect(bytes[8] == 3 && bytes[9] == 0)
+        let capture = try CaptureReader.parse(bytes, source: "v3")
+        #expect(capture.stalls.map(\.target) == ["loop-1", "main"])
+        var older = CaptureFormat.header
+        older[8] = 2
+        for case .stallBegin(let begin) in records {
+            var payload: [UInt8] = []
+            begin.encode(into: &payload)
+            older += Self.record(type: 3, payload: Array(payload.prefix(25)))  // no target
+        }
+        let v2 = try CaptureReader.parse(older, source: "v2")
+        #expect(v2.stalls.map(\.target) == ["main", "main"])
+        #expect(v2.stalls.map(\.kind) == [.stall, .saturated])
+    }
+
+    /// A record of `type` around `payload`: type, length, payload and CRC.
+    static func record(type: UInt8, payload: [UInt8]) -> [UInt8] {
+        var bytes: [UInt8] = [type]
+        bytes.appendLE(UInt32(payload.count))
+        bytes += payload
+        bytes.appendLE(bytes.withUnsafeBytes { CRC32.checksum($0) })
+        return bytes
+    }
+
+    /// A target name is never empty: an empty one is bad data, with the file and byte named.
+    @Test func anEmptyTargetNameIsBadData() throws {
+        var payload: [UInt8] = []
+        StallBeginRecord(stallID: 1, startNs: 10, detectedNs: 20, threadID: 7, target: "x").encode(into: &payload)
+        payload.removeLast(5)
+        payload.appendLE(UInt32(0))
+        let bytes = CaptureFormat.header + Self.record(type: 3, payload: payload)
+        #expect(throws: CaptureFormatError.self) { try CaptureReader.records(bytes, source: "empty.stalls") }
+        do { _ = try CaptureReader.records(bytes, source: "empty.stalls") } catch {
+            #expect("\(error)".contains("empty.stalls") && "\(error)".contains("empty target name"), "\(error)")
+        }
+    }
+
+    /// The signal-mask record (type 10) is a new record type: the version stays, and a reader that predates it reads
     /// everything else (its rule: an unknown type is skipped, CRC checked).
     @Test func signalMaskRecordsNeedNoNewVersion() throws {
         let mask = SignalMaskRecord(stallID: 2, timestampNs: 2_800, threadID: 7, signal: 27, blockedMask: 1 << 26)
         var bytes = CaptureFormat.header
         for record in Self.records() + [.signalMask(mask)] { record.encode(into: &bytes) }
-        #expect(bytes[8] == 2 && bytes[9] == 0)
+        #expect(bytes[8] == CaptureFormat.version && bytes[9] == 0)
         #expect(try CaptureReader.records(bytes, source: "v2").records.last == .signalMask(mask))
         let capture = try CaptureReader.parse(bytes, source: "v2")
         #expect(capture.stalls[1].signalMask == mask && capture.stalls[0].signalMask == nil)
@@ -98,13 +143,13 @@ import Testing
 
     @Test func unknownVersionsAndKindsAreErrors() throws {
         var bytes = CaptureFormat.header
-        bytes[8] = 3
-        #expect(throws: CaptureFormatError.self) { try CaptureReader.parse(bytes, source: "v3") }
+        bytes[8] = 4
+        #expect(throws: CaptureFormatError.self) { try CaptureReader.parse(bytes, source: "v4") }
         var bad = CaptureFormat.header
         StallBeginRecord(stallID: 1, startNs: 1, detectedNs: 2, threadID: 3, kind: .saturated)
             .asRecord.encode(into: &bad)
-        // Patch the kind byte (the payload's last byte) to an unknown value and fix the CRC.
-        let kindIndex = bad.count - 5
+        // Patch the kind byte (before the target "main": length and 4 bytes) to an unknown value and fix the CRC.
+        let kindIndex = bad.count - 4 - 8 - 1
         bad[kindIndex] = 9
         let crc = bad.withUnsafeBytes { CRC32.checksum(UnsafeRawBufferPointer(rebasing: $0[16..<(bad.count - 4)])) }
         withUnsafeBytes(of: crc.littleEndian) { for k in 0..<4 { bad[bad.count - 4 + k] = $0[k] } }

@@ -26,7 +26,7 @@ import Testing
     @Test func theRateRoundTripsWithoutANewVersion() throws {
         let records: [CaptureRecord] = [.stallBegin(begin), .stallEnd(end(rate: tickLimited))]
         let bytes = CaptureRoundTripTests.encoded(records)
-        #expect(bytes[8] == 2 && bytes[9] == 0, "a trailing field keeps version 2")
+        #expect(bytes[8] == CaptureFormat.version && bytes[9] == 0, "a trailing field keeps the version")
         let (read, warning) = try CaptureReader.records(bytes, source: "rate.stalls")
         #expect(warning == nil)
         #expect(read == records)

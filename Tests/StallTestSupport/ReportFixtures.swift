@@ -151,7 +151,8 @@ public enum ReportFixtures {
     public static var nanosleepNumber: Int32 { architecture == .x86_64 ? 35 : 101 }
     public static var readNumber: Int32 { architecture == .x86_64 ? 0 : 63 }
 
-    /// `bytes` of a version 2 capture rewritten as version 1: no kind byte in stallBegin, CRCs recomputed.
+    /// `bytes` of a version 3 capture rewritten as version 1: no kind byte nor target in stallBegin, CRCs
+    /// recomputed.
     public static func versionOne(_ bytes: [UInt8]) -> [UInt8] {
         var out = Array(bytes[..<16])
         out[8] = 1
@@ -161,7 +162,7 @@ public enum ReportFixtures {
             let length = Int(bytes[offset + 1]) | Int(bytes[offset + 2]) << 8 | Int(bytes[offset + 3]) << 16
                 | Int(bytes[offset + 4]) << 24
             var payload = Array(bytes[(offset + 5)..<(offset + 5 + length)])
-            if type == 3 { payload.removeLast() }
+            if type == 3 { payload = Array(payload.prefix(24)) }  // id, start, detected, thread
             var record = [type] + withUnsafeBytes(of: UInt32(payload.count).littleEndian, Array.init) + payload
             record += withUnsafeBytes(of: crc32(record).littleEndian, Array.init)
             out += record
