@@ -91,7 +91,7 @@ let package = Package(
         // Benchmarks (driven by scripts in tools/).
         .executableTarget(
             name: "stallprof-bench-capture",
-            dependencies: ["CStallCapture", "StallProfiler"],
+            dependencies: ["CStallCapture", "StallProfiler", "StallSamples"],
             path: "tools/bench-capture"
         ),
         // Who holds the lock: what one blocked-on probe costs.

@@ -25,7 +25,10 @@
 #  - idle cost of a RunLoop.main app with and without the watchdog (threshold 250 ms; child processes,
 #    interleaved), and per-thread CPU over the measured window; then the same for a dispatchMain() app and an
 #    async @main app (main actor), where the watchdog reads libdispatch's main queue instead of pinging it; each
-#    beside its goal (0.3 ms/s for RunLoop.main, 0.5 for the others).
+#    beside its goal (0.3 ms/s for RunLoop.main, 0.5 for the others);
+#  - the cost of watched targets (StallTarget): a RunLoop.main app with 1, 8 and 64 idle event-loop threads, its
+#    watchdog watching the main queue alone or every loop too (threshold 250 ms), interleaved; the difference over
+#    the count is the cost per target, beside its goal (0.05 ms/s).
 # As root it runs at nice -15 (BENCH_NICE=0 turns that off): on this shared 2-core machine, other builds otherwise
 # preempt the measured threads mid-sample and the medians measure the scheduler, not the hand-off.
 #   tools/bench-capture.sh [SAMPLES] [SLOWDOWN_BLOCKS] [IDLE_PAIRS] [IDLE_SECONDS] [SLOWDOWN_WINDOW_MS]
@@ -42,3 +45,4 @@ echo "machine: $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg); $(
 "${nice[@]}" "$bin" idle "${3:-3}" "${4:-4}" runloop
 "${nice[@]}" "$bin" idle "${3:-3}" "${4:-4}" dispatch
 "${nice[@]}" "$bin" idle "${3:-3}" "${4:-4}" async
+"${nice[@]}" "$bin" targets "${3:-3}" "${4:-4}"

@@ -35,6 +35,10 @@ extension StallWatchdog {
         /// episode is recorded and sampled; from 100 ms to 1 hour. nil turns saturation detection off.
         /// Default: 1 s. See docs/WATCHDOG.md.
         public var saturationPeriod: Duration? = .seconds(1)
+        /// Serial executors watched besides the main queue (event loops, serial queues), each with a name and a
+        /// threshold of its own; ``StallWatchdog/add(_:)`` adds more to a running watchdog. Default: none (the
+        /// main queue alone). See ``StallTarget``.
+        public var targets: [StallTarget] = []
 
         /// Posts a block to the thread whose responsiveness is watched: the main queue in apps; tests substitute
         /// a thread of their own.
@@ -84,6 +88,8 @@ public enum StallWatchdogError: Error, CustomStringConvertible, Equatable {
     case cannotWrite(String)
     /// A system call failed (the reason says which).
     case system(String)
+    /// The watchdog was stopped: it takes no new targets.
+    case stopped
 
     /// A sentence for logs.
     public var description: String {
@@ -94,6 +100,7 @@ public enum StallWatchdogError: Error, CustomStringConvertible, Equatable {
             return "signal \(signal) already has a handler in this app; set Configuration.signal to a free signal"
         case .cannotWrite(let message): return "cannot write the stall capture: \(message)"
         case .system(let message): return "stall watchdog: \(message)"
+        case .stopped: return "the stall watchdog was stopped"
         }
     }
 }

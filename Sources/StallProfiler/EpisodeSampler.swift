@@ -24,8 +24,10 @@ final class EpisodeSampler {
     /// or ready for one (the episode ends only some checks after the thread starts sleeping again).
     let signalsOnlyRunnable: Bool
     /// True when requests are pipelined (``WatchdogTiming/pipelinesSamples``): sent at one call, collected at the
-    /// next.
-    let pipelines: Bool
+    /// next. Off while another target's episode is sampled too (``pipelining(_:)``).
+    private(set) var pipelines: Bool
+    /// True when the timing allows pipelining.
+    private let canPipeline: Bool
     private let timeoutNs: Int64
     private let resampleNs: UInt64
     /// The system call, stack and instruction pointers of the last stack read from memory.
@@ -90,7 +92,7 @@ final class EpisodeSampler {
         self.threadID = threadID
         self.presampling = presampling
         self.signalsOnlyRunnable = signalsOnlyRunnable
-        pipelines = timing.pipelinesSamples
+        (pipelines, canPipeline) = (timing.pipelinesSamples, timing.pipelinesSamples)
         timeoutNs = timing.sampleTimeoutNs
         resampleNs = timing.blockedResampleNs
         self.maxFrames = maxFrames
@@ -101,6 +103,17 @@ final class EpisodeSampler {
         waitAtLastSample = start?.waitNs
         // The first sample's wait is bounded from here, as each later one's from the sample before.
         lastRecorded = start
+    }
+
+    /// Pipelines requests when `allowed` and the timing allows it. With two threads sampled at once, pipelined
+    /// requests would take each other's one slot before any is answered: each call then waits for its answer. A
+    /// request left outstanding stays the thread's own in the slot until another thread's takes it: the next
+    /// waiting call collects or waits for it.
+    func pipelining(_ allowed: Bool) {
+        let on = allowed && canPipeline
+        guard on != pipelines else { return }
+        pipelines = on
+        if !on { outstanding = nil }
     }
 
     deinit {

@@ -45,7 +45,8 @@ struct StallDetector {
 
     private var phase = Phase.idle
     private var nextPingID: UInt64 = 1
-    private var nextEpisodeID: UInt32 = 1
+    /// Where episode numbers come from: shared by every watched target's detector.
+    private let episodeIDs: EpisodeIDs
     private var lastPingNs: UInt64? = nil
     private var samples: SampleSchedule
     private var reportedNoRunLoop = false
@@ -62,8 +63,10 @@ struct StallDetector {
     /// The thread that serviced the latest answered ping: the one to sample. Nil until the first answer.
     private(set) var mainQueueThread: Int32? = nil
 
-    /// Creates a detector. The ping period is a quarter of the threshold (at least 1 ms).
-    init(thresholdNs: UInt64, sampleIntervalNs: UInt64) {
+    /// Creates a detector that numbers episodes from `episodeIDs`. The ping period is a quarter of the threshold (at
+    /// least 1 ms).
+    init(thresholdNs: UInt64, sampleIntervalNs: UInt64, episodeIDs: EpisodeIDs = EpisodeIDs()) {
+        self.episodeIDs = episodeIDs
         self.thresholdNs = thresholdNs
         self.pingPeriodNs = WatchdogTiming.pingPeriodNs(thresholdNs: thresholdNs)
         self.sampleIntervalNs = sampleIntervalNs
@@ -85,11 +88,8 @@ struct StallDetector {
         currentPresampleDelayNs = pingPeriodNs
     }
 
-    /// Takes the next episode number. Stalls and saturated episodes share one sequence.
-    mutating func takeEpisodeID() -> UInt32 {
-        defer { nextEpisodeID += 1 }
-        return nextEpisodeID
-    }
+    /// Takes the next episode number. Stalls and saturated episodes, of every watched target, share one sequence.
+    func takeEpisodeID() -> UInt32 { episodeIDs.take() }
 
     /// True when no ping is outstanding and no stall is in progress.
     var isIdle: Bool { phase == .idle }

@@ -50,6 +50,8 @@ public final class StallWatchdog: Sendable {
     public let configuration: Configuration
     private let shared: WatchdogShared
     private let thread: Locked<pthread_t?>
+    /// The names of the targets watched besides the main queue, as the app last changed them.
+    private let targetNames: Locked<Set<String>>
     /// The process that started it: in a forked child the watchdog thread does not exist.
     private let processID = getpid()
 
@@ -68,6 +70,37 @@ public final class StallWatchdog: Sendable {
         self.configuration = configuration
         self.shared = shared
         self.thread = Locked(thread)
+        targetNames = Locked(Set(configuration.targets.map(\.name)))
+    }
+
+    /// Starts watching `target` too, from the watchdog's next step. Throws
+    /// ``StallWatchdogError/invalidConfiguration(_:)`` for a bad name or threshold, or a name already watched, and
+    /// ``StallWatchdogError/stopped`` once ``stop()`` was called. Safe from any thread; it never waits on the
+    /// watchdog thread.
+    public func add(_ target: StallTarget) throws {
+        try target.validate(sampleInterval: configuration.sampleInterval)
+        try thread.withLock { handle in
+            guard handle != nil, getpid() == processID else { throw StallWatchdogError.stopped }
+            try targetNames.withLock { names in
+                guard names.insert(target.name).inserted else {
+                    throw StallWatchdogError.invalidConfiguration("a target named '\(target.name)' is already watched")
+                }
+            }
+            shared.change(.add(target))
+        }
+    }
+
+    /// Stops watching the target named `name`; an episode of it in progress ends now. False when no target of
+    /// that name is watched (the main queue is always watched).
+    @discardableResult
+    public func remove(named name: String) -> Bool {
+        thread.withLock { handle in
+            guard handle != nil, getpid() == processID, targetNames.withLock({ $0.remove(name) != nil }) else {
+                return false
+            }
+            shared.change(.remove(name))
+            return true
+        }
     }
 
     /// Starts watching. Creates the capture file (after expanding `%p`, `%t` and `%%` in its path, see
@@ -112,7 +145,7 @@ public final class StallWatchdog: Sendable {
             stalls: shared.stalls.load(ordering: .relaxed),
             saturatedEpisodes: shared.saturated.load(ordering: .relaxed), samples: shared.samples.load(ordering: .relaxed),
             missedSamples: shared.missed.load(ordering: .relaxed), droppedSamples: shared.dropped.load(ordering: .relaxed),
-            mainQueueAnswered: shared.answeredPing.load(ordering: .acquiring) != 0)
+            mainQueueAnswered: shared.main.answeredPing.load(ordering: .acquiring) != 0)
     }
 
     /// Stops sampling, flushes and closes the capture file, and waits for the watchdog thread to end. It never
@@ -136,19 +169,10 @@ public final class StallWatchdog: Sendable {
     }
 }
 
-/// State shared between the watchdog thread, the ping blocks on the main queue and the public object.
+/// State shared between the watchdog thread, the ping blocks and the public object.
 final class WatchdogShared: Sendable {
-    /// The id of the latest ping the main queue answered (0 before any).
-    let answeredPing = Atomic<UInt64>(0)
-    /// When it was answered, monotonic nanoseconds.
-    let answeredAt = Atomic<UInt64>(0)
-    /// Which thread answered it.
-    let answeredThread = Atomic<Int32>(0)
-    /// That thread's CPU clock when it answered, nanoseconds.
-    let answeredCPU = Atomic<UInt64>(0)
-    /// The main queue's drain-lock owner as the latest answer's block read it (-1: unreadable): its own thread
-    /// when libdispatch's layout is the one DispatchQueueIdle reads.
-    let answeredOwner = Atomic<Int32>(-1)
+    /// The answers to the main queue's pings.
+    let main = PingAnswers(readsMainQueue: true)
     /// Set once by ``requestStop()``.
     let stopRequested = Atomic<Bool>(false)
     let stalls = Atomic<Int>(0)
@@ -156,22 +180,28 @@ final class WatchdogShared: Sendable {
     let samples = Atomic<Int>(0)
     let missed = Atomic<Int>(0)
     let dropped = Atomic<Int>(0)
+    /// Targets added and removed on the running watchdog, in order, for the watchdog thread to take
+    /// (``StallWatchdog/add(_:)``); it only tries the lock, so it never waits on an app thread holding it.
+    let targetChanges = Locked<[TargetChange]>([])
+    /// True while ``targetChanges`` holds changes not taken yet.
+    let targetsChanged = Atomic<Bool>(false)
 
-    /// Records an answer; runs on the main queue. Only atomics: it never blocks the main thread.
-    func answer(ping id: UInt64) {
-        let tid = stallcap_gettid()
-        stallcap_warm_thread()  // once per thread: alternate stack and stack bounds before a handler needs them
-        answeredThread.store(tid, ordering: .relaxed)
-        answeredCPU.store(UInt64(max(0, stallcap_thread_cpu_ns(tid))), ordering: .relaxed)
-        answeredOwner.store(DispatchQueueIdle.read().map { Int32($0.state & DispatchQueueIdle.ownerMask) } ?? -1,
-            ordering: .relaxed)
-        answeredAt.store(stallcap_monotonic_ns(), ordering: .relaxed)
-        answeredPing.store(id, ordering: .releasing)
+    /// A change of the watched targets.
+    enum TargetChange: Sendable {
+        case add(StallTarget)
+        case remove(String)
     }
 
     /// Asks the watchdog thread to finish.
     func requestStop() {
         stopRequested.store(true, ordering: .releasing)
+        stallcap_wd_wake()
+    }
+
+    /// Queues `change` for the watchdog thread and wakes it.
+    func change(_ change: TargetChange) {
+        targetChanges.withLock { $0.append(change) }
+        targetsChanged.store(true, ordering: .releasing)
         stallcap_wd_wake()
     }
 }

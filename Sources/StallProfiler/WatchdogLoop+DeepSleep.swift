@@ -24,7 +24,8 @@ extension WatchdogLoop {
     /// not sleep (the caller sleeps as usual). The main thread's run loop (``sleepOnRunLoop(sequence:tick:)``) or
     /// libdispatch's main queue under `dispatchMain()` (``sleepOnQueue(sequence:)``).
     func sleepDeeply(sequence: UInt32) -> Bool {
-        guard detector.isIdle, episode.isIdle, let thread = detector.mainQueueThread else {
+        // Other targets are checked every interval: nothing wakes a deep sleep when one of them stalls.
+        guard others.isEmpty, detector.isIdle, episode.isIdle, let thread = detector.mainQueueThread else {
             releaseDeepSleep()
             return false
         }
@@ -33,7 +34,7 @@ extension WatchdogLoop {
         if case .queue = deepArmed, onRunLoop { releaseDeepSleep() }
         if case .runLoop = deepArmed, !onRunLoop { releaseDeepSleep() }
         guard onRunLoop else { return sleepOnQueue(sequence: sequence) }
-        guard let tick = tickCPU else {
+        guard let tick = main.tickCPU else {
             releaseDeepSleep()
             return false
         }

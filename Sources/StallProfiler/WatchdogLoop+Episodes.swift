@@ -2,39 +2,40 @@ import CStallCapture
 import StallFormat
 
 /// The episodes, on the watchdog thread: presamples taken before a stall is declared, stalls, and saturated
-/// episodes. Each moves ``WatchdogLoop/episode`` from one ``EpisodeState`` to the next.
+/// episodes. Each moves a watched target's ``WatchedTarget/episode`` from one ``EpisodeState`` to the next.
 extension WatchdogLoop {
     /// Takes one presample into the bounded buffer. Nothing while a saturated episode is sampled: its samples
     /// already cover the time.
-    func presample() {
-        guard let thread = detector.mainQueueThread else { return }
+    func presample(_ target: WatchedTarget) {
+        guard let thread = target.detector.mainQueueThread else { return }
         let presamples: Presamples
-        switch episode {
+        switch target.episode {
         case .presampling(let current): presamples = current
         case .idle:
             presamples = Presamples(
                 sampler: EpisodeSampler(
-                    episodeID: 0, threadID: threadToSample(latest: thread), timing: timing,
+                    episodeID: 0, threadID: threadToSample(target, latest: thread), timing: target.timing,
                     maxFrames: configuration.maxFrames, presampling: true),
-                capacity: detector.presampleCapacity)
-            episode = .presampling(presamples)
+                capacity: target.detector.presampleCapacity)
+            target.episode = .presampling(presamples)
         case .stall, .saturated: return
         }
-        if let record = takeSample(presamples.sampler, watchAnswers: true) { presamples.keep(record) }
+        if let record = takeSample(presamples.sampler, of: target, watchAnswers: true) { presamples.keep(record) }
     }
 
-    /// Declares stall `stallID`, begun at `startNs`: writes its begin record and its presamples, and samples it
-    /// with the presampler when there is one. A saturated episode in progress ends where the stall is declared.
-    func beginStall(stallID: UInt32, startNs: UInt64, latestThread: Int32) {
-        endSaturatedEpisode(endNs: stallcap_monotonic_ns())
-        saturation?.reset()
-        runLoopWait.stallBegan()
+    /// Declares stall `stallID` of `target`, begun at `startNs`: writes its begin record and its presamples, and
+    /// samples it with the presampler when there is one. A saturated episode in progress ends where the stall is
+    /// declared.
+    func beginStall(_ target: WatchedTarget, stallID: UInt32, startNs: UInt64, latestThread: Int32) {
+        endSaturatedEpisode(target, endNs: stallcap_monotonic_ns())
+        target.saturation?.reset()
+        if target === main { runLoopWait.stallBegan() }
         shared.stalls.add(1, ordering: .relaxed)
-        let kept = episode.presamples
-        let threadID = kept?.sampler.threadID ?? threadToSample(latest: latestThread)
+        let kept = target.episode.presamples
+        let threadID = kept?.sampler.threadID ?? threadToSample(target, latest: latestThread)
         let detected = stallcap_monotonic_ns()
         writer.append(.stallBegin(StallBeginRecord(
-            stallID: stallID, startNs: startNs, detectedNs: detected, threadID: threadID)))
+            stallID: stallID, startNs: startNs, detectedNs: detected, threadID: threadID, target: target.name)))
         // Libraries loaded before the stall go to disk with its presamples (flushed below): one look, that of a
         // saturated episode ended just now included.
         output.unknownImagesDue = true
@@ -48,12 +49,12 @@ extension WatchdogLoop {
             sampler.episodeID = stallID
             sampler.presampling = false
             appendSignalMask(of: sampler)
-            episode = .stall(sampler)
+            target.episode = .stall(sampler)
         } else {
-            episode = .stall(EpisodeSampler(
-                episodeID: stallID, threadID: threadID, timing: timing, maxFrames: configuration.maxFrames))
+            target.episode = .stall(EpisodeSampler(
+                episodeID: stallID, threadID: threadID, timing: target.timing, maxFrames: configuration.maxFrames))
         }
-        blockedProbe.stallBegan(stallID: stallID)
+        target.blockedProbe.stallBegan(stallID: stallID)
         // The stall is on disk as soon as it is detected, not only with its first sample (which may wait for a
         // slow signal delivery): a process killed now still shows it.
         output.flush()
@@ -61,9 +62,11 @@ extension WatchdogLoop {
 
     /// Takes a sample of the stall in progress; when its thread waits (a repeated sample), finds on what, once per
     /// stall, and takes the snapshots of every thread.
-    func sampleStall() {
-        guard let sampler = episode.stall, let record = takeSample(sampler, watchAnswers: true) else { return }
+    func sampleStall(_ target: WatchedTarget) {
+        guard let sampler = target.episode.stall, let record = takeSample(sampler, of: target, watchAnswers: true)
+        else { return }
         writeSample(record)
+        let blockedProbe = target.blockedProbe
         blockedProbe.takeBaselineIfDue()
         // No CPU progress since the previous sample: the thread waits. Find on what, once per stall.
         guard record.flags.contains(.repeated) else { return }
@@ -78,19 +81,21 @@ extension WatchdogLoop {
     /// declared are dropped. Libraries loaded during a saturated episode are found in /proc/self/maps, not by
     /// asking the loader: that episode ends when a stall begins or the thread sleeps, and then the main thread may
     /// hold the loader's lock.
-    func endEpisode(endNs: UInt64) {
-        let ended = episode
-        episode = .idle
+    func endEpisode(_ target: WatchedTarget, endNs: UInt64) {
+        let ended = target.episode
+        target.episode = .idle
         switch ended {
         case .idle, .presampling: break
         case .stall(let sampler):
             // Before the probe's last reading, which may sample another thread (that would cancel the request).
             if let record = lastSample(of: sampler, endNs: endNs) { writeSample(record) }
-            if let threads = blockedProbe.endReading(stallID: sampler.episodeID) { writer.append(.threads(threads)) }
-            writeEnd(sampler.finish(endNs: endNs))
+            if let threads = target.blockedProbe.endReading(stallID: sampler.episodeID) {
+                writer.append(.threads(threads))
+            }
+            writeEnd(sampler.finish(endNs: endNs), timing: target.timing)
         case .saturated(let sampler):
             if let record = lastSample(of: sampler, endNs: endNs) { writeSample(record) }
-            writeEnd(sampler.finish(endNs: endNs))
+            writeEnd(sampler.finish(endNs: endNs), timing: target.timing)
             output.unknownImagesDue = true
         }
     }
@@ -119,40 +124,42 @@ extension WatchdogLoop {
         rates.wrote(record)
     }
 
-    /// Writes an episode's end record with the rate its samples came at.
-    private func writeEnd(_ end: StallEndRecord) {
+    /// Writes an episode's end record with the rate its samples came at (asked at `timing`'s interval).
+    private func writeEnd(_ end: StallEndRecord, timing: WatchdogTiming) {
         var end = end
         end.sampleRate = rates.rate(of: end, askedIntervalNs: timing.sampleIntervalNs)
         writer.append(.stallEnd(end))
     }
 
-    /// Ends the saturated episode in progress, if any, at `endNs`.
-    func endSaturatedEpisode(endNs: UInt64) {
-        if case .saturated = episode { endEpisode(endNs: endNs) }
+    /// Ends `target`'s saturated episode in progress, if any, at `endNs`.
+    func endSaturatedEpisode(_ target: WatchedTarget, endNs: UInt64) {
+        if case .saturated = target.episode { endEpisode(target, endNs: endNs) }
     }
 
-    /// Ends the episode in progress, if any, at `endNs`: the watchdog is stopping.
+    /// Ends every target's episode in progress, if any, at `endNs`: the watchdog is stopping.
     func endEpisodesAtStop(endNs: UInt64) {
-        endEpisode(endNs: endNs)
+        endEpisode(main, endNs: endNs)
+        for target in others { endEpisode(target, endNs: endNs) }
         stallcap_sample_end()  // no timer of ours stays armed, or exists, after stop()
     }
 
-    /// The process was stopped for `ns` (see ``PauseDetector``): not part of the episode in progress.
+    /// The process was stopped for `ns` (see ``PauseDetector``): not part of any episode in progress.
     func creditPause(_ ns: UInt64) {
         guard ns > 0 else { return }
-        episode.sampler?.pausedNs += ns
+        main.episode.sampler?.pausedNs += ns
+        for target in others { target.episode.sampler?.pausedNs += ns }
     }
 
-    /// Steps the saturation detector (not during a stall) and acts on what it says.
-    func stepSaturation() {
-        guard saturation != nil, !self.detector.isStalled else { return }
+    /// Steps `target`'s saturation detector (not during a stall) and acts on what it says.
+    func stepSaturation(_ target: WatchedTarget) {
+        guard target.saturation != nil, !target.detector.isStalled else { return }
         // A main queue that read idle at the latest check is serviced by no thread: the last answerer, a pool
         // worker, may run other queues' work meanwhile, which is not the main queue's saturation. (A saturated
         // queue never reads idle: its checks are pings.)
-        let thread = dispatchIdle.lastWasQuiet ? nil : self.detector.mainQueueThread
-        let tick = tickCPU  // read at this step's start
+        let thread = target === main && dispatchIdle.lastWasQuiet ? nil : target.detector.mainQueueThread
+        let tick = target.tickCPU  // read at this step's start
         // Stepped in place (not copied out and back: that retained and copied its window on every step).
-        let actions = saturation!.step(
+        let actions = target.saturation!.step(
             nowNs: stallcap_monotonic_ns(), threadID: thread,
             cpu: {
                 guard let thread else { return nil }
@@ -171,26 +178,28 @@ extension WatchdogLoop {
             })
         for action in actions {
             switch action {
-            case .begin(let startNs, let threadID): beginSaturatedEpisode(startNs: startNs, threadID: threadID)
+            case .begin(let startNs, let threadID):
+                beginSaturatedEpisode(target, startNs: startNs, threadID: threadID)
             case .sample:
-                guard let sampler = episode.saturated else { break }
-                if let record = takeSample(sampler, watchAnswers: false) { writeSample(record) }
-            case .end(let endNs): endSaturatedEpisode(endNs: endNs)
+                guard let sampler = target.episode.saturated else { break }
+                if let record = takeSample(sampler, of: target, watchAnswers: false) { writeSample(record) }
+            case .end(let endNs): endSaturatedEpisode(target, endNs: endNs)
             }
         }
     }
 
-    /// Begins a saturated episode at `startNs` on `threadID`, dropping the presamples of a ping not yet late
-    /// enough for a stall.
-    private func beginSaturatedEpisode(startNs: UInt64, threadID: Int32) {
-        episode = .idle
-        let id = detector.takeEpisodeID()
+    /// Begins a saturated episode of `target` at `startNs` on `threadID`, dropping the presamples of a ping not
+    /// yet late enough for a stall.
+    private func beginSaturatedEpisode(_ target: WatchedTarget, startNs: UInt64, threadID: Int32) {
+        target.episode = .idle
+        let id = target.detector.takeEpisodeID()
         shared.saturated.add(1, ordering: .relaxed)
         writer.append(.stallBegin(StallBeginRecord(
-            stallID: id, startNs: startNs, detectedNs: stallcap_monotonic_ns(), threadID: threadID, kind: .saturated)))
+            stallID: id, startNs: startNs, detectedNs: stallcap_monotonic_ns(), threadID: threadID, kind: .saturated,
+            target: target.name)))
         output.unknownImagesDue = true
-        episode = .saturated(EpisodeSampler(
-            episodeID: id, threadID: threadID, timing: timing, maxFrames: configuration.maxFrames,
+        target.episode = .saturated(EpisodeSampler(
+            episodeID: id, threadID: threadID, timing: target.timing, maxFrames: configuration.maxFrames,
             signalsOnlyRunnable: true))
     }
 }

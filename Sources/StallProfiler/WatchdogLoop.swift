@@ -5,9 +5,9 @@ import StallFormat
 import Glibc
 #endif
 
-/// The body of the watchdog thread: steps the ``StallDetector``, sends pings, drives the episodes
-/// (``EpisodeState``, WatchdogLoop+Episodes.swift) and writes through its ``CaptureOutput``.
-/// Everything here runs on that one thread.
+/// The body of the watchdog thread: steps each watched target's ``StallDetector`` (the main queue's, and those of
+/// the ``StallTarget``s: WatchdogLoop+Targets.swift), sends pings, drives the episodes (``EpisodeState``,
+/// WatchdogLoop+Episodes.swift) and writes through its ``CaptureOutput``. Everything here runs on that one thread.
 final class WatchdogLoop {
     let configuration: Configuration
     /// The configuration's durations, resolved once.
@@ -15,10 +15,12 @@ final class WatchdogLoop {
     /// The capture file, its images and flushes, and the problems told to the developer.
     let output: CaptureOutput
     let shared: WatchdogShared
-    var detector: StallDetector
-    /// What is sampled now: nothing, presamples, a stall or a saturated episode.
-    var episode = EpisodeState.idle
-    var mainQueueThreads = MainQueueThreads()
+    /// The main queue.
+    let main: WatchedTarget
+    /// The other targets watched (``StallTarget``), in the order they were added.
+    var others: [WatchedTarget] = []
+    /// The episode numbers every target's detector takes.
+    let episodeIDs = EpisodeIDs()
     /// Answers due pings without waking a main thread that sleeps in its run loop (RunLoopWait.swift).
     var runLoopWait = RunLoopWait(mainThread: getpid())
     /// Answers due pings without posting them when libdispatch's main queue is idle under `dispatchMain()`.
@@ -29,13 +31,6 @@ final class WatchdogLoop {
     var stillThisStep = false
     /// True when this step's check was answered by libdispatch's main queue reading idle (DispatchQueueIdle).
     var queueQuietThisStep = false
-    /// The CPU clock of the thread servicing the main queue, read once at the start of this step (nil when it
-    /// is unknown or gone): the quiet check and the saturation check share it.
-    var tickCPU: (thread: Int32, ns: UInt64)? = nil
-    /// Finds what a blocked stall's thread waits for, once per stall.
-    let blockedProbe: BlockedOnProbe
-    /// Saturation detection, nil when off.
-    var saturation: SaturationDetector?
     /// What the deep sleep left armed after a sleep that nothing ended (the next deep sleep may then rest on it:
     /// WatchdogLoop+DeepSleep), nil when nothing is.
     var deepArmed: DeepArming? = nil
@@ -64,14 +59,22 @@ final class WatchdogLoop {
         self.timing = timing
         output = CaptureOutput(writer: writer, shared: shared)
         self.shared = shared
-        // Checks the glibc mutex layout, once.
-        blockedProbe = BlockedOnProbe(timing: timing, maxFrames: configuration.maxFrames)
-        detector = StallDetector(thresholdNs: timing.thresholdNs, sampleIntervalNs: timing.sampleIntervalNs)
-        saturation = timing.saturationPeriodNs.map { periodNs in
-            SaturationDetector(
-                periodNs: periodNs, checkIntervalNs: timing.saturationCheckIntervalNs,
-                sampleIntervalNs: timing.sampleIntervalNs)
-        }
+        main = WatchedTarget(
+            name: StallBeginRecord.mainTarget, timing: timing, maxFrames: configuration.maxFrames,
+            answers: shared.main, episodeIDs: episodeIDs, post: configuration.post)
+        for target in configuration.targets { add(target) }
+    }
+
+    /// The main queue's detector.
+    var detector: StallDetector {
+        get { main.detector }
+        _modify { yield &main.detector }
+    }
+
+    /// The main queue's episode.
+    var episode: EpisodeState {
+        get { main.episode }
+        set { main.episode = newValue }
     }
 
     /// Starts the thread; the thread keeps the loop alive until it ends.
@@ -109,7 +112,6 @@ final class WatchdogLoop {
         output.appendImagesIfChanged(force: true)
         if let vdso = VDSOImage.current() { writer.append(.imageContents(vdso)) }
         output.flush()
-        var lastSeenPing: UInt64 = 0
         var pauses = PauseDetector(threadID: stallcap_gettid(), timing: timing)
         var sequence = stallcap_wd_sequence()
         var actions: [StallDetector.Action] = []
@@ -120,42 +122,38 @@ final class WatchdogLoop {
         while !shared.stopRequested.load(ordering: .acquiring) {
             var paused = pauses.step(watching: watching)
             creditPause(paused)
-            tickCPU = detector.mainQueueThread.flatMap { thread in
-                let cpu = stallcap_thread_cpu_ns(thread)
-                return cpu >= 0 ? (thread, UInt64(cpu)) : nil
-            }
+            takeTargetChanges()
+            main.readTickCPU()
             // The main thread ran since the timer was armed: its expiry may be queued, and this step may post.
-            if case .runLoop(let thread, let ns) = deepArmed, tickCPU.map({ $0 != (thread, ns) }) ?? true {
+            if case .runLoop(let thread, let ns) = deepArmed, main.tickCPU.map({ $0 != (thread, ns) }) ?? true {
                 releaseDeepSleep()
             }
             let now = stallcap_monotonic_ns()
-            var answer: StallDetector.Answer? = nil
-            let answered = shared.answeredPing.load(ordering: .acquiring)
-            if answered != lastSeenPing {
-                lastSeenPing = answered
-                let thread = shared.answeredThread.load(ordering: .relaxed)
-                mainQueueThreads.answered(by: thread, cpuNs: shared.answeredCPU.load(ordering: .relaxed))
-                let atNs = shared.answeredAt.load(ordering: .relaxed)
-                runLoopWait.answered(pingID: answered, by: thread, atNs: atNs)
-                let owner = shared.answeredOwner.load(ordering: .relaxed)
-                dispatchIdle.answered(by: thread, owner: owner >= 0 ? owner : nil, mainThread: runLoopWait.mainThread)
-                answer = .init(pingID: answered, atNs: atNs, threadID: thread)
+            var answer = main.takeAnswer()
+            if let answer {
+                runLoopWait.answered(pingID: answer.pingID, by: answer.threadID, atNs: answer.atNs)
+                let owner = shared.main.answeredOwner.load(ordering: .relaxed)
+                dispatchIdle.answered(
+                    by: answer.threadID, owner: owner >= 0 ? owner : nil, mainThread: runLoopWait.mainThread)
             }
             // A ping answered quietly is taken at once (a second step at the same time), so the loop sleeps a
             // whole check interval, not half of one (the presampling wake of an outstanding ping).
+            var mainPaused = paused
             repeat {
                 actions.removeAll(keepingCapacity: true)
-                detector.step(nowNs: now, answer: answer, pausedNs: paused, into: &actions)
-                paused = 0
-                for action in actions { perform(action) }
+                detector.step(nowNs: now, answer: answer, pausedNs: mainPaused, into: &actions)
+                mainPaused = 0
+                for action in actions { perform(action, main) }
                 answer = quietAnswer
                 quietAnswer = nil
             } while answer != nil
-            stepSaturation()
+            stepSaturation(main)
+            stepOthers(pausedNs: paused, actions: &actions)
+            paused = 0
             output.appendUnknownImagesIfDue()  // after this step's samples
             output.drainMarkers(sinceNs: MarkerRing.shared.startedAtNs)
             output.flush()
-            watching = !episode.isIdle || !detector.isIdle
+            watching = anyTarget { !$0.episode.isIdle || !$0.detector.isIdle }
             if watching { pauses.markIfUnmarked() }
             if sleepDeeply(sequence: sequence) {
                 pauses.willSleep(0)
@@ -182,27 +180,39 @@ final class WatchdogLoop {
         stallcap_track_capture(-1, 0, 0)
     }
 
-    /// The thread to sample for an episode that begins now: the main queue's drain-lock owner when libdispatch's
-    /// queue can be read (DispatchQueueIdle), else the best guess among the threads that answered pings
-    /// (MainQueueThreads; `latest` answered last).
-    func threadToSample(latest: Int32) -> Int32 {
-        if let owner = dispatchIdle.drainingThread(), stallcap_thread_cpu_ns(owner) >= 0 { return owner }
-        return mainQueueThreads.threadToSample(latest: latest)
+    /// The thread to sample for an episode of `target` that begins now: for the main queue, its drain-lock owner
+    /// when libdispatch's queue can be read (DispatchQueueIdle); else the best guess among the threads that
+    /// answered pings (MainQueueThreads; `latest` answered last).
+    func threadToSample(_ target: WatchedTarget, latest: Int32) -> Int32 {
+        if target === main, let owner = dispatchIdle.drainingThread(), stallcap_thread_cpu_ns(owner) >= 0 {
+            return owner
+        }
+        return target.threads.threadToSample(latest: latest)
     }
 
-    /// When the loop must wake next: for the stall detector, and for saturation checks and samples.
+    /// When the loop must wake next: for every target's stall detector, and for saturation checks and samples.
     func nextWakeNs(nowNs: UInt64) -> UInt64 {
-        let wake = detector.nextWakeNs(nowNs: nowNs)
-        guard let saturation, !detector.isStalled else { return wake }
-        return min(wake, saturation.nextWakeNs(nowNs: nowNs))
+        func wake(_ target: WatchedTarget) -> UInt64 {
+            let wake = target.detector.nextWakeNs(nowNs: nowNs)
+            guard let saturation = target.saturation, !target.detector.isStalled else { return wake }
+            return min(wake, saturation.nextWakeNs(nowNs: nowNs))
+        }
+        return others.reduce(wake(main)) { min($0, wake($1)) }
     }
 
-    func perform(_ action: StallDetector.Action) {
+    /// Does what `target`'s detector asked.
+    func perform(_ action: StallDetector.Action, _ target: WatchedTarget) {
         switch action {
+        case .sendPing(let id) where target !== main:
+            // Another target: every check is a ping (nothing tells its executor idle from outside).
+            target.detector.pingIsRoutine()
+            let answers = target.answers
+            target.post { answers.answer(ping: id) }
         case .sendPing(let id):
             let thread = detector.mainQueueThread
             if let thread, runLoopWait.answersQuietly(
-                pingID: id, nowNs: stallcap_monotonic_ns(), thread: thread, cpuNs: tickCPU.flatMap { $0.thread == thread ? $0.ns : nil },
+                pingID: id, nowNs: stallcap_monotonic_ns(), thread: thread,
+                cpuNs: main.tickCPU.flatMap { $0.thread == thread ? $0.ns : nil },
                 includesMainQueue: { state in
                     withUnsafePointer(to: state.raw) { stallcap_wait_includes_fd($0, stallcap_main_queue_fd()) == 1 }
                 },
@@ -220,30 +230,33 @@ final class WatchdogLoop {
             }
             if thread != runLoopWait.mainThread { detector.pingIsRoutine() }
             releaseDeepSleep()
-            let shared = self.shared
-            configuration.post { shared.answer(ping: id) }
+            let answers = shared.main
+            main.post { answers.answer(ping: id) }
         case .beginStall(let stallID, let startNs, let latestThread):
-            beginStall(stallID: stallID, startNs: startNs, latestThread: latestThread)
+            beginStall(target, stallID: stallID, startNs: startNs, latestThread: latestThread)
         case .sample:
-            sampleStall()
+            sampleStall(target)
         case .presample:
-            presample()
+            presample(target)
         case .discardPresamples:
-            if case .presampling = episode { episode = .idle }
+            if case .presampling = target.episode { target.episode = .idle }
         case .endStall(_, let endNs):
-            if case .stall = episode { endEpisode(endNs: endNs) }
-            saturation?.reset()
+            if case .stall = target.episode { endEpisode(target, endNs: endNs) }
+            target.saturation?.reset()
             output.appendImagesIfChanged(force: false)
         case .noRunLoop:
             break  // Nothing services the watched queue yet: there is no thread to sample and no stall to report.
         }
     }
 
-    /// Takes one sample with `sampler`, counting misses and warning once when the handler was lost. With
-    /// `watchAnswers`, a sample taken after the main queue answered (the stall had ended) is dropped.
-    func takeSample(_ sampler: EpisodeSampler, watchAnswers: Bool) -> SampleRecord? {
+    /// Takes one sample of `target`'s episode with `sampler`, counting misses and warning once when the handler
+    /// was lost. With `watchAnswers`, a sample taken after the target answered (the stall had ended) is dropped.
+    func takeSample(_ sampler: EpisodeSampler, of target: WatchedTarget, watchAnswers: Bool) -> SampleRecord? {
         let before = sampler.missedCount
-        let answeredBefore = shared.answeredPing.load(ordering: .acquiring)
+        // With another target's episode sampled too, requests are not pipelined: each would take the other's slot.
+        sampler.pipelining(others.isEmpty || !anyTarget { $0 !== target && !$0.episode.isIdle })
+        let answers = target.answers
+        let answeredBefore = answers.answeredPing.load(ordering: .acquiring)
         let requestedNs = stallcap_monotonic_ns()
         var result = sampler.sample()
         let endedNs = stallcap_monotonic_ns()
@@ -251,13 +264,17 @@ final class WatchdogLoop {
         rates.requested(
             threadID: sampler.threadID, requestedNs: sampler.collectedRequestNs ?? requestedNs, endedNs: endedNs,
             record: result)
-        if sampler === episode.saturated { saturation?.sampleEnded(atNs: endedNs) } else { detector.sampleEnded(atNs: endedNs) }
+        if sampler === target.episode.saturated {
+            target.saturation?.sampleEnded(atNs: endedNs)
+        } else {
+            target.detector.sampleEnded(atNs: endedNs)
+        }
         if let record = result, watchAnswers {
-            // The main queue may have answered while the sample was taken, or since this step looked: a sample
-            // from after the stall's end does not belong to it.
-            let answered = shared.answeredPing.load(ordering: .acquiring)
-            let ended = answered != answeredBefore || detector.outstandingPingID.map { answered >= $0 } == true
-            if ended && shared.answeredAt.load(ordering: .relaxed) < record.timestampNs {
+            // The target may have answered while the sample was taken, or since this step looked: a sample from
+            // after the stall's end does not belong to it.
+            let answered = answers.answeredPing.load(ordering: .acquiring)
+            let ended = answered != answeredBefore || target.detector.outstandingPingID.map { answered >= $0 } == true
+            if ended && answers.answeredAt.load(ordering: .relaxed) < record.timestampNs {
                 sampler.retractLastSample()
                 result = nil
             }

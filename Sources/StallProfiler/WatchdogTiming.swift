@@ -93,5 +93,6 @@ extension StallWatchdog.Configuration {
         guard blockedResampleInterval > .zero, blockedResampleInterval <= .seconds(3600) else {
             throw refused(nil, "blockedResampleInterval must be between 0 and 1 hour, not \(blockedResampleInterval)")
         }
+        try targets.validate(sampleInterval: sampleInterval)
     }
 }

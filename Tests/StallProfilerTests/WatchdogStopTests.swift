@@ -89,7 +89,7 @@ extension WatchdogTests {
         presamples.keep(SampleRecord(stallID: 0, timestampNs: now - 1_000_000, threadCPUNs: 2, flags: [], frames: [1, 2]))
         loop.episode = .presampling(presamples)
         // The loop is not started: nothing else flushes. The stall is declared; its first sample is not taken.
-        loop.perform(.beginStall(stallID: 1, startNs: now - 100_000_000, threadID: stallcap_gettid()))
+        loop.perform(.beginStall(stallID: 1, startNs: now - 100_000_000, threadID: stallcap_gettid()), loop.main)
         let capture = try CaptureReader.read(path: path)
         let stall = try #require(capture.stalls.first)
         #expect(!stall.isFinished)

@@ -1,0 +1,114 @@
+import CStallCapture
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The answers to one target's pings. Written by the ping blocks on the target's thread: only atomics, so a ping
+/// never blocks the thread it runs on.
+final class PingAnswers: Sendable {
+    /// The id of the latest ping answered (0 before any).
+    let answeredPing = Atomic<UInt64>(0)
+    /// When it was answered, monotonic nanoseconds.
+    let answeredAt = Atomic<UInt64>(0)
+    /// Which thread answered it.
+    let answeredThread = Atomic<Int32>(0)
+    /// That thread's CPU clock when it answered, nanoseconds.
+    let answeredCPU = Atomic<UInt64>(0)
+    /// The main queue's drain-lock owner as the latest answer's block read it (-1: unreadable, or not the main
+    /// queue's answers): its own thread when libdispatch's layout is the one DispatchQueueIdle reads.
+    let answeredOwner = Atomic<Int32>(-1)
+    /// True for the main queue's answers: they read libdispatch's main queue too.
+    let readsMainQueue: Bool
+
+    /// Answers of the main queue's pings (`readsMainQueue`) or of another target's.
+    init(readsMainQueue: Bool) { self.readsMainQueue = readsMainQueue }
+
+    /// Records an answer; runs on the target's thread.
+    func answer(ping id: UInt64) {
+        let tid = stallcap_gettid()
+        stallcap_warm_thread()  // once per thread: alternate stack and stack bounds before a handler needs them
+        answeredThread.store(tid, ordering: .relaxed)
+        answeredCPU.store(UInt64(max(0, stallcap_thread_cpu_ns(tid))), ordering: .relaxed)
+        if readsMainQueue {
+            answeredOwner.store(
+                DispatchQueueIdle.read().map { Int32($0.state & DispatchQueueIdle.ownerMask) } ?? -1, ordering: .relaxed)
+        }
+        answeredAt.store(stallcap_monotonic_ns(), ordering: .relaxed)
+        answeredPing.store(id, ordering: .releasing)
+    }
+}
+
+/// One watched target on the watchdog thread: the main queue, or a ``StallTarget``. It holds what detects and
+/// samples its episodes; the watchdog loop steps every target in turn (WatchdogLoop+Targets.swift) and drives
+/// their episodes with the same code (WatchdogLoop+Episodes.swift).
+final class WatchedTarget {
+    /// The name its episodes carry in the capture (`main` for the main queue).
+    let name: String
+    /// Its durations: the watchdog's, with the target's threshold.
+    let timing: WatchdogTiming
+    /// Runs a ping on the target.
+    let post: @Sendable (@escaping @Sendable () -> Void) -> Void
+    /// Its pings' answers.
+    let answers: PingAnswers
+    var detector: StallDetector
+    /// What is sampled now: nothing, presamples, a stall or a saturated episode.
+    var episode = EpisodeState.idle
+    /// The threads that answered its pings, to pick the one to sample.
+    var threads = MainQueueThreads()
+    /// Saturation detection, nil when off.
+    var saturation: SaturationDetector?
+    /// Finds what a blocked stall's thread waits for, once per stall.
+    let blockedProbe: BlockedOnProbe
+    /// The latest answered ping this loop has taken.
+    var lastSeenPing: UInt64 = 0
+    /// The CPU clock of the thread servicing the target, read once at the start of this step (nil when it is
+    /// unknown or gone): the quiet check and the saturation check share it.
+    var tickCPU: (thread: Int32, ns: UInt64)? = nil
+
+    /// A target named `name` with `timing`, pinged by `post`, its episodes numbered from `episodeIDs`.
+    init(
+        name: String, timing: WatchdogTiming, maxFrames: Int, answers: PingAnswers, episodeIDs: EpisodeIDs,
+        post: @escaping @Sendable (@escaping @Sendable () -> Void) -> Void
+    ) {
+        (self.name, self.timing, self.answers, self.post) = (name, timing, answers, post)
+        blockedProbe = BlockedOnProbe(timing: timing, maxFrames: maxFrames)
+        detector = StallDetector(
+            thresholdNs: timing.thresholdNs, sampleIntervalNs: timing.sampleIntervalNs, episodeIDs: episodeIDs)
+        saturation = timing.saturationPeriodNs.map { periodNs in
+            SaturationDetector(
+                periodNs: periodNs, checkIntervalNs: timing.saturationCheckIntervalNs,
+                sampleIntervalNs: timing.sampleIntervalNs)
+        }
+    }
+
+    /// Reads the CPU clock of the thread that services the target, for this step.
+    func readTickCPU() {
+        tickCPU = detector.mainQueueThread.flatMap { thread in
+            let cpu = stallcap_thread_cpu_ns(thread)
+            return cpu >= 0 ? (thread, UInt64(cpu)) : nil
+        }
+    }
+
+    /// The answer to a ping since the last look, noting who answered; nil when there is none.
+    func takeAnswer() -> StallDetector.Answer? {
+        let answered = answers.answeredPing.load(ordering: .acquiring)
+        guard answered != lastSeenPing else { return nil }
+        lastSeenPing = answered
+        let thread = answers.answeredThread.load(ordering: .relaxed)
+        threads.answered(by: thread, cpuNs: answers.answeredCPU.load(ordering: .relaxed))
+        return .init(pingID: answered, atNs: answers.answeredAt.load(ordering: .relaxed), threadID: thread)
+    }
+}
+
+/// The episode numbers of one capture, shared by every target's detector: episodes of all targets share one
+/// numbering. Used on the watchdog thread only.
+final class EpisodeIDs {
+    private var next: UInt32 = 1
+
+    /// Takes the next number.
+    func take() -> UInt32 {
+        defer { next &+= 1 }
+        return next
+    }
+}

@@ -1,0 +1,63 @@
+// The idle cost of watched targets (StallTarget): a RunLoop.main app with N idle event-loop threads (SerialThread:
+// each waits on a condition variable for blocks, as an event loop waits for events), its watchdog watching the main queue alone
+// or also every loop (threshold 250 ms each), in child processes, interleaved. The difference over N is the cost
+// per target: the watchdog's pings, and each loop's wake to answer them.
+import CStallCapture
+import Foundation
+import StallProfiler
+import StallSamples
+
+/// Child: `loops` idle loops, watched (`watched`) or not, for `seconds` after a 0.5 s settle; prints "cpu <ms per s>"
+/// and "stalls <n>".
+func targetsChild(seconds: Double, loops: Int, watched: Bool) {
+    let path = NSTemporaryDirectory() + "stallprof-bench-targets-\(getpid()).stalls"
+    var configuration = StallWatchdog.Configuration(threshold: .milliseconds(250), outputPath: path)
+    let threads = (0..<loops).map { SerialThread(name: "loop-\($0)") }
+    if watched {
+        configuration.targets = threads.enumerated().map { index, loop in .executor("loop-\(index)") { loop.post($0) } }
+    }
+    let watchdog = try! StallWatchdog.start(configuration)
+    RunLoop.main.run(until: Date().addingTimeInterval(0.5))
+    let cpu = processCPUSeconds(), start = stallcap_monotonic_ns()
+    RunLoop.main.run(until: Date().addingTimeInterval(seconds))
+    let wall = Double(stallcap_monotonic_ns() - start) / 1e9
+    print(String(format: "cpu %.4f", (processCPUSeconds() - cpu) / wall * 1000))
+    print("stalls \(watchdog.statistics.stalls)")
+    watchdog.stop()
+    unlink(path)
+}
+
+/// Parent: for each count in `counts`, `pairs` interleaved children without and with the loops watched.
+func benchTargets(pairs: Int, seconds: Double, counts: [Int]) {
+    func run(loops: Int, watched: Bool) -> (cpu: Double, stalls: Int) {
+        let child = Process()
+        child.executableURL = URL(fileURLWithPath: CommandLine.arguments[0])
+        child.arguments = ["targets-child", String(seconds), String(loops), watched ? "1" : "0"]
+        let pipe = Pipe()
+        child.standardOutput = pipe
+        try! child.run()
+        let output = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        child.waitUntilExit()
+        var cpu = Double.nan, stalls = 0
+        for row in output.split(separator: "\n") {
+            let fields = row.split(separator: " ")
+            if fields.first == "cpu", fields.count == 2 { cpu = Double(fields[1]) ?? .nan }
+            if fields.first == "stalls", fields.count == 2 { stalls = Int(fields[1]) ?? 0 }
+        }
+        return (cpu, stalls)
+    }
+    print(String(format: "watched targets on an idle RunLoop.main app, threshold 250 ms: %d + %d child processes of %.0f s per count, interleaved", pairs, pairs, seconds))
+    for count in counts {
+        var without: [Double] = [], with: [Double] = [], stalls = 0
+        for i in 0..<pairs {  // ABBA order
+            for watched in (i % 2 == 0 ? [false, true] : [true, false]) {
+                let r = run(loops: count, watched: watched)
+                if watched { with.append(r.cpu); stalls += r.stalls } else { without.append(r.cpu) }
+            }
+        }
+        let a = median(without), b = median(with), each = (b - a) / Double(count)
+        line("\(count) idle loops, main queue alone", String(format: "median %6.3f ms CPU per second", a))
+        line("\(count) idle loops, each watched", String(format: "median %6.3f ms CPU per second   (stalls seen: %d)", b, stalls))
+        line("cost per target", String(format: "%6.3f ms CPU per second   (goal <= 0.05: %@)", each, each <= 0.05 ? "met" : "not met"))
+    }
+}
