@@ -18,6 +18,7 @@
 // Weak: a process without libdispatch has neither.
 extern char _dispatch_main_q[] __attribute__((weak));
 extern const char *dispatch_queue_get_label(void *queue) __attribute__((weak));
+extern void *dispatch_get_current_queue(void) __attribute__((weak));
 
 enum {
     ITEMS_TAIL = 48,  // struct dispatch_object_s *volatile dq_items_tail
@@ -32,6 +33,8 @@ static const char *queue(void) {
     return _dispatch_main_q;
 }
 
+static int read_queue(const char *q, stallcap_main_queue_reading *reading);
+
 int stallcap_main_queue_layout(void) {
     const char *q = queue();
     if (!q) return 0;
@@ -41,7 +44,23 @@ int stallcap_main_queue_layout(void) {
 
 int stallcap_main_queue_read(stallcap_main_queue_reading *reading) {
     const char *q = queue();
-    if (!q) return -1;
+    return q ? read_queue(q, reading) : -1;
+}
+
+const void *stallcap_current_queue(void) {
+    return dispatch_get_current_queue && sizeof(void *) == 8 ? dispatch_get_current_queue() : NULL;
+}
+
+int stallcap_queue_read(const void *queue, stallcap_main_queue_reading *reading) {
+    const char *q = queue;
+    if (!q || sizeof(void *) != 8 || !dispatch_queue_get_label) return -1;
+    const char *label = dispatch_queue_get_label((void *)q);
+    if (label == NULL || *(const char *const *)(q + LABEL) != label) return -1;
+    return read_queue(q, reading);
+}
+
+/// Reads queue `q`'s state, tail and flags (see stallcap_main_queue_read).
+static int read_queue(const char *q, stallcap_main_queue_reading *reading) {
     _Atomic uint64_t *state = (_Atomic uint64_t *)(q + STATE);
     // The tail between two reads of the state that agree: a block pushed before the first read shows in the tail or
     // the state's bits (a push stores the tail first), and one that was locked and popped after it either still

@@ -104,4 +104,11 @@ struct DispatchQueueIdle {
         var reading = stallcap_main_queue_reading()
         return stallcap_main_queue_read(&reading) == 0 ? reading : nil
     }
+
+    /// The state of the libdispatch queue `queue` (``stallcap_current_queue()`` of a block it ran); nil when it is
+    /// nil or cannot be read.
+    static func read(_ queue: UnsafeRawPointer?) -> stallcap_main_queue_reading? {
+        var reading = stallcap_main_queue_reading()
+        return stallcap_queue_read(queue, &reading) == 0 ? reading : nil
+    }
 }

@@ -172,7 +172,7 @@ public final class StallWatchdog: Sendable {
 /// State shared between the watchdog thread, the ping blocks and the public object.
 final class WatchdogShared: Sendable {
     /// The answers to the main queue's pings.
-    let main = PingAnswers(readsMainQueue: true)
+    let main = PingAnswers(reading: .mainQueue)
     /// Set once by ``requestStop()``.
     let stopRequested = Atomic<Bool>(false)
     let stalls = Atomic<Int>(0)

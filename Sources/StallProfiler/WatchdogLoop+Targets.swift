@@ -18,7 +18,7 @@ extension WatchdogLoop {
         if !target.hasOwnThread { configuration.saturationPeriod = nil }
         others.append(WatchedTarget(
             name: target.name, timing: WatchdogTiming(configuration), maxFrames: configuration.maxFrames,
-            answers: PingAnswers(readsMainQueue: false), episodeIDs: episodeIDs, post: target.post))
+            answers: PingAnswers(reading: target.hasOwnThread ? .nothing : .currentQueue), episodeIDs: episodeIDs, post: target.post))
     }
 
     /// Takes the targets the app added or removed since the last step (``StallWatchdog/add(_:)``), when their lock

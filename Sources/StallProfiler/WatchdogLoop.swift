@@ -180,13 +180,15 @@ final class WatchdogLoop {
         stallcap_track_capture(-1, 0, 0)
     }
 
-    /// The thread to sample for an episode of `target` that begins now: for the main queue, its drain-lock owner
-    /// when libdispatch's queue can be read (DispatchQueueIdle); else the best guess among the threads that
+    /// The thread to sample for an episode of `target` that begins now: for the main queue or a serial queue, its
+    /// drain-lock owner when libdispatch's queue can be read (DispatchQueueIdle, ``WatchedTarget/drainingThread()``);
+    /// else the best guess among the threads that
     /// answered pings (MainQueueThreads; `latest` answered last).
     func threadToSample(_ target: WatchedTarget, latest: Int32) -> Int32 {
         if target === main, let owner = dispatchIdle.drainingThread(), stallcap_thread_cpu_ns(owner) >= 0 {
             return owner
         }
+        if let owner = target.drainingThread() { return owner }
         return target.threads.threadToSample(latest: latest)
     }
 

@@ -15,14 +15,19 @@ final class PingAnswers: Sendable {
     let answeredThread = Atomic<Int32>(0)
     /// That thread's CPU clock when it answered, nanoseconds.
     let answeredCPU = Atomic<UInt64>(0)
-    /// The main queue's drain-lock owner as the latest answer's block read it (-1: unreadable, or not the main
-    /// queue's answers): its own thread when libdispatch's layout is the one DispatchQueueIdle reads.
+    /// The queue's drain-lock owner as the latest answer's block read it (-1: unreadable, or not a queue's
+    /// answers): its own thread when libdispatch's layout is the one DispatchQueueIdle reads.
     let answeredOwner = Atomic<Int32>(-1)
-    /// True for the main queue's answers: they read libdispatch's main queue too.
-    let readsMainQueue: Bool
+    /// The libdispatch queue a serial queue's pings ran on (`stallcap_current_queue`; 0: none, or not a queue).
+    let answeredQueue = Atomic<UInt>(0)
+    /// Which queue the answers read: the main queue, the serial queue the ping runs on, or none (an executor).
+    let reads: Reads
 
-    /// Answers of the main queue's pings (`readsMainQueue`) or of another target's.
-    init(readsMainQueue: Bool) { self.readsMainQueue = readsMainQueue }
+    /// What an answer reads of libdispatch's queues.
+    enum Reads { case mainQueue, currentQueue, nothing }
+
+    /// Answers that read `reads`.
+    init(reading reads: Reads) { self.reads = reads }
 
     /// Records an answer; runs on the target's thread.
     func answer(ping id: UInt64) {
@@ -30,9 +35,17 @@ final class PingAnswers: Sendable {
         stallcap_warm_thread()  // once per thread: alternate stack and stack bounds before a handler needs them
         answeredThread.store(tid, ordering: .relaxed)
         answeredCPU.store(UInt64(max(0, stallcap_thread_cpu_ns(tid))), ordering: .relaxed)
-        if readsMainQueue {
+        switch reads {
+        case .mainQueue:
             answeredOwner.store(
                 DispatchQueueIdle.read().map { Int32($0.state & DispatchQueueIdle.ownerMask) } ?? -1, ordering: .relaxed)
+        case .currentQueue:
+            let queue = stallcap_current_queue()
+            answeredQueue.store(UInt(bitPattern: queue), ordering: .relaxed)
+            answeredOwner.store(
+                DispatchQueueIdle.read(queue).map { Int32($0.state & DispatchQueueIdle.ownerMask) } ?? -1,
+                ordering: .relaxed)
+        case .nothing: break
         }
         answeredAt.store(stallcap_monotonic_ns(), ordering: .relaxed)
         answeredPing.store(id, ordering: .releasing)
@@ -65,6 +78,9 @@ final class WatchedTarget {
     /// The CPU clock of the thread servicing the target, read once at the start of this step (nil when it is
     /// unknown or gone): the quiet check and the saturation check share it.
     var tickCPU: (thread: Int32, ns: UInt64)? = nil
+    /// A serial queue's libdispatch queue, once an answer found its drain lock held by the answering thread itself
+    /// (the layout is the one read): nil until then, and for other targets.
+    var confirmedQueue: UnsafeRawPointer? = nil
 
     /// A target named `name` with `timing`, pinged by `post`, its episodes numbered from `episodeIDs`.
     init(
@@ -82,6 +98,15 @@ final class WatchedTarget {
         }
     }
 
+    /// The thread holding a serial queue's drain lock now (running its work), when the queue's layout was confirmed
+    /// and the thread exists; nil otherwise. A queue's work runs on whichever worker is free: the last answerer
+    /// may be idle while another worker runs the stalled block.
+    func drainingThread() -> Int32? {
+        guard let queue = confirmedQueue, let reading = DispatchQueueIdle.read(queue) else { return nil }
+        let owner = Int32(reading.state & DispatchQueueIdle.ownerMask)
+        return owner > 0 && stallcap_thread_cpu_ns(owner) >= 0 ? owner : nil
+    }
+
     /// Reads the CPU clock of the thread that services the target, for this step.
     func readTickCPU() {
         tickCPU = detector.mainQueueThread.flatMap { thread in
@@ -97,6 +122,11 @@ final class WatchedTarget {
         lastSeenPing = answered
         let thread = answers.answeredThread.load(ordering: .relaxed)
         threads.answered(by: thread, cpuNs: answers.answeredCPU.load(ordering: .relaxed))
+        if answers.reads == .currentQueue, confirmedQueue == nil,
+            answers.answeredOwner.load(ordering: .relaxed) == thread
+        {
+            confirmedQueue = UnsafeRawPointer(bitPattern: answers.answeredQueue.load(ordering: .relaxed))
+        }
         return .init(pingID: answered, atNs: answers.answeredAt.load(ordering: .relaxed), threadID: thread)
     }
 }

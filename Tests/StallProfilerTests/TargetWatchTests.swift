@@ -10,10 +10,10 @@ import Testing
 
 /// Targets watched besides the main queue (``StallTarget``): an event-loop-like executor thread and a serial
 /// `DispatchQueue`, stalled at the same time, each recorded as its own episode on its own thread, busy or blocked,
-/// while the main queue stays quiet. One watchdog runs per process at a time, so these run one after another.
-@Suite(.serialized) struct TargetWatchTests {
-    static let main = StandInMainThread()
-    static let loop = StandInMainThread()
+/// while the main queue stays quiet. One watchdog (and one deep-sleep state) runs per process at a time, so these
+/// run one after another with the other in-process watchdog tests.
+extension WatchdogTests {
+    static let targetLoop = SerialThread(name: "target-loop")
 
     /// The kernel thread id of the thread that runs `post`'s blocks.
     static func threadID(of post: (@escaping @Sendable () -> Void) -> Void) -> Int32 {
@@ -27,10 +27,10 @@ import Testing
     }
 
     /// A configuration watching the stand-in main thread, writing to `path`.
-    static func configuration(_ path: String) -> StallWatchdog.Configuration {
+    static func targetsConfiguration(_ path: String) -> StallWatchdog.Configuration {
         var configuration = StallWatchdog.Configuration(
             threshold: .milliseconds(100), sampleInterval: .milliseconds(5), outputPath: path)
-        let main = Self.main
+        let main = Self.standIn
         configuration.post = { main.post($0) }
         return configuration
     }
@@ -47,8 +47,8 @@ import Testing
     @Test func anExecutorAndASerialQueueStalledAtOnceAreEachTheirOwnEpisode() throws {
         let path = TestSupport.temporaryPath("targets.stalls")
         defer { unlink(path) }
-        let loop = Self.loop, queue = DispatchQueue(label: "stallprof.test.db")
-        var configuration = Self.configuration(path)
+        let loop = Self.targetLoop, queue = DispatchQueue(label: "stallprof.test.db")
+        var configuration = Self.targetsConfiguration(path)
         configuration.targets = [
             .executor("loop-0", threshold: .milliseconds(60)) { loop.post($0) },
             .queue("db", queue, threshold: .milliseconds(60)),
@@ -83,7 +83,7 @@ import Testing
         #expect(blocked.state == .blocked)
         #expect(blocked.blockedOn?.waitKind == .mutex, "the wait is named: \(String(describing: blocked.blockedOn))")
         #expect(Set(capture.stalls.map(\.id)).count == capture.stalls.count, "one numbering for every target")
-        let stacks = try Self.stacks(of: capture)
+        let stacks = try Self.stacksByEpisode(of: capture)
         #expect(stacks[busy.id, default: []].contains { $0.contains { $0.contains("BusyWork.spin") } })
         #expect(stacks[blocked.id, default: []].contains { $0.contains { $0.contains("BlockedWork.lockContended") } })
         // Two threads sampled at once, neither starved of samples by the other's requests: at least half the rate
@@ -96,8 +96,8 @@ import Testing
     @Test func targetsAreAddedAndRemovedOnARunningWatchdog() throws {
         let path = TestSupport.temporaryPath("targets-added.stalls")
         defer { unlink(path) }
-        let loop = Self.loop
-        let watchdog = try StallWatchdog.start(Self.configuration(path))
+        let loop = Self.targetLoop
+        let watchdog = try StallWatchdog.start(Self.targetsConfiguration(path))
         defer { watchdog.stop() }
         while !watchdog.statistics.mainQueueAnswered { usleep(1000) }
         try watchdog.add(.executor("late", threshold: .milliseconds(50)) { loop.post($0) })
@@ -127,6 +127,39 @@ import Testing
         #expect(capture.stalls.filter { $0.target == "late" }.count == 1, "no episode after it was removed")
     }
 
+    /// A serial queue's work runs on whichever worker is free: the thread sampled is the one holding its drain lock,
+    /// read from the queue once a ping confirmed the layout (its block found its own thread there).
+    @Test func aSerialQueuesDrainingThreadIsReadFromItsDrainLock() throws {
+        let answers = PingAnswers(reading: .currentQueue)
+        let queue = DispatchQueue(label: "stallprof.test.drain")
+        let answered = DispatchSemaphore(value: 0)
+        queue.async {
+            answers.answer(ping: 1)
+            answered.signal()
+        }
+        answered.wait()
+        #expect(answers.answeredQueue.load(ordering: .relaxed) != 0)
+        #expect(answers.answeredOwner.load(ordering: .relaxed) == answers.answeredThread.load(ordering: .relaxed))
+        let target = WatchedTarget(
+            name: "drain", timing: WatchdogTiming(StallWatchdog.Configuration(outputPath: "/tmp/unused.stalls")),
+            maxFrames: 64, answers: answers, episodeIDs: EpisodeIDs(), post: { queue.async(execute: $0) })
+        #expect(target.drainingThread() == nil, "not confirmed before an answer is taken")
+        _ = try #require(target.takeAnswer())
+        #expect(target.confirmedQueue != nil)
+        // The worker lets go of the queue once the block has returned (it signalled from inside).
+        for _ in 0..<1000 where target.drainingThread() != nil { usleep(1000) }
+        #expect(target.drainingThread() == nil, "nothing runs on the queue")
+        let running = Locked<Int32>(0), started = DispatchSemaphore(value: 0), release = DispatchSemaphore(value: 0)
+        queue.async {
+            running.withLock { $0 = stallcap_gettid() }
+            started.signal()
+            release.wait()
+        }
+        started.wait()
+        #expect(target.drainingThread() == running.withLock { $0 })
+        release.signal()
+    }
+
     @Test func badTargetsAreRefusedNamingThem() throws {
         let queue = DispatchQueue(label: "stallprof.test.bad")
         var configuration = StallWatchdog.Configuration(outputPath: "/tmp/never.stalls")
@@ -151,7 +184,7 @@ import Testing
     }
 
     /// The symbolized stacks of each episode, root first.
-    static func stacks(of capture: Capture) throws -> [UInt32: [[String]]] {
+    static func stacksByEpisode(of capture: Capture) throws -> [UInt32: [[String]]] {
         let symbolizer = Symbolizer(images: capture.images)
         var stacks: [UInt32: [[String]]] = [:]
         for stall in capture.stalls {

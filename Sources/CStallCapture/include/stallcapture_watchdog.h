@@ -104,6 +104,15 @@ int stallcap_main_queue_layout(void);
 /// stallcap_main_queue_layout() is 1.
 int stallcap_main_queue_read(stallcap_main_queue_reading *reading);
 
+/// The libdispatch queue the calling block runs on (`dispatch_get_current_queue`), NULL outside one or without
+/// libdispatch. A serial queue's ping block records it, so the watchdog can read that queue's drain lock.
+const void *stallcap_current_queue(void);
+
+/// Reads the queue `queue` (from stallcap_current_queue, kept alive by its owner) like stallcap_main_queue_read:
+/// 0, or -1 when it is NULL, its label field is not the one dispatch_queue_get_label returns (the layout is not the
+/// one read), or its state kept changing.
+int stallcap_queue_read(const void *queue, stallcap_main_queue_reading *reading);
+
 // MARK: The main thread's run-loop wait (waitfds.c)
 
 /// libdispatch's descriptor that wakes a run loop when work is posted to the main queue, or -1 (no libdispatch).
