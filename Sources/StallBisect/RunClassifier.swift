@@ -32,6 +32,9 @@ public struct RunClassifierOptions: Sendable, Equatable {
     public var intervalSeconds = 0.1
     /// Where the measurements come from. Default: `.cpu`.
     public var measure = Measure.cpu
+    /// With `.watchdog`: the watched targets whose episodes count (``Stall/target``: `main` for the main queue,
+    /// others as the app named them). Default: empty, every target.
+    public var targets: Set<String> = []
 
     /// Where a run's measurements come from.
     public enum Measure: String, Sendable, CaseIterable {
@@ -62,6 +65,9 @@ public struct RunClassifierOptions: Sendable, Equatable {
             throw StallError.usage("--window must be at least the sustained period (\(sustainedSeconds) s)")
         }
         guard windowStretch >= 1 else { throw StallError.usage("the window stretch must be at least 1") }
+        guard targets.isEmpty || measure == .watchdog else {
+            throw StallError.usage("--target needs --measure watchdog (targets are the watchdog's)")
+        }
     }
 }
 
@@ -159,24 +165,38 @@ public struct RunClassifier: Sendable {
     }
 
     /// Records what the app's watchdog capture showed at `seconds` after the start: nil when there is no
-    /// capture (yet); otherwise its episodes. `waitSeconds` is how long the thread servicing the main queue has
-    /// waited for a CPU in all (0 when unknown): it stretches the window (``RunClassifierOptions/windowSeconds``).
-    /// Returns `.frozen` once a busy stall in progress, or a saturated episode in progress (the main queue answers
+    /// capture (yet); otherwise its episodes of the targets ``RunClassifierOptions/targets`` keeps (each target's
+    /// last episode is in progress when it has no end record yet). `waitSeconds` is how long the thread servicing
+    /// the main queue has waited for a CPU in all (0 when unknown): it stretches the window
+    /// (``RunClassifierOptions/windowSeconds``).
+    /// Returns `.frozen` once a busy stall in progress, or a saturated episode in progress (the target answers
     /// but its thread never sleeps; busy by definition), has lasted the sustained period (wall time: the watchdog
     /// counts a wait for a CPU as stall time, and apps that stall for a set time, such as the samples, stall as long
     /// on a loaded machine); at the end of the window, `.good` when no episode is in progress, `.inconclusive`
-    /// when one is (a window that ends while the main thread is stalled or saturated is never good) or when
+    /// when one is (a window that ends while a watched thread is stalled or saturated is never good) or when
     /// there is no capture.
     public mutating func record(seconds: Double, capture: Capture?, waitSeconds: Double = 0) -> RunVerdict? {
-        let stall = capture?.stalls.last.flatMap { $0.isFinished ? nil : $0 }
+        let inProgress = capture.map(episodesInProgress) ?? []
         samples.append(Sample(seconds: seconds, counted: seconds, cpu: 0, sleeps: nil))
-        watchdogCPU = stall?.cpuRatio
-        if let stall, stall.kind == .saturated || stall.state == .busy,
-            Double(stall.durationNs) / 1e9 >= options.sustainedSeconds - 1e-9
-        {
-            return .frozen
+        let frozen = inProgress.first { stall in
+            (stall.kind == .saturated || stall.state == .busy)
+                && Double(stall.durationNs) / 1e9 >= options.sustainedSeconds - 1e-9
         }
+        // The CPU ratio shown: the frozen episode's, else the longest one's in progress.
+        watchdogCPU = (frozen ?? inProgress.max { $0.durationNs < $1.durationNs })?.cpuRatio
+        if frozen != nil { return .frozen }
         guard windowIsOver(seconds: seconds, waitSeconds: waitSeconds) else { return nil }
-        return capture != nil && stall == nil ? .good : .inconclusive
+        return capture != nil && inProgress.isEmpty ? .good : .inconclusive
+    }
+
+    /// The episodes of `capture` in progress, of the targets the options keep: each target's last episode when
+    /// it has no end record, in capture order.
+    func episodesInProgress(_ capture: Capture) -> [Stall] {
+        var last: [String: Int] = [:]
+        for (index, stall) in capture.stalls.enumerated()
+        where options.targets.isEmpty || options.targets.contains(stall.target) {
+            last[stall.target] = index
+        }
+        return last.values.sorted().map { capture.stalls[$0] }.filter { !$0.isFinished }
     }
 }

@@ -43,6 +43,10 @@ enum CheckCommand {
             .choice("--measure", value: "MEASURE", help: "cpu: the first thread's CPU from /proc; watchdog: the "
                 + "stall file of the app's own StallWatchdog (\(EnvironmentName.output) is set for each run)",
                     default: defaults.measure) { $0.measure = $1 },
+            .value("--target", value: "NAME", help: "with --measure watchdog: count only the episodes of the "
+                + "watched target NAME (main: the main queue); repeatable", default: "every target") {
+                $0.targets.insert(try SharedOptions.targetName($1))
+            },
         ])
     }
 

@@ -27,7 +27,9 @@ enum ReportCommand {
                 for each group of episodes with alike stacks, the top self functions, the app frames on the stack \
                 (the loop's driver beside the leaf that burns the time), hints (recursion, a pass re-entered from \
                 the run loop, no app code) and what a blocked episode waited for (a mutex's owner and its stack, \
-                a system call). --stall and --range choose the episodes and samples described.
+                a system call). --stall, --target and --range choose the episodes and samples described; \
+                episodes of watched targets other than the main queue (--target's names) are reported target by \
+                target.
                 Other profiles ('stallprof fold' reads them: perf script, macOS sample, folded stacks, speedscope) \
                 get a summary like 'perf report --stdio': the total in the profile's unit, the top self and total \
                 functions, the heaviest stack, recursion (JSON schema stallprof.profile-report/v1). Captures and \

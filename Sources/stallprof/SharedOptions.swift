@@ -21,6 +21,11 @@ enum SharedOptions {
                 }
                 options.selection.stallIDs.insert(id)
             },
+            .value("--target", value: "NAME", help: "keep only episodes of the watched target NAME (main: the main "
+                + "queue; others as the app named them, e.g. loop-0, db-queue); repeatable", default: "every target") {
+                options, raw in
+                options.selection.targets.insert(try targetName(raw))
+            },
             .value("--range", value: "FROM..TO", help: "keep samples taken FROM to TO milliseconds after their "
                 + "episode began (FROM-TO too; either end may be left out)", default: "the whole episode") {
                 options, raw in
@@ -30,6 +35,12 @@ enum SharedOptions {
                 options.selection.window = window
             },
         ] + captureNames.options.map { $0.lifted(\.symbolizer) })
+    }
+
+    /// `--target`'s value: a watched target's name, never empty (a capture holds no target without a name).
+    static func targetName(_ raw: String) throws -> String {
+        guard !raw.isEmpty else { throw UsageError(message: "--target takes a target's name (main for the main queue)") }
+        return raw
     }
 
     /// How a capture's names read.

@@ -50,16 +50,16 @@ public enum ReportFixtures {
     /// 2026-11-30T21:00:00.123Z.
     public static let startWallNs: UInt64 = 1_796_072_400_123_000_000
 
-    /// The records of an episode: begin, `samples` (leaf-first stacks, 10 ms apart from detection; `turns[i]` the
-    /// i-th sample's turn, 0 when none), end.
+    /// The records of an episode of `target` sampled on thread `tid`: begin, `samples` (leaf-first stacks, 10 ms
+    /// apart from detection; `turns[i]` the i-th sample's turn, 0 when none), end.
     public static func episode(
         _ id: UInt32, kind: EpisodeKind = .stall, at startMs: UInt64, durationMs: UInt64, state: StallState,
         cpuPerMille: UInt64 = 1000, samples: [[UInt64]], missed: UInt32 = 0, finished: Bool = true,
-        turns: [UInt64] = []
+        turns: [UInt64] = [], target: String = StallBeginRecord.mainTarget, tid: Int32 = 4242
     ) -> [CaptureRecord] {
         let start = startNs + startMs * 1_000_000
         var records: [CaptureRecord] = [.stallBegin(StallBeginRecord(
-            stallID: id, startNs: start, detectedNs: start + 250_000_000, threadID: 4242, kind: kind))]
+            stallID: id, startNs: start, detectedNs: start + 250_000_000, threadID: tid, kind: kind, target: target))]
         for (index, frames) in samples.enumerated() {
             let at = start + 250_000_000 + UInt64(index) * 10_000_000
             records.append(.sample(SampleRecord(
@@ -129,6 +129,23 @@ public enum ReportFixtures {
             + [.blockedOn(BlockedOnRecord(
                 stallID: 6, timestampNs: startNs + 20_300_000_000, waitKind: .futex, syscall: futexNumber))]
             + markerRecords())
+    }
+
+    /// A capture of three watched targets sharing one episode numbering: `main` (stalls 1, busy, and 4, blocked),
+    /// `loop-1` on thread 4300 (stall 2, busy in `render`, and saturated 5) and `db-queue` on thread 4400 (stall 3,
+    /// blocked in `layout_pass`). Frames: `main`'s leaves are `markdown_height` or the system library, `loop-1`'s
+    /// `render` is on every stack, `db-queue`'s `owner_work`.
+    public static func targetRecords() -> [CaptureRecord] {
+        records(
+            episode(1, at: 2_000, durationMs: 1_000, state: .busy, samples: Array(repeating: [height, pass, system], count: 10))
+            + episode(2, at: 2_500, durationMs: 600, state: .busy,
+                      samples: Array(repeating: [systemLeaf, render, system], count: 6), target: "loop-1", tid: 4300)
+            + episode(3, at: 4_000, durationMs: 400, state: .blocked, cpuPerMille: 0,
+                      samples: Array(repeating: [systemLeaf, ownerWork, system], count: 4), target: "db-queue", tid: 4400)
+            + episode(4, at: 9_000, durationMs: 500, state: .blocked, cpuPerMille: 0,
+                      samples: Array(repeating: [systemLeaf, pass, system], count: 5))
+            + episode(5, kind: .saturated, at: 12_000, durationMs: 2_000, state: .busy,
+                      samples: Array(repeating: [height, render, system], count: 8), target: "loop-1", tid: 4300))
     }
 
     /// App markers: around stall 1 (an instant before it, an interval over it, an instant on another thread in

@@ -41,7 +41,7 @@ public struct ChromeTraceExporter: ProfileExporter {
         var slices: [SliceNesting.Slice] = []
         var frames = FrameTree(timeline.stacks)
         var threads: [Int32: Set<Int32>] = [:]
-        let timed = timeline.isTimed
+        let (timed, namesTargets) = (timeline.isTimed, timeline.namesTargets)
         for episode in timeline.episodes {
             let pid = episode.pid ?? Self.untimedID, tid = episode.tid ?? Self.untimedID
             threads[pid, default: []].insert(tid)
@@ -53,6 +53,7 @@ public struct ChromeTraceExporter: ProfileExporter {
             var args: [(String, JSONValue)] = [("samples", .int(episode.samples.count))]
             if let kind = episode.kind {
                 args = [("stall", .int(Int(episode.id))), ("kind", .string(kind.description))]
+                    + (namesTargets ? episode.target.map { [("target", .string($0))] } ?? [] : [])
                     + [("state", .text(episode.state?.description))] + args
             }
             if let cpu = episode.cpuRatio { args.append(("cpuRatio", .double(cpu))) }

@@ -28,11 +28,13 @@ enum PerfettoSlices {
     static func events(of timeline: Timeline, tracks: PerfettoTracks) -> [Event] {
         var pending: [Pending] = []
         var instants: [(TimelineMarker, Int32, Int32)] = []
+        let namesTargets = timeline.namesTargets
         for episode in timeline.episodes {
             let start = episode.startNs ?? 0
             // A capture's episode: its number, kind and state; a perf thread's extent: its samples only.
             var args: [(String, Argument)] = episode.kind == nil ? [] : [("stall", .int(Int64(episode.id)))]
             if let kind = episode.kind { args.append(("kind", .string(kind.description))) }
+            if namesTargets, let target = episode.target { args.append(("target", .string(target))) }
             if let state = episode.state { args.append(("state", .string(state.description))) }
             args.append(("samples", .int(Int64(episode.samples.count))))
             if let cpu = episode.cpuRatio { args.append(("cpuRatio", .double(cpu))) }

@@ -2,7 +2,8 @@
 /// read it: sample types `samples/count` then `wall/nanoseconds` (input whose counts measure time, untimed stacks
 /// or perf text: `cpu/nanoseconds`; counts of a named event: `<event>/count`), one location per frame address (functions already
 /// resolved: mappings say `has_functions`), the main binary's mapping first with its build-id, and labels `stall`
-/// (number), `kind` and `state` on every sample (with several captures, `capture` and `pid` too). See
+/// (number), `kind` and `state` on every sample (with several captures, `capture` and `pid` too; with episodes of a
+/// watched target other than the main queue, `target`). See
 /// docs/EXPORT.md.
 public struct PprofExporter: ProfileExporter {
     /// Options for pprof output. Every field documents its default.
@@ -96,6 +97,7 @@ public struct PprofExporter: ProfileExporter {
         }
         // Several inputs exported together: which capture and process each sample is from (stall numbers repeat).
         let several = Set(timeline.episodes.compactMap(\.source)).count > 1
+        let namesTargets = timeline.namesTargets
         let labels = timeline.episodes.map { episode -> [(key: Int64, str: Int64, num: Int64)] in
             var result: [(key: Int64, str: Int64, num: Int64)] = []
             if several, let source = episode.source {
@@ -106,6 +108,9 @@ public struct PprofExporter: ProfileExporter {
             result += [(table.string("stall"), Int64(0), Int64(episode.id)),
                        (table.string("kind"), table.string(kind.description), Int64(0))]
             if let state = episode.state { result.append((table.string("state"), table.string(state.description), 0)) }
+            if namesTargets, let target = episode.target {
+                result.append((table.string("target"), table.string(target), 0))
+            }
             return result
         }
         let gzip = options.gzip ? Gzip(into: sink) : nil

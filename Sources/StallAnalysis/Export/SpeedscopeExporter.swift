@@ -153,14 +153,15 @@ public struct SpeedscopeExporter: ProfileExporter {
         }
     }
 
-    /// `stall 3 (busy) at 2000.0 ms`, `saturated 2 (busy) at 5000.0 ms`; a perf thread's label (`comm (tid N)`);
-    /// the input's name for untimed input.
+    /// `stall 3 (busy) at 2000.0 ms`, `saturated 2 (busy) at 5000.0 ms`, `stall 7 on loop-1 (busy) at 2500.0 ms`
+    /// (a watched target other than the main queue); a perf thread's label (`comm (tid N)`); the input's name for
+    /// untimed input.
     static func profileName(_ episode: TimelineEpisode, timeline: Timeline) -> String {
         if let label = episode.label { return label }
         guard let kind = episode.kind else { return timeline.name }
         let state = episode.state.map { " (\($0))" } ?? ""
         let start = episode.startNs.map { " at \(CountFormat.plain(Double($0 / 1000) / 1000)) ms" } ?? ""
-        return "\(kind) \(episode.id)\(state)\(start)"
+        return "\(kind) \(episode.id)\(episode.onTarget)\(state)\(start)"
     }
 }
 

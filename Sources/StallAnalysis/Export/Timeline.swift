@@ -74,11 +74,11 @@ public struct Timeline: Sendable {
     }
 
     /// What viewers call thread `tid` of process `pid`: its name in the input (perf's `comm`: viewers show the tid
-    /// beside it), else a capture's sampled thread, `main queue (tid 12)`; `stacks (no timestamps)` for untimed
-    /// input.
+    /// beside it), else a capture's sampled thread by the targets it was sampled for, `main queue (tid 12)`,
+    /// `loop-1 (tid 13)` (``watchedName(pid:tid:)``); `stacks (no timestamps)` for untimed input.
     public func threadName(pid: Int32, tid: Int32) -> String {
         guard isTimed else { return "stacks (no timestamps)" }
-        return threadNames[Self.threadKey(pid: pid, tid: tid)] ?? "main queue (tid \(tid))"
+        return threadNames[Self.threadKey(pid: pid, tid: tid)] ?? "\(watchedName(pid: pid, tid: tid)) (tid \(tid))"
     }
 
     /// Number of samples in all episodes.
@@ -129,6 +129,9 @@ public struct TimelineEpisode: Sendable {
     public var blockedOn: String?
     /// Samples in time order (untimed input: one entry per distinct stack, in byte order).
     public var samples: [TimelineSample]
+    /// The watched target of a capture's episode (``Stall/target``: `main` for the main queue); nil for other
+    /// input. Default: nil.
+    public var target: String? = nil
     /// What viewers call the episode when it is not a capture's: a perf thread's `comm (tid N)`. Default: nil.
     public var label: String? = nil
     /// The input the episode comes from (a capture's or a perf text's path); nil for untimed input. Default: nil.

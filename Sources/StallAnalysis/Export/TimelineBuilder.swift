@@ -42,6 +42,7 @@ public enum TimelineBuilder {
                 id: stall.id, kind: stall.kind, state: stall.state, startNs: start, durationNs: stall.durationNs,
                 pid: capture.process?.pid, tid: stall.begin.threadID, cpuRatio: stall.cpuRatio, blockedOn: blocked, samples: samples)
             episode.source = capture.source
+            episode.target = stall.target
             episodes.append(episode)
         }
         symbolizer.warnings.forEach { diagnostics.warn("\(capture.source): \($0)") }

@@ -39,7 +39,7 @@ public enum EpisodeKindFilter: String, Sendable, CaseIterable {
 }
 
 /// Which episodes of a capture, and which of their samples, a command keeps (`--kind`, `--state`, `--stall`,
-/// `--range`), and the one loop over them that folding, the flame chart, the report and the export share.
+/// `--target`, `--range`), and the one loop over them that folding, the flame chart, the report and the export share.
 public struct CaptureSelection: Sendable {
     /// Keep only the samples of busy or of blocked episodes. Default: `.all`.
     public var state: StallStateFilter = .all
@@ -47,6 +47,9 @@ public struct CaptureSelection: Sendable {
     public var kind: EpisodeKindFilter = .all
     /// Keep only these episode numbers. Default: empty, every episode.
     public var stallIDs: Set<UInt32> = []
+    /// Keep only the episodes of these watched targets (``Stall/target``: `main` for the main queue). Default:
+    /// empty, every target.
+    public var targets: Set<String> = []
     /// Keep only samples taken this many nanoseconds after their episode's start (both ends included). Default:
     /// nil, every sample.
     public var window: ClosedRange<UInt64>? = nil
@@ -54,9 +57,10 @@ public struct CaptureSelection: Sendable {
     /// Creates the default selection: every episode, every sample.
     public init() {}
 
-    /// True when the episode passes the kind, state and number filters.
+    /// True when the episode passes the kind, state, number and target filters.
     public func accepts(_ stall: Stall) -> Bool {
         kind.accepts(stall.kind) && state.accepts(stall.state) && (stallIDs.isEmpty || stallIDs.contains(stall.id))
+            && (targets.isEmpty || targets.contains(stall.target))
     }
 
     /// True when `sample` of `stall` lies in ``window`` (always true without a window).
@@ -86,12 +90,14 @@ public struct CaptureSelection: Sendable {
     }
 
     /// Warns, in `diagnostics`, about what reading `capture` tolerated and about each selected episode the file
-    /// ends during (its samples are kept): what every command that turns a capture into stacks says first.
+    /// ends during (its samples are kept; one of a target other than the main queue named with it, `stall 3 on
+    /// loop-1`): what every command that turns a capture into stacks says first.
     public func warnAboutReading(_ capture: Capture, diagnostics: inout Diagnostics) {
         capture.warnings.forEach { diagnostics.warn($0) }
         for stall in capture.stalls where !stall.isFinished && accepts(stall) {
             let what = stall.kind == .saturated ? "saturated episode" : "stall"
-            diagnostics.warn("\(capture.source): \(what) \(stall.id) is unfinished (the file ends during it); "
+            let on = stall.target == TargetNames.main ? "" : " on \(stall.target)"
+            diagnostics.warn("\(capture.source): \(what) \(stall.id)\(on) is unfinished (the file ends during it); "
                 + "its \(stall.samples.count) samples are kept")
         }
     }

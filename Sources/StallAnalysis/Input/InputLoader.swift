@@ -73,7 +73,7 @@ public struct InputLoader {
         let captures = diagnostics.captureInputs
         guard !found, !captures.isEmpty, profiles(of: inputs, diagnostics: diagnostics).isEmpty else { return nil }
         return "\(captures.joined(separator: ", ")): no samples selected (no episode, or none kept by --kind, "
-            + "--state, --stall or --range)"
+            + "--state, --stall, --target or --range)"
     }
 
     /// Throws ``noStackCounts(found:inputs:diagnostics:)``'s error for the inputs opened so far, if any.

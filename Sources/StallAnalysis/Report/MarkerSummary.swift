@@ -104,8 +104,7 @@ extension StallReport {
     }
 
     private func timeline(_ e: EpisodeSummary) -> [String] {
-        let name = (captures.count > 1 ? "capture \(e.capture + 1) " : "") + "\(e.kind) \(e.id)"
-        var lines = Self.wrap("timeline of \(name), ms from its start (markers within 1 s of it)",
+        var lines = Self.wrap("timeline of \(label(e)), ms from its start (markers within 1 s of it)",
                               first: "  ", indent: "    ")
         let markers = Array(e.markers.prefix(Self.timelineRows))
         let episodeEnd = e.startMs + e.durationMs + e.pausedMs

@@ -88,9 +88,8 @@ public struct ReportGate: Sendable {
         results = conditions.map { ($0, $0.offenders(in: report)) }
         var lines: [Int: String] = [:]
         for (index, e) in report.episodes.enumerated() {
-            let capture = report.captures.count > 1 ? "capture \(e.capture + 1) " : ""
             let at = e.startWallNs.map { " at \(ReportFormat.clock($0)) UTC" } ?? ""
-            lines[index] = "\(capture)\(e.kind) \(e.id) (\(e.state?.description ?? "unclassified"), "
+            lines[index] = "\(report.label(e)) (\(e.state?.description ?? "unclassified"), "
                 + "\(ReportFormat.seconds(e.durationMs / 1000))\(at))"
         }
         self.lines = lines

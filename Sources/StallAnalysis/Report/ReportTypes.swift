@@ -130,6 +130,8 @@ public struct EpisodeSummary: Sendable {
     public var kind: EpisodeKind
     /// Busy or blocked; nil for an unfinished episode with fewer than two samples.
     public var state: StallState?
+    /// The watched target it belongs to (``Stall/target``): `main` for the main queue.
+    public var target: String = StallBeginRecord.mainTarget
     /// Start, milliseconds after the capture's start.
     public var startMs: Double
     /// Start, wall clock (nanoseconds since the Unix epoch); nil without a process record, or when the sum would
@@ -177,8 +179,10 @@ public struct EpisodeSummary: Sendable {
     public var sampleRate: EpisodeSampleRate? = nil
 }
 
-/// Episodes with the same fingerprint: one kind, one state and the same heaviest-stack shape.
+/// Episodes with the same fingerprint: one target, one kind, one state and the same heaviest-stack shape.
 public struct EpisodeGroup: Sendable {
+    /// The watched target of every episode of the group (groups never mix targets).
+    public var target: String
     /// What the episodes share: the heaviest stack's app frames (root first, ` > `-joined), or its three
     /// leaf-most frames when it has no app code; prefixed by kind and state, followed by what a blocked
     /// episode waited for (kind, system call, the owner's frame).

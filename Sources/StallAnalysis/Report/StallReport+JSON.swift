@@ -111,7 +111,7 @@ extension StallReport {
             ("hints", Self.json(hints: profile.hints)), ("group", .int(e.group)),
             ("markers", .array(e.markers.map { Self.json(marker: $0, withCapture: false) })),
             ("memoryStacks", e.memoryStacks.map(Self.json(memoryStacks:)) ?? .null),
-        ] + Self.json(turns: e.queueTurns) + Self.json(rateOf: e))
+        ] + Self.json(turns: e.queueTurns) + Self.json(rateOf: e) + [("target", .string(e.target))])
     }
 
     /// The sampling-rate keys of an episode (docs/REPORT.md, `samplesPerSecond`).
@@ -208,7 +208,7 @@ extension StallReport {
             ("topSelf", Self.json(shares: Array(group.profile.topSelf.prefix(options.topFunctions)))),
             ("appFrames", Self.json(shares: group.profile.appFrames, withModule: true)),
             ("appSelf", Self.json(shares: group.profile.appSelf)),
-            ("hints", Self.json(hints: group.profile.hints)),
+            ("hints", Self.json(hints: group.profile.hints)), ("target", .string(group.target)),
         ])
     }
 }

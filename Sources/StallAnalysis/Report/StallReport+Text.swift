@@ -8,35 +8,41 @@ extension StallReport {
 
     /// The report as text that fits 80 columns: each capture with a table of its episodes (wall-clock start in
     /// UTC, kind, state, duration, active and CPU shares, samples), figures across them, then one section per
-    /// group of alike episodes: top self functions, app frames on the stack, hints and what it waited for.
+    /// group of alike episodes: top self functions, app frames on the stack, hints and what it waited for. With
+    /// episodes of watched targets other than the main queue, tables and sections come target by target
+    /// (``sections(_:)``).
     public func text() -> String {
         var lines: [String] = []
         for (index, capture) in captures.enumerated() {
             if index > 0 { lines.append("") }
             lines += header(capture)
-            let rows = episodes.filter { $0.capture == index }
-            guard !rows.isEmpty else { continue }
-            lines.append("")
-            var table = [["#", "start (UTC)", "kind", "state", "duration", "active", "cpu", "samples", "missed"]]
-            for e in rows.prefix(Self.tableRows) {
-                table.append([
-                    "\(e.id)" + (e.unfinished ? "*" : ""),
-                    e.startWallNs.map(ReportFormat.clock) ?? "+" + ReportFormat.seconds(e.startMs / 1000),
-                    e.kind.description, e.state?.description ?? "?", ReportFormat.seconds(e.durationMs / 1000),
-                    ReportFormat.percent(e.activeRatio), ReportFormat.percent(e.cpuRatio), "\(e.samples)",
-                    e.unfinished ? "-" : "\(e.missedSamples)",
-                ])
-            }
-            lines += Self.columns(table)
-            if rows.count > Self.tableRows {
-                lines.append("(\(rows.count - Self.tableRows) more episodes; --json lists every one)")
-            }
-            if rows.contains(where: \.unfinished) { lines.append("* unfinished: the file ends during the episode") }
+            guard episodes.contains(where: { $0.capture == index }) else { continue }
+            lines += tables(capture: index, table)
         }
         lines.append("")
         lines += totals()
-        for group in groups { lines.append(""); lines += section(group) }
+        lines += sections(section)
         return lines.map(Self.printable).joined(separator: "\n") + "\n"
+    }
+
+    /// The table of `rows`, episodes of one capture: at most ``tableRows`` of them.
+    private func table(_ rows: [EpisodeSummary]) -> [String] {
+        var table = [["#", "start (UTC)", "kind", "state", "duration", "active", "cpu", "samples", "missed"]]
+        for e in rows.prefix(Self.tableRows) {
+            table.append([
+                "\(e.id)" + (e.unfinished ? "*" : ""),
+                e.startWallNs.map(ReportFormat.clock) ?? "+" + ReportFormat.seconds(e.startMs / 1000),
+                e.kind.description, e.state?.description ?? "?", ReportFormat.seconds(e.durationMs / 1000),
+                ReportFormat.percent(e.activeRatio), ReportFormat.percent(e.cpuRatio), "\(e.samples)",
+                e.unfinished ? "-" : "\(e.missedSamples)",
+            ])
+        }
+        var lines = Self.columns(table)
+        if rows.count > Self.tableRows {
+            lines.append("(\(rows.count - Self.tableRows) more episodes; --json lists every one)")
+        }
+        if rows.contains(where: \.unfinished) { lines.append("* unfinished: the file ends during the episode") }
+        return lines
     }
 
     /// `line` with every character that holds a control character (ESC, CR, LF, DEL, C1) shown as `?`, one
@@ -113,10 +119,6 @@ extension StallReport {
         return lines
     }
 
-    private func label(_ e: EpisodeSummary) -> String {
-        (captures.count > 1 ? "capture \(e.capture + 1) " : "") + "\(e.kind) \(e.id)"
-    }
-
     private func section(_ group: EpisodeGroup) -> [String] {
         let members = group.episodes.map { episodes[$0] }
         guard let first = members.first else { return [] }
@@ -129,9 +131,10 @@ extension StallReport {
                 + (first.pausedMs > 0 ? ", the process stopped " + ReportFormat.seconds(first.pausedMs / 1000) + " more" : "")
                 + ", thread \(first.tid)): " + Self.samples(profile.analyzedSamples)
         } else {
-            let names = members.prefix(4).map(label).joined(separator: ", ")
+            let names = members.prefix(4).map { label($0, target: false) }.joined(separator: ", ")
                 + (members.count > 4 ? " and \(members.count - 4) more" : "")
-            heading = "\(members.count) alike \(first.kind == .stall ? "stalls" : "saturated episodes") "
+            heading = "\(members.count) alike \(first.kind == .stall ? "stalls" : "saturated episodes")"
+                + Self.on(group.target) + " "
                 + "(\(first.state?.description ?? "unclassified"), "
                 + "\(ReportFormat.seconds(members.reduce(0) { $0 + $1.durationMs } / 1000)) "
                 + "in all, max \(ReportFormat.seconds((members.map(\.durationMs).max() ?? 0) / 1000))): \(names); "

@@ -26,7 +26,7 @@ public struct StallReport: Sendable {
     public private(set) var captures: [CaptureSummary] = []
     /// Every selected episode, capture by capture, in the order they began.
     public private(set) var episodes: [EpisodeSummary] = []
-    /// Episodes by fingerprint, largest group first (ties: the group whose first episode came first).
+    /// Episodes by target and fingerprint, largest group first (ties: the group whose first episode came first).
     public private(set) var groups: [EpisodeGroup] = []
     /// Figures across every selected episode.
     public private(set) var summary: ReportSummary
@@ -43,7 +43,7 @@ public struct StallReport: Sendable {
             CaptureAnalysis(capture, index: index, options: options)
         }.map { try! $0.get() }  // the analysis throws nothing
         typealias Accumulator = (
-            key: String, builder: ProfileBuilder, episodes: [Int], kind: EpisodeKind, state: StallState?,
+            target: String, key: String, builder: ProfileBuilder, episodes: [Int], kind: EpisodeKind, state: StallState?,
             signalMask: SignalMaskRecord?, signalled: Int, keyHints: [ReportHint], floodEntry: String?
         )
         var builders: [Accumulator] = []
@@ -52,10 +52,12 @@ public struct StallReport: Sendable {
             captures.append(capture.summary)
             markers += capture.markers
             for var episode in capture.episodes {
-                let group = groupIndex[episode.key] ?? builders.count
+                // Groups never mix targets: alike stacks on two targets are two freezes.
+                let target = episode.summary.target, groupKey = target + "\u{0}" + episode.key
+                let group = groupIndex[groupKey] ?? builders.count
                 if group == builders.count {
-                    groupIndex[episode.key] = group
-                    builders.append((episode.key, ProfileBuilder(), [], episode.summary.kind, episode.summary.state,
+                    groupIndex[groupKey] = group
+                    builders.append((target, episode.key, ProfileBuilder(), [], episode.summary.kind, episode.summary.state,
                                      episode.signalMask, 0, episode.keyHints, episode.floodEntry))
                 }
                 builders[group].signalled += episode.signalled
@@ -88,7 +90,7 @@ public struct StallReport: Sendable {
                 else { return hint }
                 return turns.floodHint(entry: entry.floodEntry)
             }
-            return EpisodeGroup(fingerprint: entry.key, episodes: entry.episodes, profile: profile)
+            return EpisodeGroup(target: entry.target, fingerprint: entry.key, episodes: entry.episodes, profile: profile)
         }
         for index in episodes.indices { episodes[index].group = renumber[episodes[index].group] }
         summary = Self.summarize(episodes, recordedNs: captures.reduce(0) { $0 + $1.recordedNs })
@@ -238,6 +240,7 @@ public struct StallReport: Sendable {
             unfinished: !stall.isFinished, cpuRatio: clamp(stall.cpuRatio), activeRatio: clamp(stall.activeRatio),
             samples: stall.samples.count, missedSamples: Int(stall.end?.missedCount ?? 0), tid: stall.begin.threadID,
             profile: profile, blockedOn: blockedOn, group: group)
+        episode.target = stall.target
         episode.pausedMs = Double(stall.pausedNs) / 1e6
         episode.memoryStacks = MemoryStackCounts(stall.samples)
         episode.queueTurns = turns
