@@ -28,6 +28,7 @@ let package = Package(
         .executable(name: "watchdog-trials", targets: ["watchdog-trials"]),  // a small stack, fork
         .executable(name: "long-press", targets: ["long-press"]),  // app markers on the timeline
         .executable(name: "wait-shapes", targets: ["wait-shapes"]),  // what a blocked main thread waits for
+        .executable(name: "event-loop", targets: ["event-loop"]),  // a blocked and a busy event loop (targets)
         .library(name: "ChatUI", targets: ["ChatUI"]),  // a dependency's module for dependency-loop
         .executable(name: "dependency-loop", targets: ["dependency-loop"]),  // a freeze inside a dependency
         .executable(name: "stallprof-bench-markers", targets: ["stallprof-bench-markers"]),  // StallMarker cost
@@ -83,6 +84,7 @@ let package = Package(
         .executableTarget(name: "long-press", dependencies: ["StallProfiler"], path: "samples/long-press"),
         // The main thread waits: a mutex, DispatchQueue.sync, a semaphore, a condition, join, I/O, a deadlock...
         .executableTarget(name: "wait-shapes", dependencies: ["StallProfiler"], path: "samples/wait-shapes"),
+        .executableTarget(name: "event-loop", dependencies: ["StallSamples"], path: "samples/event-loop"),
         // A tiny UI framework (its own module), and an app whose freeze is inside it: app code by module.
         .target(name: "ChatUI", path: "samples/ChatUI"),
         .executableTarget(
@@ -127,7 +129,7 @@ let package = Package(
             name: "stallprofTests",
             dependencies: [
                 "stallprof", "stall-demo", "stall-demo-async", "chat-freeze", "flag-repro", "cell-height", "dependency-loop",
-                "wait-shapes",
+                "wait-shapes", "event-loop",
                 "StallAnalysis", "StallBisect", "StallFormat",
                 "StallTestSupport",
             ]),

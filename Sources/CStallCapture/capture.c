@@ -217,6 +217,17 @@ void stallcap_sample_cancel(void) {
     (void)settle(0);
 }
 
+void stallcap_sample_cancel_thread(pid_t tid) {
+    uint64_t word = atomic_load_explicit(&g_state, memory_order_acquire);
+    if (WORD_TID(word) == (tid & (pid_t)HANDOFF_TID_MASK)) stallcap_sample_cancel();
+}
+
+int stallcap_sample_slot_taken(pid_t tid) {
+    uint64_t word = atomic_load_explicit(&g_state, memory_order_acquire);
+    int state = WORD_STATE(word);
+    return (state == ST_REQUESTED || state == ST_CLAIMED) && WORD_TID(word) != (tid & (pid_t)HANDOFF_TID_MASK);
+}
+
 void stallcap_sample_end(void) {
     stallcap_sample_cancel();
     stallcap_cputimer_release_all();

@@ -28,6 +28,10 @@ final class EpisodeSampler {
     private(set) var pipelines: Bool
     /// True when the timing allows pipelining.
     private let canPipeline: Bool
+    /// True while other episodes' samplers share the request slot: a request of another thread's, not answered
+    /// yet, is left to it, and this call's sample is missed (counted). Taken over, it was cancelled each step by the
+    /// other sampler, and under load neither thread was ever answered (0-4 samples in 600 ms under eight hogs).
+    private(set) var sharesSlot = false
     private let timeoutNs: Int64
     private let resampleNs: UInt64
     /// The system call, stack and instruction pointers of the last stack read from memory.
@@ -98,26 +102,30 @@ final class EpisodeSampler {
         self.maxFrames = maxFrames
         progressFloorNs = max(200_000, timing.sampleIntervalNs / 20)
         buffer = [UInt](repeating: 0, count: maxFrames)
-        stallcap_sample_cancel()  // no answer to a request of an earlier sampler is collected as this one's
+        stallcap_sample_cancel_thread(threadID)  // no answer to an earlier sampler's request is collected as this one's
         let start = read()
         waitAtLastSample = start?.waitNs
         // The first sample's wait is bounded from here, as each later one's from the sample before.
         lastRecorded = start
     }
 
-    /// Pipelines requests when `allowed` and the timing allows it. With two threads sampled at once, pipelined
-    /// requests would take each other's one slot before any is answered: each call then waits for its answer. A
-    /// request left outstanding stays the thread's own in the slot until another thread's takes it: the next
-    /// waiting call collects or waits for it.
-    func pipelining(_ allowed: Bool) {
-        let on = allowed && canPipeline
+    /// Pipelines requests when `alone` (no other episode's sampler shares the one request slot) and the timing
+    /// allows it. With two threads sampled at once, pipelined requests would take each other's slot before any is
+    /// answered (0-1 samples each in 600 ms): each call then waits for its answer, and a request another thread
+    /// still waits for is left to it (``sharesSlot``). A request left outstanding stays the thread's own in the slot:
+    /// the next waiting call collects or waits for it.
+    func pipelining(alone: Bool) {
+        sharesSlot = !alone
+        let on = alone && canPipeline
         guard on != pipelines else { return }
         pipelines = on
         if !on { outstanding = nil }
     }
 
     deinit {
-        stallcap_sample_cancel()  // dropped without finish(): presamples discarded, or replaced by a saturated episode
+        // Dropped without finish(): presamples discarded, or replaced by a saturated episode. Only its own request:
+        // another episode's sampler may wait for the one in the slot.
+        stallcap_sample_cancel_thread(threadID)
     }
 
     /// A sample read from the thread's stack memory when it sleeps in a system call; nil when it does not.
@@ -127,7 +135,7 @@ final class EpisodeSampler {
         // A request left outstanding is dropped: unanswered, its timer would fire whenever the thread next runs
         // (after the app may have reset the signal); answered before the thread went to sleep, its stack is older
         // than this one and would be collected later as the thread's current stack, out of order.
-        stallcap_sample_cancel()
+        stallcap_sample_cancel_thread(threadID)
         // The stack is the thread's as of the read's end (its state was checked again then), which may come after
         // the main queue answered: stamped then (with its clocks read then), such a sample is seen to follow the
         // answer and is dropped.
@@ -203,6 +211,7 @@ final class EpisodeSampler {
             // missed sample.
             return nil
         }
+        if sharesSlot && polled == nil && stallcap_sample_slot_taken(threadID) == 1 { return miss() }
         lastRealSampleNs = now
         // An outstanding request already looked at above is not asked again: its status is this call's.
         let (status, info) = polled?.status.map { ($0, stallcap_sample_info()) }
@@ -299,7 +308,7 @@ final class EpisodeSampler {
     /// The end record. The episode is busy when the thread ran or waited for a CPU for at least half of the time it
     /// was watched (see ``StallState/classify(activeRatio:)``).
     func finish(endNs: UInt64) -> StallEndRecord {
-        stallcap_sample_cancel()
+        stallcap_sample_cancel_thread(threadID)
         outstanding = nil
         if let wait = read()?.waitNs, missedSinceSample { took(waitNs: wait) }
         let start = first ?? Reading(timeNs: endNs, cpuNs: 0, waitNs: 0)

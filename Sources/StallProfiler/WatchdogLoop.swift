@@ -255,8 +255,8 @@ final class WatchdogLoop {
     /// was lost. With `watchAnswers`, a sample taken after the target answered (the stall had ended) is dropped.
     func takeSample(_ sampler: EpisodeSampler, of target: WatchedTarget, watchAnswers: Bool) -> SampleRecord? {
         let before = sampler.missedCount
-        // With another target's episode sampled too, requests are not pipelined: each would take the other's slot.
-        sampler.pipelining(others.isEmpty || !anyTarget { $0 !== target && !$0.episode.isIdle })
+        // With another target's episode sampled too, requests are not pipelined and the slot is shared.
+        sampler.pipelining(alone: others.isEmpty || !anyTarget { $0 !== target && !$0.episode.isIdle })
         let answers = target.answers
         let answeredBefore = answers.answeredPing.load(ordering: .acquiring)
         let requestedNs = stallcap_monotonic_ns()

@@ -59,12 +59,19 @@ public struct DemoOptions: Sendable {
 
     /// Starts the watchdog from `--output` or the environment; exits 1 with the reason when that fails.
     public func startWatchdog() -> StallWatchdog? {
-        do {
-            if let output {
-                return try StallWatchdog.start(StallWatchdog.Configuration(outputPath: output))
+        if let output {
+            do { return try StallWatchdog.start(StallWatchdog.Configuration(outputPath: output)) } catch {
+                printError("error: \(error)")
+                exit(1)
             }
-            return try StallWatchdog.startFromEnvironment()
-        } catch {
+        }
+        return Self.startWatchdogFromEnvironment()
+    }
+
+    /// Starts the watchdog the environment describes (`STALLPROF_OUTPUT`; nil when unset); exits 1 with the reason,
+    /// on standard error, when that fails.
+    public static func startWatchdogFromEnvironment() -> StallWatchdog? {
+        do { return try StallWatchdog.startFromEnvironment() } catch {
             printError("error: \(error)")
             exit(1)
         }

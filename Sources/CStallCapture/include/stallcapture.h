@@ -166,6 +166,15 @@ stallcap_status stallcap_sample(pid_t tid, int64_t timeout_ns, uintptr_t *frames
 /// so that no sample of an earlier episode is collected in a later one). Same calling thread as `stallcap_sample`.
 void stallcap_sample_cancel(void);
 
+/// stallcap_sample_cancel when the slot holds a request (or an uncollected answer) for thread `tid`; nothing when
+/// it holds another thread's, which another episode's sampler still waits for. Same calling thread.
+void stallcap_sample_cancel_thread(pid_t tid);
+
+/// 1 when the one request slot holds another thread's request, not answered yet (requested, or its handler
+/// running): a sampler that shares the slot with other episodes' then leaves it to that request. Same calling
+/// thread as `stallcap_sample`.
+int stallcap_sample_slot_taken(pid_t tid);
+
 /// Ends sampling (the watchdog stops): cancels any request and deletes every timer stallprof created, so no
 /// signal of ours can come later. Same calling thread as `stallcap_sample`.
 void stallcap_sample_end(void);

@@ -187,7 +187,9 @@ public struct StallReport: Sendable {
                     keyHints.append(selfWait)
                     key += "; self-wait"
                 }
-                let turns = QueueTurns(stall.samples, queueAnswered: stall.kind == .saturated)
+                // Turns are the main queue's blocks: another target's thread runs none of them.
+                let turns = stall.target == StallBeginRecord.mainTarget
+                    ? QueueTurns(stall.samples, queueAnswered: stall.kind == .saturated) : nil
                 if let turns, turns.isFlood {
                     floodEntry = blockEntries.max { ($0.value, $1.key) < ($1.value, $0.key) }?.key
                     keyHints.append(turns.floodHint(entry: floodEntry))

@@ -1,0 +1,57 @@
+import Foundation
+import StallFormat
+import Testing
+
+/// Watched targets end to end: `event-loop` serves a loopback port on three poll-based loop threads, each a
+/// watchdog target (`.executor`, threshold 50 ms); loop 1 blocks in a read of a slow pipe, loop 2 burns the CPU.
+/// The capture must hold one episode on each, on that loop's thread, blocked and busy, the wait named, the handler
+/// on the stack, and nothing on loop 0 or the main queue.
+@Suite struct EventLoopAppTests {
+    @Test func aBlockedAndABusyLoopAreEachTheirOwnTargetsEpisode() throws {
+        let path = CLI.temporary("event-loop.stalls")
+        defer { unlink(path) }
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: CLI.product("event-loop"))
+        process.arguments = ["--read-ms", "400", "--burn-ms", "400"]
+        process.environment = [EnvironmentName.output: path]
+        let output = Pipe(), errors = Pipe()
+        (process.standardOutput, process.standardError) = (output, errors)
+        try process.run()
+        let printed = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        let said = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 0, "\(said)")
+        #expect(!said.contains("EINTR"), "no read or wait of a loop failed: \(said)")
+        // "loop-N tid T" for each loop.
+        var loopThreads: [String: Int] = [:]
+        for line in printed.split(separator: "\n") {
+            let words = line.split(separator: " ")
+            if words.count == 3, words[1] == "tid", let tid = Int(words[2]) { loopThreads[String(words[0])] = tid }
+        }
+        #expect(loopThreads.count == 3, "\(printed)")
+
+        let (status, json, stderr) = try CLI.run(["report", "--json", path], input: "")
+        try #require(status == 0, "\(stderr)")
+        let episodes = try #require(try CLI.json(json)["episodes"] as? [[String: Any]])
+        let targets = episodes.map { $0["target"] as? String ?? "?" }
+        #expect(Set(targets) == ["loop-1", "loop-2"], "only the stalled loops: \(targets)")
+        let blocked = try #require(episodes.first { $0["target"] as? String == "loop-1" })
+        #expect(blocked["state"] as? String == "blocked")
+        #expect(blocked["tid"] as? Int == loopThreads["loop-1"])
+        let wait = try #require(blocked["blockedOn"] as? [String: Any], "\(blocked)")
+        #expect(wait["kind"] as? String == "io" && wait["syscall"] as? String == "read", "\(wait)")
+        #expect((wait["detail"] as? String ?? "").contains("pipe:"), "\(wait)")
+        let busy = try #require(episodes.first { $0["target"] as? String == "loop-2" })
+        #expect(busy["state"] as? String == "busy")
+        #expect(busy["tid"] as? Int == loopThreads["loop-2"])
+        #expect(busy["queueTurns"] == nil, "a loop runs no main-queue blocks")
+
+        // Each loop's stacks, by target: the handler that stalled it, and nothing for the quiet loop.
+        let slow = try CLI.run(["fold", "--target", "loop-1", path], input: "")
+        #expect(slow.0 == 0 && slow.1.contains("Handlers.slowRead") && !slow.1.contains("Handlers.burn"), "\(slow)")
+        let burn = try CLI.run(["fold", "--target", "loop-2", path], input: "")
+        #expect(burn.0 == 0 && burn.1.contains("Handlers.burn") && !burn.1.contains("Handlers.slowRead"), "\(burn)")
+        let quiet = try CLI.run(["fold", "--target", "loop-0", "--target", "main", path], input: "")
+        #expect(quiet.0 == 0 && quiet.1.isEmpty, "\(quiet)")
+    }
+}
