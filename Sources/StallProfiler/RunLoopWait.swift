@@ -21,9 +21,12 @@
 /// wait that stopped servicing the queue (a run loop in a private mode at the same depth) is caught within that
 /// many check intervals plus the threshold.
 ///
-/// Only for the process's first thread: with `dispatchMain()` or an async `@main` the main queue is drained by
-/// pool workers, any of which may run the next block, so one idle worker says nothing about the queue; there the
-/// queue's own state answers (``DispatchQueueIdle``). A pure state machine: readings come in, decisions go out.
+/// For the process's first thread: with `dispatchMain()` or an async `@main` the main queue is drained by pool
+/// workers, any of which may run the next block, so one idle worker says nothing about the queue; there the
+/// queue's own state answers (``DispatchQueueIdle``). Also for an executor target's own thread (an event loop,
+/// ``StallTarget/executor(_:threshold:ping:)``), whose waits are learned the same way, without the wake-up
+/// descriptor test (its executor's descriptor is its own), and may be futex waits too. A pure state machine:
+/// readings come in, decisions go out.
 struct RunLoopWait {
     /// Where a thread sleeps: the system call, and the user stack and instruction pointers at its entry.
     struct Signature: Hashable {
@@ -54,8 +57,11 @@ struct RunLoopWait {
         #endif
     }()
 
-    /// The process's first thread, the only one this applies to.
+    /// The thread this applies to: the process's first thread, or a watched target's own thread.
     let mainThread: Int32
+    /// The system calls its idle wait may be: ``pollCalls`` for a run loop; for a target's thread also a futex
+    /// wait (an executor that sleeps on a condition variable), learned by its place like any other.
+    let waitCalls: Set<Int32>
     /// Answered pings sent from each wait seen, since it was last suspected.
     private var waits: [Signature: Int] = [:]
     /// Places whose wait does not include the main queue's wake-up descriptor (an app's own poll): never learned.
@@ -71,8 +77,22 @@ struct RunLoopWait {
     /// The reading of the trusted wait the main thread was last seen in.
     private(set) var trustedWait: SyscallState? = nil
 
-    /// Creates the state for a process whose first thread is `mainThread`.
-    init(mainThread: Int32) { self.mainThread = mainThread }
+    /// Creates the state for a process whose first thread is `mainThread`, or for a target's thread (`waitCalls`:
+    /// ``targetWaitCalls``).
+    init(mainThread: Int32, waitCalls: Set<Int32> = RunLoopWait.pollCalls) {
+        self.mainThread = mainThread
+        self.waitCalls = waitCalls
+    }
+
+    /// The waits a target's executor thread may idle in: a poll-family call (an event loop) or a futex wait (an
+    /// executor on a condition variable).
+    static let targetWaitCalls: Set<Int32> = {
+        #if arch(x86_64)
+        return pollCalls.union([202])  // futex
+        #else
+        return pollCalls.union([98])  // futex
+        #endif
+    }()
 
     /// A ping `pingID` is due at `nowNs` for `thread`, whose CPU clock read `cpuNs` (nil: unknown) just before,
     /// and whose system call state `read` returns: true when it is answered by what they show (do not send it),
@@ -95,7 +115,7 @@ struct RunLoopWait {
             return true
         }
         let state = read()
-        guard state.kind == .inCall, Self.pollCalls.contains(state.number) else {
+        guard state.kind == .inCall, waitCalls.contains(state.number) else {
             forget()
             return false
         }

@@ -53,6 +53,10 @@ struct StallDetector {
     /// How long the outstanding ping waits before presampling: ``presampleDelayNs``, or a whole ping period
     /// after ``pingIsRoutine()``.
     private var currentPresampleDelayNs: UInt64 = 0
+    /// How early a due ping may go out: with several targets watched, a target whose ping falls due within this of
+    /// a wake pings at that wake, so that the targets' pings come together and the watchdog wakes once for them
+    /// all. 0 (exactly on time) for the main queue alone.
+    var pingSlackNs: UInt64 = 0
     /// The ping the main queue has not answered yet (waiting or stalled), nil when none is outstanding.
     var outstandingPingID: UInt64? {
         switch phase {
@@ -145,7 +149,7 @@ struct StallDetector {
         }
         switch phase {
         case .idle:
-            if lastPingNs.map({ nowNs >= $0 + pingPeriodNs }) ?? true {
+            if lastPingNs.map({ nowNs &+ pingSlackNs >= $0 + pingPeriodNs }) ?? true {
                 actions.append(.sendPing(id: nextPingID))
                 phase = .waiting(pingID: nextPingID, sentNs: nowNs, presampling: false)
                 currentPresampleDelayNs = presampleDelayNs

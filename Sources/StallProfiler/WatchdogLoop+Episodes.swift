@@ -29,7 +29,7 @@ extension WatchdogLoop {
     func beginStall(_ target: WatchedTarget, stallID: UInt32, startNs: UInt64, latestThread: Int32) {
         endSaturatedEpisode(target, endNs: stallcap_monotonic_ns())
         target.saturation?.reset()
-        if target === main { runLoopWait.stallBegan() }
+        if target === main { runLoopWait.stallBegan() } else { target.loopWait?.stallBegan() }
         shared.stalls.add(1, ordering: .relaxed)
         let kept = target.episode.presamples
         let threadID = kept?.sampler.threadID ?? threadToSample(target, latest: latestThread)

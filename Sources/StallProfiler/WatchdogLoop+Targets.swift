@@ -1,9 +1,10 @@
 import CStallCapture
 import StallFormat
 
-/// The targets watched besides the main queue (``StallTarget``): each is stepped like the main queue, but every
-/// check is a ping (nothing tells an executor idle from outside), and none takes part in the deep sleep, which is
-/// off while any is watched.
+/// The targets watched besides the main queue (``StallTarget``): each is stepped like the main queue. An executor's
+/// check is answered without a ping while its thread sleeps still in its loop's learned wait (``RunLoopWait``); a
+/// serial queue's checks are pings (its work runs on any worker). None takes part in the deep sleep, which is off
+/// while any is watched.
 extension WatchdogLoop {
     /// True when `predicate` holds for the main queue or another target.
     func anyTarget(_ predicate: (WatchedTarget) -> Bool) -> Bool {
@@ -16,9 +17,21 @@ extension WatchdogLoop {
         configuration.threshold = target.threshold
         // Saturation needs a thread of the target's own: a serial queue's latest worker runs other queues' work.
         if !target.hasOwnThread { configuration.saturationPeriod = nil }
-        others.append(WatchedTarget(
+        let watched = WatchedTarget(
             name: target.name, timing: WatchdogTiming(configuration), maxFrames: configuration.maxFrames,
-            answers: PingAnswers(reading: target.hasOwnThread ? .nothing : .currentQueue), episodeIDs: episodeIDs, post: target.post))
+            answers: PingAnswers(reading: target.hasOwnThread ? .nothing : .currentQueue), episodeIDs: episodeIDs,
+            hasOwnThread: target.hasOwnThread, post: target.post)
+        others.append(watched)
+        alignPings()
+    }
+
+    /// Lets every target's ping go out up to a quarter of its period early while several are watched, so that
+    /// pings due close together share one wake of the watchdog (each wake costs more than a ping); exactly on time
+    /// for the main queue alone, whose deep sleep depends on it.
+    private func alignPings() {
+        for target in [main] + others {
+            target.detector.pingSlackNs = others.isEmpty ? 0 : target.detector.pingPeriodNs / 4
+        }
     }
 
     /// Takes the targets the app added or removed since the last step (``StallWatchdog/add(_:)``), when their lock
@@ -37,6 +50,7 @@ extension WatchdogLoop {
                 guard let index = others.firstIndex(where: { $0.name == name }) else { continue }
                 endEpisode(others[index], endNs: stallcap_monotonic_ns())
                 others.remove(at: index)
+                alignPings()
             }
         }
         if !others.isEmpty { releaseDeepSleep() }
@@ -46,11 +60,20 @@ extension WatchdogLoop {
     /// saturation. `pausedNs` is the time the process was stopped since the previous step.
     func stepOthers(pausedNs: UInt64, actions: inout [StallDetector.Action]) {
         for target in others {
-            target.readTickCPU()
-            let answer = target.takeAnswer()
-            actions.removeAll(keepingCapacity: true)
-            target.detector.step(nowNs: stallcap_monotonic_ns(), answer: answer, pausedNs: pausedNs, into: &actions)
-            for action in actions { perform(action, target) }
+            // No clock is read ahead for them: a quiet check reads it (and saturation's check this step shares it),
+            // else saturation reads it when its check is due.
+            target.tickCPU = nil
+            var answer = target.takeAnswer(), paused = pausedNs
+            let now = stallcap_monotonic_ns()
+            // A ping answered quietly is taken at once, as the main queue's.
+            repeat {
+                actions.removeAll(keepingCapacity: true)
+                target.detector.step(nowNs: now, answer: answer, pausedNs: paused, into: &actions)
+                paused = 0
+                for action in actions { perform(action, target) }
+                answer = target.quietAnswer
+                target.quietAnswer = nil
+            } while answer != nil
             stepSaturation(target)
         }
     }

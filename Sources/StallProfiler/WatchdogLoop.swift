@@ -206,7 +206,8 @@ final class WatchdogLoop {
     func perform(_ action: StallDetector.Action, _ target: WatchedTarget) {
         switch action {
         case .sendPing(let id) where target !== main:
-            // Another target: every check is a ping (nothing tells its executor idle from outside).
+            // Another target: its thread asleep still in its loop's wait answers; else a ping.
+            if target.answersQuietly(pingID: id) { return }
             target.detector.pingIsRoutine()
             let answers = target.answers
             target.post { answers.answer(ping: id) }

@@ -78,6 +78,14 @@ final class WatchedTarget {
     /// The CPU clock of the thread servicing the target, read once at the start of this step (nil when it is
     /// unknown or gone): the quiet check and the saturation check share it.
     var tickCPU: (thread: Int32, ns: UInt64)? = nil
+    /// For a target with a thread of its own (an event loop): answers due pings without waking the thread while it
+    /// sleeps in its loop's learned wait with its CPU clock still (``RunLoopWait``, learned per answering thread);
+    /// nil until it answered, and for other targets.
+    var loopWait: RunLoopWait? = nil
+    /// True when ``loopWait`` applies: the target runs on one thread of its own.
+    let hasOwnThread: Bool
+    /// A ping answered quietly this step, for the detector's next step at the same time.
+    var quietAnswer: StallDetector.Answer? = nil
     /// A serial queue's libdispatch queue, once an answer found its drain lock held by the answering thread itself
     /// (the layout is the one read): nil until then, and for other targets.
     var confirmedQueue: UnsafeRawPointer? = nil
@@ -85,9 +93,10 @@ final class WatchedTarget {
     /// A target named `name` with `timing`, pinged by `post`, its episodes numbered from `episodeIDs`.
     init(
         name: String, timing: WatchdogTiming, maxFrames: Int, answers: PingAnswers, episodeIDs: EpisodeIDs,
-        post: @escaping @Sendable (@escaping @Sendable () -> Void) -> Void
+        hasOwnThread: Bool = false, post: @escaping @Sendable (@escaping @Sendable () -> Void) -> Void
     ) {
         (self.name, self.timing, self.answers, self.post) = (name, timing, answers, post)
+        self.hasOwnThread = hasOwnThread
         blockedProbe = BlockedOnProbe(timing: timing, maxFrames: maxFrames)
         detector = StallDetector(
             thresholdNs: timing.thresholdNs, sampleIntervalNs: timing.sampleIntervalNs, episodeIDs: episodeIDs)
@@ -121,13 +130,35 @@ final class WatchedTarget {
         guard answered != lastSeenPing else { return nil }
         lastSeenPing = answered
         let thread = answers.answeredThread.load(ordering: .relaxed)
+        let atNs = answers.answeredAt.load(ordering: .relaxed)
         threads.answered(by: thread, cpuNs: answers.answeredCPU.load(ordering: .relaxed))
+        if hasOwnThread {
+            if loopWait?.mainThread != thread {
+                loopWait = RunLoopWait(mainThread: thread, waitCalls: RunLoopWait.targetWaitCalls)
+            }
+            loopWait?.answered(pingID: answered, by: thread, atNs: atNs)
+        }
         if answers.reads == .currentQueue, confirmedQueue == nil,
             answers.answeredOwner.load(ordering: .relaxed) == thread
         {
             confirmedQueue = UnsafeRawPointer(bitPattern: answers.answeredQueue.load(ordering: .relaxed))
         }
-        return .init(pingID: answered, atNs: answers.answeredAt.load(ordering: .relaxed), threadID: thread)
+        return .init(pingID: answered, atNs: atNs, threadID: thread)
+    }
+
+    /// True when ping `id`, due now, is answered by the target's thread sleeping still in its loop's learned wait
+    /// (``loopWait``): then it is not sent, and ``quietAnswer`` holds the answer.
+    func answersQuietly(pingID id: UInt64) -> Bool {
+        guard hasOwnThread, let thread = detector.mainQueueThread, loopWait?.mainThread == thread else { return false }
+        let cpu = stallcap_thread_cpu_ns(thread)
+        tickCPU = cpu >= 0 ? (thread, UInt64(cpu)) : nil  // saturation's check this step reads it from here
+        // No wake-up descriptor to look for (the executor's is its own): a place is learned from prompt answers.
+        guard loopWait!.answersQuietly(
+            pingID: id, nowNs: stallcap_monotonic_ns(), thread: thread, cpuNs: cpu >= 0 ? UInt64(cpu) : nil,
+            includesMainQueue: { _ in true }, read: { SyscallState(thread: thread) })
+        else { return false }
+        quietAnswer = .init(pingID: id, atNs: stallcap_monotonic_ns(), threadID: thread)
+        return true
     }
 }
 

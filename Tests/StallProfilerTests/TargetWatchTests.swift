@@ -107,6 +107,39 @@ extension WatchdogTests {
         }
     }
 
+    /// An idle executor is not woken to answer: once its wait is learned (three prompt answers), its checks are
+    /// answered by its thread sleeping still in that wait, and a stall after that is caught all the same.
+    @Test func anIdleExecutorIsCheckedWithoutPingsAndItsStallIsStillCaught() throws {
+        let path = TestSupport.temporaryPath("quiet-target.stalls")
+        defer { unlink(path) }
+        let loop = Self.secondLoop
+        let pings = Locked<Int>(0)
+        var configuration = Self.targetsConfiguration(path)
+        configuration.targets = [
+            .executor("quiet", threshold: .milliseconds(100)) { block in
+                pings.withLock { $0 += 1 }
+                loop.post(block)
+            }
+        ]
+        let watchdog = try StallWatchdog.start(configuration)
+        defer { watchdog.stop() }
+        usleep(2_000_000)  // 80 checks, 25 ms apart
+        let idlePings = pings.withLock { $0 }
+        #expect(idlePings >= 3 && idlePings <= 20, "\(idlePings) pings in 80 checks of an idle loop")
+        let done = DispatchSemaphore(value: 0)
+        loop.post {
+            BlockedWork.waitForWorkerLock(milliseconds: 400)
+            done.signal()
+        }
+        done.wait()
+        try Self.waitForEpisodes(1, path: path, watchdog: watchdog)
+        watchdog.stop()
+        let capture = try CaptureReader.read(path: path)
+        let stall = try #require(capture.stalls.first { $0.target == "quiet" })
+        #expect(stall.state == .blocked && stall.blockedOn?.waitKind == .mutex)
+        #expect(stall.durationNs >= 300_000_000, "\(stall.durationNs) ns")
+    }
+
     @Test func targetsAreAddedAndRemovedOnARunningWatchdog() throws {
         let path = TestSupport.temporaryPath("targets-added.stalls")
         defer { unlink(path) }

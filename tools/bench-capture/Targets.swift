@@ -18,10 +18,13 @@ func targetsChild(seconds: Double, loops: Int, watched: Bool) {
     }
     let watchdog = try! StallWatchdog.start(configuration)
     RunLoop.main.run(until: Date().addingTimeInterval(0.5))
-    let cpu = processCPUSeconds(), start = stallcap_monotonic_ns()
+    let cpu = processCPUSeconds(), start = stallcap_monotonic_ns(), threads0 = threadCPUSnapshot()
     RunLoop.main.run(until: Date().addingTimeInterval(seconds))
     let wall = Double(stallcap_monotonic_ns() - start) / 1e9
     print(String(format: "cpu %.4f", (processCPUSeconds() - cpu) / wall * 1000))
+    for (name, ns) in threadCPUDelta(from: threads0, to: threadCPUSnapshot()) {
+        print(String(format: "thread %@ %.4f", name, Double(ns) / 1e6 / wall))
+    }
     print("stalls \(watchdog.statistics.stalls)")
     watchdog.stop()
     unlink(path)
@@ -47,6 +50,7 @@ func benchTargets(pairs: Int, seconds: Double, counts: [Int]) {
         return (cpu, stalls)
     }
     print(String(format: "watched targets on an idle RunLoop.main app, threshold 250 ms: %d + %d child processes of %.0f s per count, interleaved", pairs, pairs, seconds))
+    var costs: [(count: Int, cost: Double)] = []
     for count in counts {
         var without: [Double] = [], with: [Double] = [], stalls = 0
         for i in 0..<pairs {  // ABBA order
@@ -59,5 +63,11 @@ func benchTargets(pairs: Int, seconds: Double, counts: [Int]) {
         line("\(count) idle loops, main queue alone", String(format: "median %6.3f ms CPU per second", a))
         line("\(count) idle loops, each watched", String(format: "median %6.3f ms CPU per second   (stalls seen: %d)", b, stalls))
         line("cost per target", String(format: "%6.3f ms CPU per second   (goal <= 0.05: %@)", each, each <= 0.05 ? "met" : "not met"))
+        costs.append((count, b - a))
+    }
+    // The first target also turns the deep sleep off (a fixed cost); the others add only their checks.
+    if let first = costs.first, let last = costs.last, last.count > first.count {
+        let marginal = (last.cost - first.cost) / Double(last.count - first.count)
+        line("each target past the first", String(format: "%6.3f ms CPU per second   (%d to %d targets; the first costs %.3f)", marginal, first.count, last.count, first.cost))
     }
 }
