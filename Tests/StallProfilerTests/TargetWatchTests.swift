@@ -37,13 +37,16 @@ extension WatchdogTests {
         return configuration
     }
 
-    /// Waits until every episode in the capture at `path` has ended and `count` have begun, at most 10 s.
-    static func waitForEpisodes(_ count: Int, path: String, watchdog: StallWatchdog) throws {
+    /// Waits until `count` episodes in the capture at `path` have begun and every one has ended (at most 10 s),
+    /// then stops the watchdog and reads the capture.
+    static func finishedCapture(episodes count: Int, path: String, watchdog: StallWatchdog) throws -> Capture {
         for _ in 0..<200 {
             let capture = try CaptureReader.read(path: path)
-            if capture.stalls.count >= count, capture.stalls.allSatisfy(\.isFinished) { return }
+            if capture.stalls.count >= count, capture.stalls.allSatisfy(\.isFinished) { break }
             usleep(50_000)
         }
+        watchdog.stop()
+        return try CaptureReader.read(path: path)
     }
 
     @Test func executorsAndASerialQueueStalledAtOnceAreEachTheirOwnEpisode() throws {
@@ -78,9 +81,7 @@ extension WatchdogTests {
             done.leave()
         }
         done.wait()
-        try Self.waitForEpisodes(3, path: path, watchdog: watchdog)
-        watchdog.stop()
-        let capture = try CaptureReader.read(path: path)
+        let capture = try Self.finishedCapture(episodes: 3, path: path, watchdog: watchdog)
         #expect(capture.closedCleanly)
         #expect(!capture.stalls.contains { $0.target == "main" }, "the main queue stayed quiet")
         let busy = try #require(capture.stalls.first { $0.target == "loop-0" && $0.kind == .stall })
@@ -132,9 +133,7 @@ extension WatchdogTests {
             done.signal()
         }
         done.wait()
-        try Self.waitForEpisodes(1, path: path, watchdog: watchdog)
-        watchdog.stop()
-        let capture = try CaptureReader.read(path: path)
+        let capture = try Self.finishedCapture(episodes: 1, path: path, watchdog: watchdog)
         let stall = try #require(capture.stalls.first { $0.target == "quiet" })
         #expect(stall.state == .blocked && stall.blockedOn?.waitKind == .mutex)
         #expect(stall.durationNs >= 300_000_000, "\(stall.durationNs) ns")
