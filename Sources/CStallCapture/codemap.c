@@ -19,21 +19,21 @@ static int hex_value(char c) {
     return -1;
 }
 
-// Parses "start-end perms ..." of one maps line of `length` bytes. Returns 0, or -1.
-static int parse_maps_line(const char *line, size_t length, uint64_t *start, uint64_t *end, int *executable) {
+// Parses "start-end perms ..." of one maps line of `length` bytes. Returns its four permission letters ("r-xp"),
+// or NULL when the line has not that form.
+static const char *parse_maps_line(const char *line, size_t length, uint64_t *start, uint64_t *end) {
     uint64_t v[2] = {0, 0};
     const char *p = line, *limit = line + length;
     for (int i = 0; i < 2; i++) {
         int digits = 0;
         for (int d; p < limit && (d = hex_value(*p)) >= 0 && digits < 17; p++, digits++) v[i] = v[i] * 16 + (uint64_t)d;
-        if (digits == 0 || p >= limit || *p != (i == 0 ? '-' : ' ')) return -1;
+        if (digits == 0 || p >= limit || *p != (i == 0 ? '-' : ' ')) return NULL;
         p++;
     }
-    if (limit - p < 4) return -1;
+    if (limit - p < 4) return NULL;
     *start = v[0];
     *end = v[1];
-    *executable = p[0] == 'r' && p[2] == 'x';
-    return 0;
+    return p;
 }
 
 // Calls `visit` with each whole line of /proc/self/maps (its newline included, `length` counting it), reading it
@@ -81,8 +81,9 @@ struct read_state {
 static void read_line(const char *line, size_t length, void *context) {
     struct read_state *state = context;
     uint64_t start, end;
-    int executable;
-    if (parse_maps_line(line, length, &start, &end, &executable) != 0) return;
+    const char *perms = parse_maps_line(line, length, &start, &end);
+    if (perms == NULL) return;
+    int executable = perms[0] == 'r' && perms[2] == 'x';
     if (state->address != 0 && state->address >= start && state->address < end) state->found = end;
     stallcap_code_map *map = state->map;
     if (map && executable && map->count < STALLCAP_MAX_CODE_RANGES) {
@@ -217,10 +218,8 @@ struct code_lines {
 static void copy_code_line(const char *line, size_t length, void *context) {
     struct code_lines *lines = context;
     uint64_t start, end;
-    int readable_code;
-    if (parse_maps_line(line, length, &start, &end, &readable_code) != 0) return;
-    const char *perms = memchr(line, ' ', length);  // parse_maps_line checked: four permission letters follow it
-    if (perms == NULL || perms[3] != 'x' || memchr(line, '/', length) == NULL) return;  // only a file's path has '/'
+    const char *perms = parse_maps_line(line, length, &start, &end);
+    if (perms == NULL || perms[2] != 'x' || memchr(line, '/', length) == NULL) return;  // only a file's path has '/'
     if (lines->total + length <= lines->capacity) memcpy(lines->out + lines->total, line, length);
     lines->total += length;
 }
