@@ -29,26 +29,52 @@ int stallcap_main_queue_fd(void) {
     return _dispatch_get_main_queue_handle_4CF ? _dispatch_get_main_queue_handle_4CF() : -1;
 }
 
-int stallcap_fd_is_epoll(int fd) {
-    char target[64];
-    return stallcap_fd_target(fd, target, sizeof target) > 0 && strcmp(target, "anon_inode:[eventpoll]") == 0;
+// True when `fd` is an anonymous inode of `kind` ("eventpoll", "eventfd"), by its link in /proc/self/fd.
+static int fd_is_anon(int fd, const char *kind) {
+    char target[64], expected[48];
+    snprintf(expected, sizeof expected, "anon_inode:[%s]", kind);
+    return stallcap_fd_target(fd, target, sizeof target) > 0 && strcmp(target, expected) == 0;
+}
+
+int stallcap_fd_is_epoll(int fd) { return fd_is_anon(fd, "eventpoll"); }
+
+typedef int (*epoll_item_visit)(long fd, unsigned long events, unsigned long long data, void *context);
+
+// Calls `visit` with each item of the epoll set `epfd` as /proc/self/fdinfo lists it ("tfd: <fd> events: <hex>
+// data: <hex> ...", one line per item; about a hundred fit the buffer, later ones are not seen), until it returns
+// nonzero: returns that, or 0.
+static int any_epoll_item(int epfd, epoll_item_visit visit, void *context) {
+    char path[64], text[8192];
+    snprintf(path, sizeof path, "/proc/self/fdinfo/%d", epfd);
+    if (stallcap_read_small_file(path, text, sizeof text) < 0) return 0;
+    for (const char *line = strstr(text, "tfd:"); line != NULL; line = strstr(line + 4, "tfd:")) {
+        const char *end = strchr(line, '\n');
+        if (end == NULL) end = line + strlen(line);
+        const char *events = strstr(line, "events:"), *data = strstr(line, "data:");
+        unsigned long mask = events != NULL && events < end ? strtoul(events + 7, NULL, 16) : 0;
+        unsigned long long value = data != NULL && data < end ? strtoull(data + 5, NULL, 16) : 0;
+        int found = visit(strtol(line + 4, NULL, 10), mask, value, context);
+        if (found) return found;
+    }
+    return 0;
+}
+
+struct watch_search { int epfd, fd, depth; };
+
+static int epoll_watches(int epfd, int fd, int depth);
+
+static int item_leads_to_fd(long watched, unsigned long events, unsigned long long data, void *context) {
+    (void)events, (void)data;
+    const struct watch_search *search = context;
+    if (watched == search->fd) return 1;
+    return search->depth > 0 && watched != search->epfd && stallcap_fd_is_epoll((int)watched) &&
+           epoll_watches((int)watched, search->fd, search->depth - 1);
 }
 
 // True when the epoll set `epfd` watches `fd`, directly or through nested sets (`depth` more levels).
 static int epoll_watches(int epfd, int fd, int depth) {
-    char path[64], text[8192];
-    snprintf(path, sizeof path, "/proc/self/fdinfo/%d", epfd);
-    if (stallcap_read_small_file(path, text, sizeof text) < 0) return 0;
-    // One "tfd: N events: ..." line per watched descriptor.
-    for (const char *line = strstr(text, "tfd:"); line != NULL; line = strstr(line + 4, "tfd:")) {
-        long watched = strtol(line + 4, NULL, 10);
-        if (watched == fd) return 1;
-        if (depth > 0 && watched != epfd && stallcap_fd_is_epoll((int)watched) &&
-            epoll_watches((int)watched, fd, depth - 1)) {
-            return 1;
-        }
-    }
-    return 0;
+    struct watch_search search = {.epfd = epfd, .fd = fd, .depth = depth};
+    return any_epoll_item(epfd, item_leads_to_fd, &search);
 }
 
 static int descriptor_leads_to(int candidate, int fd) {
@@ -130,26 +156,13 @@ int stallcap_wait_single_epoll(const stallcap_syscall_state *state) {
 // without a timeout), so only sets that threads wait in are read.
 enum { DISPATCH_EVENTFD_EVENTS = 0x4001, DISPATCH_EVENTFD_DATA = 1 };
 
-int stallcap_is_dispatch_event_set(int epfd) {
-    char path[64], text[8192];  // about a hundred items: the eventfd may be past them in a larger set (not found)
-    snprintf(path, sizeof path, "/proc/self/fdinfo/%d", epfd);
-    if (stallcap_read_small_file(path, text, sizeof text) < 0) return 0;
-    // "tfd: <fd> events: <hex> data: <hex> pos:... ino:... sdev:..." per item.
-    for (const char *line = strstr(text, "tfd:"); line != NULL; line = strstr(line + 4, "tfd:")) {
-        const char *end = strchr(line, '\n');
-        const char *events = strstr(line, "events:"), *data = strstr(line, "data:");
-        if (end == NULL || events == NULL || data == NULL || events > end || data > end) continue;
-        long fd = strtol(line + 4, NULL, 10);
-        unsigned long mask = strtoul(events + 7, NULL, 16);
-        unsigned long long value = strtoull(data + 5, NULL, 16);
-        char target[64];
-        if ((mask & DISPATCH_EVENTFD_EVENTS) == DISPATCH_EVENTFD_EVENTS && value == DISPATCH_EVENTFD_DATA &&
-            stallcap_fd_target((int)fd, target, sizeof target) > 0 && strcmp(target, "anon_inode:[eventfd]") == 0) {
-            return 1;
-        }
-    }
-    return 0;
+static int item_is_dispatch_eventfd(long fd, unsigned long events, unsigned long long data, void *context) {
+    (void)context;
+    return (events & DISPATCH_EVENTFD_EVENTS) == DISPATCH_EVENTFD_EVENTS && data == DISPATCH_EVENTFD_DATA &&
+           fd_is_anon((int)fd, "eventfd");
 }
+
+int stallcap_is_dispatch_event_set(int epfd) { return any_epoll_item(epfd, item_is_dispatch_eventfd, NULL); }
 
 int stallcap_dispatch_event_set(void) {
     pid_t tids[256];
