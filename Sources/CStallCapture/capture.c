@@ -225,7 +225,7 @@ void stallcap_sample_cancel_thread(pid_t tid) {
 int stallcap_sample_slot_taken(pid_t tid) {
     uint64_t word = atomic_load_explicit(&g_state, memory_order_acquire);
     int state = WORD_STATE(word);
-    return (state == ST_REQUESTED || state == ST_CLAIMED) && WORD_TID(word) != (tid & (pid_t)HANDOFF_TID_MASK);
+    return state != ST_IDLE && WORD_TID(word) != (tid & (pid_t)HANDOFF_TID_MASK);
 }
 
 void stallcap_sample_end(void) {

@@ -41,15 +41,15 @@ int stallcap_fd_is_epoll(int fd) { return fd_is_anon(fd, "eventpoll"); }
 typedef int (*epoll_item_visit)(long fd, unsigned long events, unsigned long long data, void *context);
 
 // Calls `visit` with each item of the epoll set `epfd` as /proc/self/fdinfo lists it ("tfd: <fd> events: <hex>
-// data: <hex> ...", one line per item; about a hundred fit the buffer, later ones are not seen), until it returns
-// nonzero: returns that, or 0.
+// data: <hex> ...", one line per item; about a hundred fit the buffer, later ones and a line cut off are not
+// seen), until it returns nonzero: returns that, or 0.
 static int any_epoll_item(int epfd, epoll_item_visit visit, void *context) {
     char path[64], text[8192];
     snprintf(path, sizeof path, "/proc/self/fdinfo/%d", epfd);
     if (stallcap_read_small_file(path, text, sizeof text) < 0) return 0;
     for (const char *line = strstr(text, "tfd:"); line != NULL; line = strstr(line + 4, "tfd:")) {
         const char *end = strchr(line, '\n');
-        if (end == NULL) end = line + strlen(line);
+        if (end == NULL) break;  // cut off by the buffer: its numbers may be cut too
         const char *events = strstr(line, "events:"), *data = strstr(line, "data:");
         unsigned long mask = events != NULL && events < end ? strtoul(events + 7, NULL, 16) : 0;
         unsigned long long value = data != NULL && data < end ? strtoull(data + 5, NULL, 16) : 0;

@@ -148,11 +148,11 @@ final class BlockedOnProbe {
                 && stallcap_monotonic_ns() < deadline
             if status == STALLCAP_TIMEOUT && latest.kind == .inCall && again {
                 // It went to sleep after stallcap_sample last looked: that request is still armed.
-                stallcap_sample_cancel()
+                stallcap_sample_cancel_thread(tid)
                 return takeStack(tid, state: letter, known: latest, timeoutNs: timeoutNs, again: false)
             }
             guard status == STALLCAP_OK else {
-                stallcap_sample_cancel()  // the thread is sampled once: no signal for it later
+                stallcap_sample_cancel_thread(tid)  // the thread is sampled once: no signal for it later
                 return stack
             }
             stack.flags.insert(.signalled)

@@ -74,7 +74,7 @@ extension EpisodeSampler {
         let (status, info) = ask(timeoutNs: 0)
         guard status == STALLCAP_OK else {
             // Pending, or a request just sent because the slot lost ours: nothing is to come for this episode.
-            stallcap_sample_cancel()
+            stallcap_sample_cancel_thread(threadID)
             return nil
         }
         collectedRequestNs = sent.sentNs

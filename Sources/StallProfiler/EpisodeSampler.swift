@@ -211,7 +211,13 @@ final class EpisodeSampler {
             // missed sample.
             return nil
         }
-        if sharesSlot && polled == nil && stallcap_sample_slot_taken(threadID) == 1 { return miss() }
+        if sharesSlot && polled == nil && stallcap_sample_slot_taken(threadID) == 1 {
+            // Another thread's request has the slot, so none of this thread's is outstanding: the CPU it runs
+            // meanwhile is not a refusal (counted, a busy loop that waited its turns looked as if it blocked the
+            // signal, and was sampled once a second: 1 sample in 600 ms in a loaded suite).
+            unansweredSinceCPU = nil
+            return miss()
+        }
         lastRealSampleNs = now
         // An outstanding request already looked at above is not asked again: its status is this call's.
         let (status, info) = polled?.status.map { ($0, stallcap_sample_info()) }
@@ -229,6 +235,11 @@ final class EpisodeSampler {
             if unansweredLongEnough(since: outstanding?.cpuNs ?? reading?.cpuNs) {
                 consecutiveMisses += 1
                 lookAtSignalMask()
+                // Shared, the slot is not kept for an answer that may never come: a thread that ran long enough
+                // without answering blocks the signal (one held it for its whole episode, and the main thread's
+                // concurrent busy stall got 0-2 samples of 87). A thread that waits for a CPU keeps it: cancelled
+                // after every two ticks, two busy loops in a loaded suite got 0-1 samples each.
+                if sharesSlot { stallcap_sample_cancel_thread(threadID) }
             }
             return miss()
         }

@@ -6,15 +6,24 @@ struct QuietAnswers {
     /// threshold while checks come every 62.5 ms (~50 us of main-thread CPU per second), every 10 s once the
     /// watchdog sleeps deeply (a check per threshold).
     static let verifyEvery = 40
+    /// The same for an executor target's thread (``RunLoopWait/targetWaitCalls``): 8. Its wait is learned without
+    /// a wake-up descriptor to check, so a handler's own wait on a loop never seen idle can be learned; a stall in it
+    /// is then seen at most 8 checks (two thresholds) late, its start that much late too.
+    static let targetVerifyEvery = 8
 
+    /// Quiet answers in a row after which one real ping is sent anyway.
+    let limit: Int
     /// Quiet answers since the last real ping, rests included.
     private(set) var inARow = 0
 
+    /// Counts up to `limit` (default ``verifyEvery``).
+    init(limit: Int = QuietAnswers.verifyEvery) { self.limit = limit }
+
     /// True while one more quiet answer is allowed.
-    var allowed: Bool { inARow < Self.verifyEvery }
+    var allowed: Bool { inARow < limit }
 
     /// Quiet answers still allowed before a real ping is due.
-    var left: Int { Self.verifyEvery - inARow }
+    var left: Int { limit - inARow }
 
     /// A check was answered quietly.
     mutating func answered() { inARow += 1 }
@@ -24,5 +33,5 @@ struct QuietAnswers {
 
     /// The watchdog rested `checks` more times after a check, each ending with nothing changed: they count as quiet
     /// answers, up to ``verifyEvery``.
-    mutating func rested(_ checks: Int) { inARow = min(Self.verifyEvery, inARow + max(0, checks)) }
+    mutating func rested(_ checks: Int) { inARow = min(limit, inARow + max(0, checks)) }
 }

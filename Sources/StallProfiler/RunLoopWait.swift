@@ -62,6 +62,14 @@ struct RunLoopWait {
     /// The system calls its idle wait may be: ``pollCalls`` for a run loop; for a target's thread also a futex
     /// wait (an executor that sleeps on a condition variable), learned by its place like any other.
     let waitCalls: Set<Int32>
+    /// True for a target's thread: only its shallowest wait seen (the highest stack pointer of any system call it
+    /// was found in) may be trusted. An executor's idle wait is its loop's, at the bottom of its stack; a handler's
+    /// own wait (a synchronous query that polls a socket, a contended mutex) sits deeper, and answers pings
+    /// promptly while it is short: learned, the same wait blocking for seconds was answered quietly (a reviewer's
+    /// test: no episode at all in two runs of three).
+    let shallowestOnly: Bool
+    /// The highest stack pointer at which the thread was seen in a system call (``shallowestOnly``).
+    private var shallowestStackPointer: UInt64 = 0
     /// Answered pings sent from each wait seen, since it was last suspected.
     private var waits: [Signature: Int] = [:]
     /// Places whose wait does not include the main queue's wake-up descriptor (an app's own poll): never learned.
@@ -82,10 +90,12 @@ struct RunLoopWait {
     init(mainThread: Int32, waitCalls: Set<Int32> = RunLoopWait.pollCalls) {
         self.mainThread = mainThread
         self.waitCalls = waitCalls
+        shallowestOnly = waitCalls != Self.pollCalls
+        quiet = QuietAnswers(limit: shallowestOnly ? QuietAnswers.targetVerifyEvery : QuietAnswers.verifyEvery)
     }
 
     /// The waits a target's executor thread may idle in: a poll-family call (an event loop) or a futex wait (an
-    /// executor on a condition variable).
+    /// executor on a condition variable). With them, only the shallowest wait seen is trusted (``shallowestOnly``).
     static let targetWaitCalls: Set<Int32> = {
         #if arch(x86_64)
         return pollCalls.union([202])  // futex
@@ -115,7 +125,12 @@ struct RunLoopWait {
             return true
         }
         let state = read()
-        guard state.kind == .inCall, waitCalls.contains(state.number) else {
+        if shallowestOnly && state.kind == .inCall && state.stackPointer > shallowestStackPointer {
+            shallowestStackPointer = state.stackPointer
+        }
+        guard state.kind == .inCall, waitCalls.contains(state.number),
+            !shallowestOnly || state.stackPointer == shallowestStackPointer
+        else {
             forget()
             return false
         }

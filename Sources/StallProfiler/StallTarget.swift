@@ -1,8 +1,8 @@
 import Dispatch
 import StallFormat
 
-/// A serial executor the watchdog watches besides the main queue: an event loop thread, a serial `DispatchQueue`,
-/// an actor's executor. The watchdog pings it a few times per threshold; a ping it does not run within the
+/// A serial executor the watchdog watches besides the main queue: an event loop on a thread of its own, or a serial
+/// `DispatchQueue` (an actor on Swift's cooperative pool is neither: its work moves between pool threads). The watchdog pings it a few times per threshold; a ping it does not run within the
 /// threshold begins a stall of that target, whose thread (the one that ran its latest pings) is sampled, told busy
 /// or blocked, and for a blocked one searched for what it waits on, exactly as the main thread's. Each episode in
 /// the capture names its target. See docs/WATCHDOG.md, "Watching other executors".
@@ -34,10 +34,11 @@ public struct StallTarget: Sendable {
         StallTarget(name: name, threshold: threshold, post: { queue.async(execute: $0) }, hasOwnThread: false)
     }
 
-    /// Any serial executor, pinged with `ping`, which must run the block it is given on the executor, soon and
-    /// without blocking the caller (the watchdog thread): `{ eventLoop.execute($0) }` for a SwiftNIO event loop.
-    /// The executor is taken to run on a thread of its own, as an event loop does: its thread is also watched for
-    /// saturation (``StallWatchdog/Configuration/saturationPeriod``).
+    /// A serial executor on a thread of its own (an event loop), pinged with `ping`, which must run the block it is
+    /// given on the executor, soon, and return at once without taking a lock an app thread may hold: it runs on the
+    /// watchdog thread, and while it blocks nothing is watched. `{ eventLoop.execute($0) }` for a SwiftNIO event
+    /// loop. Its thread is watched for saturation (``StallWatchdog/Configuration/saturationPeriod``), and its idle
+    /// wait is learned so that checks do not wake it (docs/WATCHDOG.md).
     public static func executor(
         _ name: String, threshold: Duration = .milliseconds(250),
         ping: @escaping @Sendable (@escaping @Sendable () -> Void) -> Void

@@ -282,6 +282,12 @@ final class WatchdogLoop {
                 result = nil
             }
         }
+        // A serial queue's thread is sampled only while it holds the queue's drain lock: a queue waiting for a
+        // worker runs on no thread, and a worker that let go of it runs other queues' work.
+        if result != nil, let owner = target.drainLockOwner(), owner != sampler.threadID {
+            sampler.retractLastSample()
+            result = nil
+        }
         shared.missed.add(sampler.missedCount - before, ordering: .relaxed)
         appendSignalMask(of: sampler)
         if sampler.handlerLost {

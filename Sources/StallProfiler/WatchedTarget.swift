@@ -111,9 +111,15 @@ final class WatchedTarget {
     /// and the thread exists; nil otherwise. A queue's work runs on whichever worker is free: the last answerer
     /// may be idle while another worker runs the stalled block.
     func drainingThread() -> Int32? {
+        guard let owner = drainLockOwner(), owner > 0, stallcap_thread_cpu_ns(owner) >= 0 else { return nil }
+        return owner
+    }
+
+    /// The tid holding a confirmed serial queue's drain lock now, 0 when none does (the queue waits for a worker,
+    /// or is idle); nil for other targets, or when the queue cannot be read.
+    func drainLockOwner() -> Int32? {
         guard let queue = confirmedQueue, let reading = DispatchQueueIdle.read(queue) else { return nil }
-        let owner = Int32(reading.state & DispatchQueueIdle.ownerMask)
-        return owner > 0 && stallcap_thread_cpu_ns(owner) >= 0 ? owner : nil
+        return Int32(reading.state & DispatchQueueIdle.ownerMask)
     }
 
     /// Reads the CPU clock of the thread that services the target, for this step.

@@ -139,6 +139,83 @@ extension WatchdogTests {
         #expect(stall.durationNs >= 300_000_000, "\(stall.durationNs) ns")
     }
 
+    /// A handler's own wait that answers pings promptly while it is short (a synchronous query polling a socket)
+    /// is deeper on the stack than the executor's idle wait, and never trusted once the loop was seen idle; on a
+    /// loop never seen idle (each request posts the next) it may be learned, and then a real ping every 8 checks
+    /// catches the same wait blocking for 700 ms at most two thresholds late (a reviewer's test: with 40, no
+    /// episode at all in two runs of three).
+    @Test(arguments: [false, true])
+    func aHandlersOwnShortWaitDoesNotHideItsLongOne(neverIdle: Bool) throws {
+        let path = TestSupport.temporaryPath("handler-wait.stalls")
+        defer { unlink(path) }
+        let loop = Self.secondLoop
+        var configuration = Self.targetsConfiguration(path)
+        configuration.targets = [.executor("queries", threshold: .milliseconds(100)) { loop.post($0) }]
+        let watchdog = try StallWatchdog.start(configuration)
+        defer { watchdog.stop() }
+        usleep(300_000)
+        let done = DispatchSemaphore(value: 0)
+        let end = DispatchTime.now().uptimeNanoseconds + 1_000_000_000
+        // Fast queries for a second (3 ms each), then one slow query of 700 ms at the same place.
+        @Sendable func request() {
+            let slow = DispatchTime.now().uptimeNanoseconds >= end
+            _ = poll(nil, 0, slow ? 700 : 3)
+            if slow { done.signal() } else if neverIdle { loop.post(request) }
+        }
+        if neverIdle {
+            loop.post(request)
+        } else {
+            while DispatchTime.now().uptimeNanoseconds < end - 5_000_000 {
+                loop.post(request)
+                usleep(4_000)
+            }
+            usleep(10_000)
+            loop.post(request)  // the slow one
+        }
+        done.wait()
+        let capture = try Self.finishedCapture(episodes: 1, path: path, watchdog: watchdog)
+        let stall = try #require(capture.stalls.first { $0.target == "queries" && $0.durationNs >= 450_000_000 },
+            "\(capture.stalls.map { ($0.target, $0.durationNs) })")
+        #expect(stall.state == .blocked)
+    }
+
+    /// A busy executor thread that blocks the capture signal never answers a request: sharing the slot, it must
+    /// not keep it, or the main thread's busy stall at the same time goes unsampled (a reviewer's test: 0-2 of 87).
+    @Test func aTargetThatBlocksTheSignalDoesNotStarveTheMainThreadsSamples() throws {
+        let path = TestSupport.temporaryPath("signal-blocking-target.stalls")
+        defer { unlink(path) }
+        let loop = Self.secondLoop
+        var configuration = Self.targetsConfiguration(path)
+        configuration.targets = [.executor("masked", threshold: .milliseconds(100)) { loop.post($0) }]
+        let watchdog = try StallWatchdog.start(configuration)
+        defer { watchdog.stop() }
+        while !watchdog.statistics.mainQueueAnswered { usleep(1000) }
+        usleep(300_000)
+        let done = DispatchGroup()
+        done.enter()
+        Self.standIn.post {
+            _ = BusyWork.spin(milliseconds: 900)
+            done.leave()
+        }
+        done.enter()
+        loop.post {
+            var blocked = sigset_t(), old = sigset_t()
+            sigemptyset(&blocked)
+            sigaddset(&blocked, SIGPROF)
+            pthread_sigmask(SIG_BLOCK, &blocked, &old)
+            _ = BusyWork.spin(milliseconds: 900)
+            pthread_sigmask(SIG_SETMASK, &old, nil)
+            done.leave()
+        }
+        done.wait()
+        let capture = try Self.finishedCapture(episodes: 2, path: path, watchdog: watchdog)
+        let main = try #require(capture.stalls.first { $0.target == "main" && $0.kind == .stall })
+        let stacks = main.samples.filter { !$0.frames.isEmpty }.count
+        #expect(stacks >= 10, "main's busy stall: \(stacks) samples with a stack of \(main.samples.count)")
+        let masked = try #require(capture.stalls.first { $0.target == "masked" && $0.kind == .stall })
+        #expect(masked.signalMask != nil, "the target's blocked signal is recorded")
+    }
+
     @Test func targetsAreAddedAndRemovedOnARunningWatchdog() throws {
         let path = TestSupport.temporaryPath("targets-added.stalls")
         defer { unlink(path) }

@@ -170,9 +170,9 @@ void stallcap_sample_cancel(void);
 /// it holds another thread's, which another episode's sampler still waits for. Same calling thread.
 void stallcap_sample_cancel_thread(pid_t tid);
 
-/// 1 when the one request slot holds another thread's request, not answered yet (requested, or its handler
-/// running): a sampler that shares the slot with other episodes' then leaves it to that request. Same calling
-/// thread as `stallcap_sample`.
+/// 1 when the one request slot holds another thread's request: not answered yet (requested, or its handler
+/// running), or answered and not collected yet. A sampler that shares the slot with other episodes' then leaves it
+/// to that request. Same calling thread as `stallcap_sample`.
 int stallcap_sample_slot_taken(pid_t tid);
 
 /// Ends sampling (the watchdog stops): cancels any request and deletes every timer stallprof created, so no
