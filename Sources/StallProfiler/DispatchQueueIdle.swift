@@ -95,9 +95,12 @@ struct DispatchQueueIdle {
     /// the pool worker draining it, or a thread inside `DispatchQueue.main.sync`, which runs the block itself.
     func drainingThread() -> Int32? {
         guard isTrusted, let reading = Self.read(), reading.flags & Self.threadBoundFlag == 0 else { return nil }
-        let owner = Int32(reading.state & Self.ownerMask)
+        let owner = Self.owner(reading)
         return owner > 0 ? owner : nil
     }
+
+    /// The tid holding `reading`'s drain lock, 0 when none does.
+    static func owner(_ reading: stallcap_main_queue_reading) -> Int32 { Int32(reading.state & ownerMask) }
 
     /// The queue as it is now, or nil without libdispatch.
     static func read() -> stallcap_main_queue_reading? {

@@ -24,7 +24,7 @@ final class EpisodeSampler {
     /// or ready for one (the episode ends only some checks after the thread starts sleeping again).
     let signalsOnlyRunnable: Bool
     /// True when requests are pipelined (``WatchdogTiming/pipelinesSamples``): sent at one call, collected at the
-    /// next. Off while another target's episode is sampled too (``pipelining(_:)``).
+    /// next. Off while another target's episode is sampled too (``pipelining(alone:)``).
     private(set) var pipelines: Bool
     /// True when the timing allows pipelining.
     private let canPipeline: Bool

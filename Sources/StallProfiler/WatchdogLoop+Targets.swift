@@ -63,18 +63,28 @@ extension WatchdogLoop {
             // No clock is read ahead for them: a quiet check reads it (and saturation's check this step shares it),
             // else saturation reads it when its check is due.
             target.tickCPU = nil
-            var answer = target.takeAnswer(), paused = pausedNs
-            let now = stallcap_monotonic_ns()
-            // A ping answered quietly is taken at once, as the main queue's.
-            repeat {
-                actions.removeAll(keepingCapacity: true)
-                target.detector.step(nowNs: now, answer: answer, pausedNs: paused, into: &actions)
-                paused = 0
-                for action in actions { perform(action, target) }
-                answer = target.quietAnswer
-                target.quietAnswer = nil
-            } while answer != nil
-            stepSaturation(target)
+            let answer = target.takeAnswer()
+            step(target, nowNs: stallcap_monotonic_ns(), answer: answer, pausedNs: pausedNs, actions: &actions)
         }
+    }
+
+    /// Steps `target`'s detector at `nowNs` with `answer` (its latest answered ping, if any) and `pausedNs` (the
+    /// time the process was stopped since the previous step), does what it asks, then its saturation. A ping
+    /// answered quietly is taken at once (a second step at the same time), so the loop sleeps a whole check
+    /// interval, not half of one (the presampling wake of an outstanding ping).
+    func step(
+        _ target: WatchedTarget, nowNs: UInt64, answer: StallDetector.Answer?, pausedNs: UInt64,
+        actions: inout [StallDetector.Action]
+    ) {
+        var answer = answer, paused = pausedNs
+        repeat {
+            actions.removeAll(keepingCapacity: true)
+            target.detector.step(nowNs: nowNs, answer: answer, pausedNs: paused, into: &actions)
+            paused = 0
+            for action in actions { perform(action, target) }
+            answer = target.quietAnswer
+            target.quietAnswer = nil
+        } while answer != nil
+        stepSaturation(target)
     }
 }

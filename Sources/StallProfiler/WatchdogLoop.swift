@@ -25,8 +25,6 @@ final class WatchdogLoop {
     var runLoopWait = RunLoopWait(mainThread: getpid())
     /// Answers due pings without posting them when libdispatch's main queue is idle under `dispatchMain()`.
     var dispatchIdle = DispatchQueueIdle(layoutKnown: stallcap_main_queue_layout() == 1)
-    /// An answer found that way, for the detector's next step.
-    private var quietAnswer: StallDetector.Answer? = nil
     /// True when this step answered quietly with the main thread still in its wait since the check before.
     var stillThisStep = false
     /// True when this step's check was answered by libdispatch's main queue reading idle (DispatchQueueIdle).
@@ -129,25 +127,14 @@ final class WatchdogLoop {
                 releaseDeepSleep()
             }
             let now = stallcap_monotonic_ns()
-            var answer = main.takeAnswer()
+            let answer = main.takeAnswer()
             if let answer {
                 runLoopWait.answered(pingID: answer.pingID, by: answer.threadID, atNs: answer.atNs)
                 let owner = shared.main.answeredOwner.load(ordering: .relaxed)
                 dispatchIdle.answered(
                     by: answer.threadID, owner: owner >= 0 ? owner : nil, mainThread: runLoopWait.mainThread)
             }
-            // A ping answered quietly is taken at once (a second step at the same time), so the loop sleeps a
-            // whole check interval, not half of one (the presampling wake of an outstanding ping).
-            var mainPaused = paused
-            repeat {
-                actions.removeAll(keepingCapacity: true)
-                detector.step(nowNs: now, answer: answer, pausedNs: mainPaused, into: &actions)
-                mainPaused = 0
-                for action in actions { perform(action, main) }
-                answer = quietAnswer
-                quietAnswer = nil
-            } while answer != nil
-            stepSaturation(main)
+            step(main, nowNs: now, answer: answer, pausedNs: paused, actions: &actions)
             stepOthers(pausedNs: paused, actions: &actions)
             paused = 0
             output.appendUnknownImagesIfDue()  // after this step's samples
@@ -221,13 +208,13 @@ final class WatchdogLoop {
                 },
                 read: { SyscallState(thread: thread) })
             {
-                quietAnswer = .init(pingID: id, atNs: stallcap_monotonic_ns(), threadID: thread)
+                main.quietAnswer = .init(pingID: id, atNs: stallcap_monotonic_ns(), threadID: thread)
                 stillThisStep = runLoopWait.isStill
                 return
             }
             // Not the process's first thread (dispatchMain(), async @main): the queue's own state, or a ping.
             if let thread, thread != runLoopWait.mainThread, dispatchIdle.answersQuietly(DispatchQueueIdle.read()) {
-                quietAnswer = .init(pingID: id, atNs: stallcap_monotonic_ns(), threadID: thread)
+                main.quietAnswer = .init(pingID: id, atNs: stallcap_monotonic_ns(), threadID: thread)
                 queueQuietThisStep = true
                 return
             }

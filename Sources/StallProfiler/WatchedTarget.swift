@@ -37,14 +37,11 @@ final class PingAnswers: Sendable {
         answeredCPU.store(UInt64(max(0, stallcap_thread_cpu_ns(tid))), ordering: .relaxed)
         switch reads {
         case .mainQueue:
-            answeredOwner.store(
-                DispatchQueueIdle.read().map { Int32($0.state & DispatchQueueIdle.ownerMask) } ?? -1, ordering: .relaxed)
+            answeredOwner.store(DispatchQueueIdle.read().map(DispatchQueueIdle.owner) ?? -1, ordering: .relaxed)
         case .currentQueue:
             let queue = stallcap_current_queue()
             answeredQueue.store(UInt(bitPattern: queue), ordering: .relaxed)
-            answeredOwner.store(
-                DispatchQueueIdle.read(queue).map { Int32($0.state & DispatchQueueIdle.ownerMask) } ?? -1,
-                ordering: .relaxed)
+            answeredOwner.store(DispatchQueueIdle.read(queue).map(DispatchQueueIdle.owner) ?? -1, ordering: .relaxed)
         case .nothing: break
         }
         answeredAt.store(stallcap_monotonic_ns(), ordering: .relaxed)
@@ -118,8 +115,7 @@ final class WatchedTarget {
     /// The tid holding a confirmed serial queue's drain lock now, 0 when none does (the queue waits for a worker,
     /// or is idle); nil for other targets, or when the queue cannot be read.
     func drainLockOwner() -> Int32? {
-        guard let queue = confirmedQueue, let reading = DispatchQueueIdle.read(queue) else { return nil }
-        return Int32(reading.state & DispatchQueueIdle.ownerMask)
+        confirmedQueue.flatMap { DispatchQueueIdle.read($0) }.map(DispatchQueueIdle.owner)
     }
 
     /// Reads the CPU clock of the thread that services the target, for this step.
@@ -156,11 +152,10 @@ final class WatchedTarget {
     /// (``loopWait``): then it is not sent, and ``quietAnswer`` holds the answer.
     func answersQuietly(pingID id: UInt64) -> Bool {
         guard hasOwnThread, let thread = detector.mainQueueThread, loopWait?.mainThread == thread else { return false }
-        let cpu = stallcap_thread_cpu_ns(thread)
-        tickCPU = cpu >= 0 ? (thread, UInt64(cpu)) : nil  // saturation's check this step reads it from here
+        readTickCPU()  // saturation's check this step reads it from here
         // No wake-up descriptor to look for (the executor's is its own): a place is learned from prompt answers.
         guard loopWait!.answersQuietly(
-            pingID: id, nowNs: stallcap_monotonic_ns(), thread: thread, cpuNs: cpu >= 0 ? UInt64(cpu) : nil,
+            pingID: id, nowNs: stallcap_monotonic_ns(), thread: thread, cpuNs: tickCPU?.ns,
             includesMainQueue: { _ in true }, read: { SyscallState(thread: thread) })
         else { return false }
         quietAnswer = .init(pingID: id, atNs: stallcap_monotonic_ns(), threadID: thread)
