@@ -29,6 +29,7 @@ let package = Package(
         .executable(name: "long-press", targets: ["long-press"]),  // app markers on the timeline
         .executable(name: "wait-shapes", targets: ["wait-shapes"]),  // what a blocked main thread waits for
         .executable(name: "event-loop", targets: ["event-loop"]),  // a blocked and a busy event loop (targets)
+        .executable(name: "pool-starvation", targets: ["pool-starvation"]),  // blocking waits starve the pool
         .library(name: "ChatUI", targets: ["ChatUI"]),  // a dependency's module for dependency-loop
         .executable(name: "dependency-loop", targets: ["dependency-loop"]),  // a freeze inside a dependency
         .executable(name: "stallprof-bench-markers", targets: ["stallprof-bench-markers"]),  // StallMarker cost
@@ -85,6 +86,7 @@ let package = Package(
         // The main thread waits: a mutex, DispatchQueue.sync, a semaphore, a condition, join, I/O, a deadlock...
         .executableTarget(name: "wait-shapes", dependencies: ["StallProfiler"], path: "samples/wait-shapes"),
         .executableTarget(name: "event-loop", dependencies: ["StallSamples"], path: "samples/event-loop"),
+        .executableTarget(name: "pool-starvation", dependencies: ["StallSamples"], path: "samples/pool-starvation"),
         // A tiny UI framework (its own module), and an app whose freeze is inside it: app code by module.
         .target(name: "ChatUI", path: "samples/ChatUI"),
         .executableTarget(
@@ -129,7 +131,7 @@ let package = Package(
             name: "stallprofTests",
             dependencies: [
                 "stallprof", "stall-demo", "stall-demo-async", "chat-freeze", "flag-repro", "cell-height", "dependency-loop",
-                "wait-shapes", "event-loop",
+                "wait-shapes", "event-loop", "pool-starvation",
                 "StallAnalysis", "StallBisect", "StallFormat",
                 "StallTestSupport",
             ]),

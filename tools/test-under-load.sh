@@ -16,7 +16,7 @@ if [[ ! $hogs =~ ^[0-9]+$ || $hogs -lt 1 ]]; then
     echo "usage: tools/test-under-load.sh [HOGS]" >&2
     exit 64
 fi
-filter='SampleAppTests|SampleRateAppTests|SaturationAppTests|StoppedProcessTests|BisectEndToEndTests|WaitShapesReportTests|QueueFloodReportTests|EventLoopAppTests'
+filter='SampleAppTests|SampleRateAppTests|SaturationAppTests|StoppedProcessTests|BisectEndToEndTests|WaitShapesReportTests|QueueFloodReportTests|EventLoopAppTests|PoolStarvationAppTests'
 # Left out: assertions on how densely a stall is sampled (aOneSecondBusyStallIsSampledFromItsStart: 40 samples in a
 # second; IdleWatchdogTests: 30 attempts in 600 ms, and the idle watchdog's wakes, which a loaded machine changes on
 # purpose): a thread that gets a few percent of a core can be signalled only at a scheduler tick that finds it

@@ -10,6 +10,7 @@
 // its frame pointer on the way), the turn is unknown: 0, never a guess.
 #include "unwind.h"
 #include "stallcapture.h"
+#include "stallcapture_watchdog.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -46,19 +47,27 @@ static int visit(struct dl_phdr_info *info, size_t size, void *data) {
     return 1;
 }
 
+int stallcap_object_code(const void *address, uintptr_t *lo, uintptr_t *hi) {
+    if (address == NULL) return ENOENT;
+    code_search search = {(uintptr_t)address, 0, 0, 0};
+    if (dl_iterate_phdr(visit, &search) == 0 || search.hi == 0) return ENOENT;
+    // Linked into the executable (a static Swift standard library): the app's code is in the same range, and
+    // an edge into the object cannot be told from a call inside the app.
+    if (search.main_program) return ENOTSUP;
+    *lo = search.lo;
+    *hi = search.hi;
+    return 0;
+}
+
 int stallcap_set_queue_code(void) {
     // A data symbol, not a function: sanitizers define functions of the same names as libdispatch's (ThreadSanitizer
     // intercepts dispatch_async_f), never its main queue.
-    void *main_queue = dlsym(RTLD_DEFAULT, "_dispatch_main_q");
-    if (main_queue == NULL) return ENOENT;
-    code_search search = {(uintptr_t)main_queue, 0, 0, 0};
-    if (dl_iterate_phdr(visit, &search) == 0 || search.hi == 0) return ENOENT;
-    // Linked into the executable (a static Swift standard library): the app's code is in the same range, and
-    // the edge into libdispatch cannot be told from a call inside the app.
-    if (search.main_program) return ENOTSUP;
+    uintptr_t lo = 0, hi = 0;
+    int error = stallcap_object_code(dlsym(RTLD_DEFAULT, "_dispatch_main_q"), &lo, &hi);
+    if (error != 0) return error;
     atomic_store_explicit(&g_queue_hi, 0, memory_order_relaxed);
-    atomic_store_explicit(&g_queue_lo, search.lo, memory_order_relaxed);
-    atomic_store_explicit(&g_queue_hi, search.hi, memory_order_release);
+    atomic_store_explicit(&g_queue_lo, lo, memory_order_relaxed);
+    atomic_store_explicit(&g_queue_hi, hi, memory_order_release);
     return 0;
 }
 

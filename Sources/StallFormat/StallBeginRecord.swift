@@ -30,6 +30,9 @@ public struct StallBeginRecord: Sendable, Equatable {
 
     /// The name of the main queue's target.
     public static let mainTarget = "main"
+    /// The name of Swift's cooperative pool's target (a starvation has one episode per pool thread, all begun at
+    /// the same time).
+    public static let poolTarget = "pool"
 
     /// Creates a begin record.
     public init(

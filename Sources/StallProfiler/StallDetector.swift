@@ -108,6 +108,12 @@ struct StallDetector {
     /// (``SampleSchedule/ended(atNs:)``).
     mutating func sampleEnded(atNs endNs: UInt64) { samples.ended(atNs: endNs) }
 
+    /// The number of the stall in progress, nil when none is.
+    var stallID: UInt32? {
+        if case .stalled(_, let id) = phase { return id }
+        return nil
+    }
+
     /// True while a stall is in progress.
     var isStalled: Bool {
         if case .stalled = phase { return true }

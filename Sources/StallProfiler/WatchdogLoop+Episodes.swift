@@ -7,7 +7,8 @@ extension WatchdogLoop {
     /// Takes one presample into the bounded buffer. Nothing while a saturated episode is sampled: its samples
     /// already cover the time.
     func presample(_ target: WatchedTarget) {
-        guard let thread = target.detector.mainQueueThread else { return }
+        // The pool's threads are found when its starvation is declared: none is presampled.
+        guard target.pool == nil, let thread = target.detector.mainQueueThread else { return }
         let presamples: Presamples
         switch target.episode {
         case .presampling(let current): presamples = current
@@ -26,11 +27,12 @@ extension WatchdogLoop {
     /// Declares stall `stallID` of `target`, begun at `startNs`: writes its begin record and its presamples, and
     /// samples it with the presampler when there is one. A saturated episode in progress ends where the stall is
     /// declared.
-    func beginStall(_ target: WatchedTarget, stallID: UInt32, startNs: UInt64, latestThread: Int32) {
+    /// Counted (``StallWatchdog/stalls``) unless `counted` is false: a starved pool's threads after its first.
+    func beginStall(_ target: WatchedTarget, stallID: UInt32, startNs: UInt64, latestThread: Int32, counted: Bool = true) {
         endSaturatedEpisode(target, endNs: stallcap_monotonic_ns())
         target.saturation?.reset()
         if target === main { runLoopWait.stallBegan() } else { target.loopWait?.stallBegan() }
-        shared.stalls.add(1, ordering: .relaxed)
+        if counted { shared.stalls.add(1, ordering: .relaxed) }
         let kept = target.episode.presamples
         let threadID = kept?.sampler.threadID ?? threadToSample(target, latest: latestThread)
         let detected = stallcap_monotonic_ns()
@@ -139,7 +141,10 @@ extension WatchdogLoop {
     /// Ends every target's episode in progress, if any, at `endNs`: the watchdog is stopping.
     func endEpisodesAtStop(endNs: UInt64) {
         endEpisode(main, endNs: endNs)
-        for target in others { endEpisode(target, endNs: endNs) }
+        for target in others {
+            endEpisode(target, endNs: endNs)
+            endStarvation(target, endNs: endNs)
+        }
         stallcap_sample_end()  // no timer of ours stays armed, or exists, after stop()
     }
 
@@ -147,7 +152,10 @@ extension WatchdogLoop {
     func creditPause(_ ns: UInt64) {
         guard ns > 0 else { return }
         main.episode.sampler?.pausedNs += ns
-        for target in others { target.episode.sampler?.pausedNs += ns }
+        for target in others {
+            target.episode.sampler?.pausedNs += ns
+            for member in target.members { member.episode.sampler?.pausedNs += ns }
+        }
     }
 
     /// Steps `target`'s saturation detector (not during a stall) and acts on what it says.

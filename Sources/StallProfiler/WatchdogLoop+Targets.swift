@@ -6,9 +6,9 @@ import StallFormat
 /// serial queue's checks are pings (its work runs on any worker). None takes part in the deep sleep, which is off
 /// while any is watched.
 extension WatchdogLoop {
-    /// True when `predicate` holds for the main queue or another target.
+    /// True when `predicate` holds for the main queue, another target or a member of the pool's starvation.
     func anyTarget(_ predicate: (WatchedTarget) -> Bool) -> Bool {
-        predicate(main) || others.contains(where: predicate)
+        predicate(main) || others.contains { predicate($0) || $0.members.contains(where: predicate) }
     }
 
     /// Starts watching `target`.
@@ -19,8 +19,9 @@ extension WatchdogLoop {
         if !target.hasOwnThread { configuration.saturationPeriod = nil }
         let watched = WatchedTarget(
             name: target.name, timing: WatchdogTiming(configuration), maxFrames: configuration.maxFrames,
-            answers: PingAnswers(reading: target.hasOwnThread ? .nothing : .currentQueue), episodeIDs: episodeIDs,
-            hasOwnThread: target.hasOwnThread, post: target.post)
+            // The pool's queue is a concurrent one: it has no drain lock to read.
+            answers: PingAnswers(reading: target.hasOwnThread || target.pool != nil ? .nothing : .currentQueue),
+            episodeIDs: episodeIDs, hasOwnThread: target.hasOwnThread, pool: target.pool, post: target.post)
         others.append(watched)
         alignPings()
     }
@@ -49,6 +50,7 @@ extension WatchdogLoop {
             case .remove(let name):
                 guard let index = others.firstIndex(where: { $0.name == name }) else { continue }
                 endEpisode(others[index], endNs: stallcap_monotonic_ns())
+                endStarvation(others[index], endNs: stallcap_monotonic_ns())
                 others.remove(at: index)
                 alignPings()
             }

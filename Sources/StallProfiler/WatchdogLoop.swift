@@ -223,15 +223,20 @@ final class WatchdogLoop {
             let answers = shared.main
             main.post { answers.answer(ping: id) }
         case .beginStall(let stallID, let startNs, let latestThread):
-            beginStall(target, stallID: stallID, startNs: startNs, latestThread: latestThread)
+            if let code = target.pool {
+                beginStarvation(target, code: code, stallID: stallID, startNs: startNs, latestThread: latestThread)
+            } else {
+                beginStall(target, stallID: stallID, startNs: startNs, latestThread: latestThread)
+            }
         case .sample:
-            sampleStall(target)
+            if target.pool != nil { sampleStarvation(target) } else { sampleStall(target) }
         case .presample:
             presample(target)
         case .discardPresamples:
             if case .presampling = target.episode { target.episode = .idle }
         case .endStall(_, let endNs):
             if case .stall = target.episode { endEpisode(target, endNs: endNs) }
+            endStarvation(target, endNs: endNs)
             target.saturation?.reset()
             output.appendImagesIfChanged(force: false)
         case .noRunLoop:

@@ -83,6 +83,13 @@ final class WatchedTarget {
     let hasOwnThread: Bool
     /// A ping answered quietly this step, for the detector's next step at the same time.
     var quietAnswer: StallDetector.Answer? = nil
+    /// For the cooperative pool: where the runtime runs a job, to tell its threads; nil for other targets.
+    let pool: PoolThreads.Code?
+    /// The cooperative pool's starvation in progress: one member per pool thread, each with its episode (and no
+    /// detector of its use), made by ``WatchdogLoop/beginStarvation(_:code:stallID:startNs:latestThread:)``.
+    var members: [WatchedTarget] = []
+    /// When the pool's threads were last looked for, monotonic nanoseconds.
+    var poolLookedNs: UInt64 = 0
     /// A serial queue's libdispatch queue, once an answer found its drain lock held by the answering thread itself
     /// (the layout is the one read): nil until then, and for other targets.
     var confirmedQueue: UnsafeRawPointer? = nil
@@ -90,10 +97,12 @@ final class WatchedTarget {
     /// A target named `name` with `timing`, pinged by `post`, its episodes numbered from `episodeIDs`.
     init(
         name: String, timing: WatchdogTiming, maxFrames: Int, answers: PingAnswers, episodeIDs: EpisodeIDs,
-        hasOwnThread: Bool = false, post: @escaping @Sendable (@escaping @Sendable () -> Void) -> Void
+        hasOwnThread: Bool = false, pool: PoolThreads.Code? = nil,
+        post: @escaping @Sendable (@escaping @Sendable () -> Void) -> Void
     ) {
         (self.name, self.timing, self.answers, self.post) = (name, timing, answers, post)
-        self.hasOwnThread = hasOwnThread
+        (self.hasOwnThread, self.pool, self.episodeIDs) = (hasOwnThread, pool, episodeIDs)
+        self.maxFrames = maxFrames
         blockedProbe = BlockedOnProbe(timing: timing, maxFrames: maxFrames)
         detector = StallDetector(
             thresholdNs: timing.thresholdNs, sampleIntervalNs: timing.sampleIntervalNs, episodeIDs: episodeIDs)
@@ -102,6 +111,15 @@ final class WatchedTarget {
                 periodNs: periodNs, checkIntervalNs: timing.saturationCheckIntervalNs,
                 sampleIntervalNs: timing.sampleIntervalNs)
         }
+    }
+
+    /// The episode numbers it takes, and most frames a sample keeps: a pool member's are its pool's.
+    private let episodeIDs: EpisodeIDs, maxFrames: Int
+
+    /// A member of the pool's starvation: its name, timing, answers and ping, with an episode of its own.
+    func makeMember() -> WatchedTarget {
+        WatchedTarget(
+            name: name, timing: timing, maxFrames: maxFrames, answers: answers, episodeIDs: episodeIDs, post: post)
     }
 
     /// The thread holding a serial queue's drain lock now (running its work), when the queue's layout was confirmed

@@ -303,11 +303,22 @@ extension WatchdogTests {
             (.queue(String(repeating: "x", count: 65), queue), "1 to 64 bytes"),
             (.queue("tab\there", queue), "control characters"),
             (.queue("fast", queue, threshold: .milliseconds(5)), "between 10 ms and 1 hour"),
+            (.executor("pool") { _ in }, "'pool' is the cooperative pool's"),
+            (.cooperativePool(threshold: .milliseconds(5)), "between 10 ms and 1 hour"),
         ] {
             configuration.targets = [target]
             let error = try #require(throws: StallWatchdogError.self) { try configuration.validate() }
             #expect("\(error)".contains(words), "\(error)")
         }
+        configuration.targets = [.cooperativePool()]
+        try configuration.validate()
+        let code = try #require(configuration.targets[0].pool)
+        #expect(configuration.targets[0].name == "pool" && code.dispatch != nil && code.libc != nil,
+                "libdispatch's and the C library's code are found")
+        #expect(code.rootQueue == "com.apple.root.default-qos")
+        #expect(code.isWorker(name: "oot.default-qos") && !code.isWorker(name: "-qos.overcommit")
+                && !code.isWorker(name: "r-initiated-qos") && !code.isWorker(name: "xctest"))
+        #expect(StallTarget.cooperativePool(priority: .high).pool?.rootQueue == "com.apple.root.user-initiated-qos")
         configuration.targets = [.queue("a", queue), .queue("a", queue)]
         #expect(throws: StallWatchdogError.invalidConfiguration("two targets are named 'a'")) {
             try configuration.validate()

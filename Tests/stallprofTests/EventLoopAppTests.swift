@@ -10,17 +10,11 @@ import Testing
     @Test func aBlockedAndABusyLoopAreEachTheirOwnTargetsEpisode() throws {
         let path = CLI.temporary("event-loop.stalls")
         defer { unlink(path) }
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: CLI.product("event-loop"))
-        process.arguments = ["--read-ms", "400", "--burn-ms", "400"]
-        process.environment = [EnvironmentName.output: path]
-        let output = Pipe(), errors = Pipe()
-        (process.standardOutput, process.standardError) = (output, errors)
-        try process.run()
-        let printed = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        let said = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        #expect(process.terminationStatus == 0, "\(said)")
+        let app = try CLI.run(
+            ["--read-ms", "400", "--burn-ms", "400"], environment: [EnvironmentName.output: path],
+            executable: CLI.product("event-loop"))
+        let (printed, said) = (app.out, app.err)
+        #expect(app.status == 0, "\(said)")
         #expect(!said.contains("EINTR"), "no read or wait of a loop failed: \(said)")
         // "loop-N tid T" for each loop.
         var loopThreads: [String: Int] = [:]

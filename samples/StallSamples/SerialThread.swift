@@ -37,3 +37,10 @@ public final class SerialThread: @unchecked Sendable {
         condition.unlock()
     }
 }
+
+/// The calling thread's kernel id, from /proc/thread-self (a link to `PID/task/TID`): Glibc's Swift module exports
+/// neither `gettid` nor a usable `syscall`, and the samples use no C shim. -1 when /proc cannot say.
+public func kernelThreadID() -> Int32 {
+    let link = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/thread-self")) ?? ""
+    return link.split(separator: "/").last.flatMap { Int32($0) } ?? -1
+}

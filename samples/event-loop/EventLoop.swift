@@ -1,4 +1,5 @@
 import Foundation
+import StallSamples
 import Glibc
 
 /// One event-loop thread, shaped like SwiftNIO's `SelectableEventLoop`: a wait on its own descriptors (`poll`,
@@ -45,15 +46,8 @@ final class EventLoop: @unchecked Sendable {
         watched.append(pollfd(fd: fd, events: Int16(POLLIN), revents: 0))
     }
 
-    /// The calling thread's kernel id, from /proc/thread-self (`PID/task/TID`): Glibc's Swift module exports
-    /// neither `gettid` nor a usable `syscall`.
-    static func gettid() -> Int32 {
-        let link = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/thread-self")) ?? ""
-        return link.split(separator: "/").last.flatMap { Int32($0) } ?? 0
-    }
-
     private func run() {
-        threadID = Self.gettid()
+        threadID = kernelThreadID()
         // Named through /proc (Foundation's Thread.name does not reach the kernel, and Glibc's Swift module has no
         // pthread_setname_np), so snapshots and reports say which loop.
         try? "loop-\(index)".write(toFile: "/proc/thread-self/comm", atomically: false, encoding: .utf8)

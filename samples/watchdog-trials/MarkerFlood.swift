@@ -14,12 +14,6 @@ import Synchronization
 /// Writes `line` and a newline to standard error.
 func report(_ line: String) { FileHandle.standardError.write(Data((line + "\n").utf8)) }
 
-/// The calling thread's kernel tid (from /proc/thread-self, a link to `<pid>/task/<tid>`).
-func currentTid() -> Int32 {
-    let target = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/thread-self")) ?? ""
-    return Int32(target.split(separator: "/").last ?? "") ?? -1
-}
-
 /// The bytes a marker record holds for the name `name`: its length (u32, little-endian), then its UTF-8.
 func encodedName(_ name: String) -> [UInt8] {
     let utf8 = Array(name.utf8)
@@ -52,7 +46,7 @@ final class MainMarking: @unchecked Sendable {
     let watchdog: StallWatchdog?
     let path = ProcessInfo.processInfo.environment["STALLPROF_OUTPUT"] ?? ""
     let flooderDone = DispatchSemaphore(value: 0)
-    let tid = currentTid()
+    let tid = kernelThreadID()
     var offset: UInt64 = 0
     var next = 0
 
@@ -83,7 +77,7 @@ final class MainMarking: @unchecked Sendable {
 func markerFlood(_ watchdog: StallWatchdog?) {
     let main = MainMarking(watchdog)
     Thread {
-        let tid = currentTid()
+        let tid = kernelThreadID()
         var made = 0
         while !floodStop.load(ordering: .relaxed) {
             StallMarker.mark("flood")

@@ -6,12 +6,6 @@ import StallProfiler
 import StallSamples
 import Synchronization
 
-/// This thread's kernel id, from /proc/thread-self ("PID/task/TID"), without a C shim.
-func kernelThreadID() -> Int32 {
-    let path = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/thread-self")) ?? ""
-    return path.split(separator: "/").last.flatMap { Int32($0) } ?? -1
-}
-
 /// After 1.5 s idle, one 150 ms main-queue block (long enough that a check finds the queue busy and pings it, so its
 /// worker answers); then jobs on private serial queues (the same overcommit pool) until one lands on that worker,
 /// which spins 3 s there. Exits 0 when it landed, 7 when it never did within 10 s.

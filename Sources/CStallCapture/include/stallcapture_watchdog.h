@@ -113,6 +113,20 @@ const void *stallcap_current_queue(void);
 /// one read), or its state kept changing.
 int stallcap_queue_read(const void *queue, stallcap_main_queue_reading *reading);
 
+/// The executable segment [lo, hi) of the loaded object that holds `address`: 0, ENOENT when none does (or
+/// `address` is NULL), ENOTSUP when it is the executable itself (a library linked statically into it cannot be
+/// told from the app). Takes the loader's lock: never on the watchdog thread.
+int stallcap_object_code(const void *address, uintptr_t *lo, uintptr_t *hi);
+
+/// libdispatch's code and the C library's, [lo, hi) each: what tells a worker running work from an idle one.
+typedef struct {
+    uintptr_t dispatch_lo, dispatch_hi, libc_lo, libc_hi;
+} stallcap_worker_code_t;
+
+/// Finds the code of libdispatch and of the C library: 0, or an error of stallcap_object_code. Takes the loader's
+/// lock: call it on an app thread, never on the watchdog's.
+int stallcap_worker_code(stallcap_worker_code_t *code);
+
 // MARK: The main thread's run-loop wait (waitfds.c)
 
 /// libdispatch's descriptor that wakes a run loop when work is posted to the main queue, or -1 (no libdispatch).

@@ -5,6 +5,8 @@ import StallFormat
 enum TargetNames {
     /// The main queue's target, `main`.
     static let main = StallBeginRecord.mainTarget
+    /// Swift's cooperative pool's target, `pool`.
+    static let pool = StallBeginRecord.poolTarget
 
     /// `names` once each: `main` first, then the others in byte order.
     static func ordered(_ names: some Sequence<String>) -> [String] {

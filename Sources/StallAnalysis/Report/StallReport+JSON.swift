@@ -12,6 +12,7 @@ extension StallReport {
             ("captures", .array(captures.map(Self.json(capture:)))),
             ("episodes", .array(episodes.map(json(episode:)))),
             ("groups", .array(groups.map(json(group:)))),
+            ("starvations", .array(starvations.map(json(starvation:)))),
             ("markers", .array(markers.map { Self.json(marker: $0, withCapture: true) })),
             ("summary", .object([
                 ("stalls", .int(summary.stalls)), ("saturated", .int(summary.saturated)),
@@ -196,6 +197,17 @@ extension StallReport {
                      ("cpuMs", .number(t.cpuMs.map(Self.ms))), ("why", .string(t.why)), ("frame", .text(t.frame)),
                      ("stack", .strings(t.stack)), ("stackFrames", Self.json(frames: t.stack, places: t.stackPlaces))])
         })
+    }
+
+    private func json(starvation s: PoolStarvation) -> JSONValue {
+        .object([
+            ("capture", .int(s.capture)),
+            ("episodes", .array(s.episodes.map { .int(Int(episodes[$0].id)) })),
+            ("startMs", .double(Self.ms(s.startMs))), ("durationMs", .double(Self.ms(s.durationMs))),
+            ("threads", .int(s.threads)), ("blocked", .int(s.blocked)), ("busy", .int(s.busy)),
+            ("wait", .text(s.wait)), ("under", .text(s.under)), ("busyIn", .text(s.busyIn)),
+            ("sentence", .string(s.sentence)),
+        ])
     }
 
     private func json(group: EpisodeGroup) -> JSONValue {

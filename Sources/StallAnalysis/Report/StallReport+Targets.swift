@@ -51,10 +51,19 @@ extension StallReport {
             let heading = "target \(Self.shown(target)): \(Self.episodes(members.count)), "
                 + "\(ReportFormat.seconds(members.reduce(0) { $0 + $1.durationMs } / 1000)) "
                 + "(\(stalls) stall\(stalls == 1 ? "" : "s"), \(saturated) saturated; \(busy) busy, \(blocked) blocked)"
-            return [""] + Self.wrap(heading, indent: "  ")
+            // The pool: one sentence per starvation, before its groups of alike stacks.
+            let starved = target == TargetNames.pool ? starvations.flatMap { starvation in
+                Self.wrap((captures.count > 1 ? "capture \(starvation.capture + 1): " : "") + starvation.sentence,
+                    indent: "  ")
+            } : []
+            return [""] + Self.wrap(heading, indent: "  ") + starved
                 + groups.filter { $0.target == target }.flatMap { [""] + section($0) }
         }
     }
+
+    /// The cooperative pool's starvations among the selected episodes (``PoolStarvation``), in capture and start
+    /// order.
+    public var starvations: [PoolStarvation] { PoolStarvation.find(in: episodes) }
 
     /// `1 episode`, `2 episodes`.
     static func episodes(_ count: Int) -> String { count == 1 ? "1 episode" : "\(count) episodes" }

@@ -1,0 +1,77 @@
+import CStallCapture
+import StallFormat
+
+/// The cooperative pool's episodes (``StallTarget/cooperativePool(threshold:priority:)``): its detector is the one
+/// of any target, but a starvation has one episode per pool thread, each sampled, told busy or blocked and probed
+/// for its wait like a stall of the main thread. The episodes are the pool target's ``WatchedTarget/members``, made
+/// when the starvation is declared (and for a worker that takes work while it lasts, looked for once a second) and
+/// dropped when it ends; all carry the pool's name and share its answers (an answered ping ends every one).
+extension WatchdogLoop {
+    /// Least time between two looks for pool threads during one starvation, nanoseconds.
+    static let poolLookIntervalNs: UInt64 = 1_000_000_000
+
+    /// Declares the starvation `stallID` of `pool` (code `code`), begun at `startNs`: every worker of the pool's
+    /// root queue that runs work now (its first sample says: ``PoolThreads``) gets an episode, the first numbered
+    /// `stallID`. When none does (no stack could be read), the thread that answered last is sampled, so the
+    /// starvation is not lost.
+    func beginStarvation(_ pool: WatchedTarget, code: PoolThreads.Code, stallID: UInt32, startNs: UInt64, latestThread: Int32) {
+        lookForPoolThreads(pool, code: code, stallID: stallID, startNs: startNs)
+        guard pool.members.isEmpty else { return }
+        let member = pool.makeMember()
+        member.threads = pool.threads
+        begin(member, of: pool, stallID: stallID, startNs: startNs, latestThread: latestThread)
+    }
+
+    /// Gives an episode begun at `startNs` to every worker of the pool's root queue that runs work now and has none
+    /// (the first numbered `stallID` when there is none yet).
+    private func lookForPoolThreads(_ pool: WatchedTarget, code: PoolThreads.Code, stallID: UInt32, startNs: UInt64) {
+        pool.poolLookedNs = stallcap_monotonic_ns()
+        let known = Set(pool.members.compactMap { $0.episode.sampler?.threadID })
+        for tid in PoolThreads.workers(code, excluding: known.union([runLoopWait.mainThread, stallcap_gettid()])) {
+            let member = pool.makeMember()
+            let sampler = EpisodeSampler(
+                episodeID: 0, threadID: tid, timing: pool.timing, maxFrames: configuration.maxFrames)
+            // One answer now, not a pipelined request: the stack tells whether the worker runs work. Without one (a
+            // loaded machine: it waited for a CPU past the request's time), a worker on a run queue runs work: an
+            // idle one sleeps in its wait for work.
+            sampler.pipelining(alone: false)
+            let first = sampler.sample()
+            if let first {
+                guard code.runsWork(first.frames, truncated: first.flags.contains(.truncated)) else { continue }
+            } else if !MainQueueThreads.isRunnable(tid) {
+                continue
+            }
+            let presamples = Presamples(sampler: sampler, capacity: 1)
+            if let first { presamples.keep(first) }
+            member.episode = .presampling(presamples)
+            begin(member, of: pool, stallID: stallID, startNs: startNs)
+        }
+    }
+
+    /// Begins `member`'s episode of the starvation `stallID` (its first member's number; the others take their own).
+    private func begin(
+        _ member: WatchedTarget, of pool: WatchedTarget, stallID: UInt32, startNs: UInt64, latestThread: Int32 = 0
+    ) {
+        let id = pool.members.isEmpty ? stallID : episodeIDs.take()
+        pool.members.append(member)
+        beginStall(member, stallID: id, startNs: startNs, latestThread: latestThread, counted: pool.members.count == 1)
+    }
+
+    /// Samples every thread of `pool`'s starvation in progress; once a second, first looks for workers that took
+    /// work since (their episodes begin now: they joined the starvation then).
+    func sampleStarvation(_ pool: WatchedTarget) {
+        if let code = pool.pool, let stallID = pool.detector.stallID,
+            stallcap_monotonic_ns() &- pool.poolLookedNs >= Self.poolLookIntervalNs
+        {
+            lookForPoolThreads(pool, code: code, stallID: stallID, startNs: stallcap_monotonic_ns())
+        }
+        for member in pool.members { sampleStall(member) }
+        pool.detector.sampleEnded(atNs: stallcap_monotonic_ns())
+    }
+
+    /// Ends every episode of `pool`'s starvation at `endNs`.
+    func endStarvation(_ pool: WatchedTarget, endNs: UInt64) {
+        for member in pool.members { endEpisode(member, endNs: endNs) }
+        pool.members.removeAll()
+    }
+}
