@@ -21,11 +21,12 @@ extension BlockedOnProbe {
     /// A stall was detected: starts learning the dispatch_sync layout if it is not known (off this thread), and
     /// reads every thread's CPU time (kept, written only if the stall turns out blocked) now, or once the
     /// experiment ended (its threads' CPU is not the app's).
-    func stallBegan(stallID: UInt32) {
+    /// With `baseline` false (a pool member that takes no snapshots), no CPU reading is taken.
+    func stallBegan(stallID: UInt32, baseline takesBaseline: Bool = true) {
         classifier.learning.start()
         stallBeganNs = stallcap_monotonic_ns()
         baseline = nil
-        pendingBaseline = stallID
+        pendingBaseline = takesBaseline ? stallID : nil
         takeBaselineIfDue()
     }
 

@@ -39,13 +39,20 @@ enum PoolThreads {
             }
         }
 
-        /// True when a sample's frames (innermost first; `truncated`: the outermost are missing) show a worker
-        /// running work: a return address in libdispatch whose callee is in neither libdispatch nor the C library.
-        /// A truncated stack is deeper than any idle worker's: work. Without the code known: true.
-        func runsWork(_ frames: [UInt64], truncated: Bool) -> Bool {
-            guard let dispatch, let libc, !truncated else { return !frames.isEmpty }
+        /// True when `sample`'s frames (innermost first) show a worker running work: the thread's entry (its
+        /// outermost frame outside the C library's `start_thread` and `clone`) is libdispatch's worker, not a
+        /// thread that merely inherited a worker's name from the task that created it (a reviewer's case: a
+        /// `Thread` started in a task, inside `queue.sync`); and a return address in libdispatch has a callee in
+        /// neither libdispatch nor the C library. A stack whose walk could not reach the entry (deeper than the
+        /// buffer, or stopped) cannot tell: it is taken for work, as an idle worker's stack is short and plain.
+        /// Without the code known: true.
+        func runsWork(_ sample: SampleRecord) -> Bool {
+            let frames = sample.frames
+            let cannotTell: SampleFlags = [.truncated, .walkStoppedNoUnwindInfo, .walkStoppedFramePointer, .walkStoppedUnusable]
+            guard let dispatch, let libc, sample.flags.isDisjoint(with: cannotTell) else { return !frames.isEmpty }
             func inDispatch(_ pc: UInt64) -> Bool { pc > UInt64(dispatch.lowerBound) && pc <= UInt64(dispatch.upperBound) }
             func inLibc(_ pc: UInt64) -> Bool { pc > UInt64(libc.lowerBound) && pc <= UInt64(libc.upperBound) }
+            guard let entry = frames.dropFirst().last(where: { !inLibc($0) }), inDispatch(entry) else { return false }
             // frames[i] returns into libdispatch; frames[i - 1] is where the function it called was.
             return frames.indices.dropFirst().contains { i in
                 inDispatch(frames[i]) && !inDispatch(frames[i - 1]) && !inLibc(frames[i - 1])

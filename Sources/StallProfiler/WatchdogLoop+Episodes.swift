@@ -56,7 +56,7 @@ extension WatchdogLoop {
             target.episode = .stall(EpisodeSampler(
                 episodeID: stallID, threadID: threadID, timing: target.timing, maxFrames: configuration.maxFrames))
         }
-        target.blockedProbe.stallBegan(stallID: stallID)
+        target.blockedProbe.stallBegan(stallID: stallID, baseline: target.takesSnapshots)
         // The stall is on disk as soon as it is detected, not only with its first sample (which may wait for a
         // slow signal delivery): a process killed now still shows it.
         output.flush()
@@ -69,13 +69,14 @@ extension WatchdogLoop {
         else { return }
         writeSample(record)
         let blockedProbe = target.blockedProbe
-        blockedProbe.takeBaselineIfDue()
+        if target.takesSnapshots { blockedProbe.takeBaselineIfDue() }
         // No CPU progress since the previous sample: the thread waits. Find on what, once per stall.
         guard record.flags.contains(.repeated) else { return }
         if let blocked = blockedProbe.probeOnce(stallID: sampler.episodeID, threadID: sampler.threadID) {
             writer.append(.blockedOn(blocked))
         }
         // Every thread in view: when the wait is found, then each second it lasts.
+        guard target.takesSnapshots else { return }
         for threads in blockedProbe.snapshotIfDue(stallID: sampler.episodeID) { writer.append(.threads(threads)) }
     }
 

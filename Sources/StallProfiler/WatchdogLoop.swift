@@ -268,7 +268,7 @@ final class WatchdogLoop {
             // The target may have answered while the sample was taken, or since this step looked: a sample from
             // after the stall's end does not belong to it.
             let answered = answers.answeredPing.load(ordering: .acquiring)
-            let ended = answered != answeredBefore || target.detector.outstandingPingID.map { answered >= $0 } == true
+            let ended = answered != answeredBefore || target.outstandingPingID.map { answered >= $0 } == true
             if ended && answers.answeredAt.load(ordering: .relaxed) < record.timestampNs {
                 sampler.retractLastSample()
                 result = nil

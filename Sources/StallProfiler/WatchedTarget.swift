@@ -90,6 +90,13 @@ final class WatchedTarget {
     var members: [WatchedTarget] = []
     /// When the pool's threads were last looked for, monotonic nanoseconds.
     var poolLookedNs: UInt64 = 0
+    /// The member sampled first at the next round (members are sampled a few per round).
+    var nextMember = 0
+    /// A pool member's pool, whose detector knows the ping outstanding; nil for other targets.
+    private(set) weak var parent: WatchedTarget? = nil
+    /// True when this target's blocked episodes take snapshots of every thread: false for a pool member after
+    /// the first (one snapshot per starvation: the members' would be the same).
+    var takesSnapshots = true
     /// A serial queue's libdispatch queue, once an answer found its drain lock held by the answering thread itself
     /// (the layout is the one read): nil until then, and for other targets.
     var confirmedQueue: UnsafeRawPointer? = nil
@@ -118,8 +125,20 @@ final class WatchedTarget {
 
     /// A member of the pool's starvation: its name, timing, answers and ping, with an episode of its own.
     func makeMember() -> WatchedTarget {
-        WatchedTarget(
+        let member = WatchedTarget(
             name: name, timing: timing, maxFrames: maxFrames, answers: answers, episodeIDs: episodeIDs, post: post)
+        member.parent = self
+        return member
+    }
+
+    /// The ping its stall waits for: its own detector's, or a pool member's pool's; nil when none is outstanding.
+    var outstandingPingID: UInt64? { (parent ?? self).detector.outstandingPingID }
+
+    /// True when the ping its stall waits for has been answered: the stall has ended (its detector will say so
+    /// at its next step).
+    var pingAnswered: Bool {
+        guard let outstanding = outstandingPingID else { return false }
+        return answers.answeredPing.load(ordering: .acquiring) >= outstanding
     }
 
     /// The thread holding a serial queue's drain lock now (running its work), when the queue's layout was confirmed

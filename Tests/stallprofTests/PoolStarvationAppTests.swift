@@ -88,9 +88,13 @@ import Testing
 
     /// A busy handler and a sleeping `DispatchQueue.global()` block starve the pool too (on Linux the block holds
     /// one of the pool's threads): each is a pool thread, told busy or blocked.
+    /// A plain thread started from a task carries the worker's name (Linux copies it), and inside `sync` its stack
+    /// has a libdispatch frame calling app code: it is still not a pool thread.
     @Test func aBusyJobAndAGlobalBlockAreToldApart() throws {
-        let run = try Self.run(["--busy", "1", "--global", "1"])
+        let run = try Self.run(["--busy", "1", "--global", "1", "--stray", "1"])
         let episodes = try Self.checkThreads(run, of: ["fetch", "compute", "global"])
+        let stray = run.threads("stray")
+        #expect(!stray.isEmpty && stray.isDisjoint(with: episodes.compactMap { $0["tid"] as? Int }), "\(run.began) \(episodes)")
         func state(_ tid: Int) -> String? { episodes.first { $0["tid"] as? Int == tid }?["state"] as? String }
         for tid in run.threads("compute", beforeMs: 50) { #expect(state(tid) == "busy", "\(episodes)") }
         for tid in run.threads("global", beforeMs: 50) {

@@ -3,14 +3,15 @@
 // until the semaphore is signalled. The pool is a watchdog target (`.cooperativePool`), added to the watchdog the
 // environment starts:
 //
-//   STALLPROF_OUTPUT=pool.stalls pool-starvation [--busy N] [--global N] [--handlers N] [--hold-ms N] [--threshold-ms N]
+//   STALLPROF_OUTPUT=pool.stalls pool-starvation [--busy N] [--global N] [--stray N] [--handlers N] [--hold-ms N] [--threshold-ms N]
 //
 // 300 ms after the watchdog started (so it has seen the pool answer), --global (0-64, default 0) blocks of
-// `DispatchQueue.global()` sleep for --hold-ms (on Linux they take threads from the pool's), --busy (0-64, default
+// `DispatchQueue.global()` sleep for --hold-ms (on Linux they take threads from the pool's), --stray (0-64, default
+// 0) plain threads started from tasks sleep as long in a `sync` block (not pool threads), --busy (0-64, default
 // 0) handler tasks compute as long (`Handler.compute`), and --handlers (1-64, default the active CPUs + 2) handler
 // tasks wait for a semaphore a plain thread signals --hold-ms later (default 1200). A request task started with them
 // cannot run until then. The pool's threshold is --threshold-ms (default 100). Prints `fetch tid T at N ms`
-// (`compute tid ...`, `global tid ...`) for each (its thread, and when it began after the start), `request waited N
+// (`compute tid ...`, `global tid ...`, `stray tid ...`) for each (its thread, and when it began after the start), `request waited N
 // ms`, then stops the watchdog and exits 0.
 import Dispatch
 import Foundation
@@ -19,7 +20,7 @@ import StallProfiler
 import StallSamples
 import Synchronization
 
-var handlers = ProcessInfo.processInfo.activeProcessorCount + 2, busy = 0, global = 0, holdMs = 1200, thresholdMs = 100
+var handlers = ProcessInfo.processInfo.activeProcessorCount + 2, busy = 0, global = 0, stray = 0, holdMs = 1200, thresholdMs = 100
 var arguments = CommandLine.arguments.dropFirst().makeIterator()
 while let argument = arguments.next() {
     let value = arguments.next().flatMap(Int.init) ?? -1
@@ -27,11 +28,12 @@ while let argument = arguments.next() {
     case "--handlers" where (1...64).contains(value): handlers = value
     case "--busy" where (0...64).contains(value): busy = value
     case "--global" where (0...64).contains(value): global = value
+    case "--stray" where (0...64).contains(value): stray = value
     case "--hold-ms" where (1...60_000).contains(value): holdMs = value
     case "--threshold-ms" where (10...10_000).contains(value): thresholdMs = value
     default:
         FileHandle.standardError.write(Data(
-            "usage: pool-starvation [--handlers 1-64] [--busy 0-64] [--global 0-64] [--hold-ms N] [--threshold-ms 10-10000]\n".utf8))
+            "usage: pool-starvation [--handlers 1-64] [--busy 0-64] [--global 0-64] [--stray 0-64] [--hold-ms N] [--threshold-ms 10-10000]\n".utf8))
         exit(64)
     }
 }
@@ -76,6 +78,21 @@ for _ in 0..<global {
         print("global tid \(kernelThreadID()) at \(sinceStart()) ms")
         usleep(UInt32(sleepMs * 1000))
         all.leave()
+    }
+}
+// Plain threads started from a task, in a `sync` block: Linux gives them the worker's name, yet they are not pool
+// threads.
+let syncQueue = DispatchQueue(label: "stallprof.sample.sync")
+for _ in 0..<stray {
+    all.enter()
+    Task.detached {
+        Thread {
+            syncQueue.sync {
+                print("stray tid \(kernelThreadID()) at \(sinceStart()) ms")
+                usleep(UInt32(sleepMs * 1000))
+            }
+            all.leave()
+        }.start()
     }
 }
 for _ in 0..<busy {

@@ -8,13 +8,14 @@ import StallProfiler
 import StallSamples
 
 /// Child: `loops` idle loops, watched (`watched`) or not, for `seconds` after a 0.5 s settle; prints "cpu <ms per s>"
-/// and "stalls <n>".
-func targetsChild(seconds: Double, loops: Int, watched: Bool) {
+/// and "stalls <n>". With `pool` (and no loops), the watched target is Swift's cooperative pool.
+func targetsChild(seconds: Double, loops: Int, watched: Bool, pool: Bool = false) {
     let path = NSTemporaryDirectory() + "stallprof-bench-targets-\(getpid()).stalls"
     var configuration = StallWatchdog.Configuration(threshold: .milliseconds(250), outputPath: path)
     let threads = (0..<loops).map { SerialThread(name: "loop-\($0)") }
     if watched {
         configuration.targets = threads.enumerated().map { index, loop in .executor("loop-\(index)") { loop.post($0) } }
+        if pool { configuration.targets.append(.cooperativePool()) }
     }
     let watchdog = try! StallWatchdog.start(configuration)
     RunLoop.main.run(until: Date().addingTimeInterval(0.5))
@@ -35,7 +36,8 @@ func benchTargets(pairs: Int, seconds: Double, counts: [Int]) {
     func run(loops: Int, watched: Bool) -> (cpu: Double, stalls: Int) {
         let child = Process()
         child.executableURL = URL(fileURLWithPath: CommandLine.arguments[0])
-        child.arguments = ["targets-child", String(seconds), String(loops), watched ? "1" : "0"]
+        // 0 loops: the cooperative pool is the one target.
+        child.arguments = ["targets-child", String(seconds), loops == 0 ? "pool" : String(loops), watched ? "1" : "0"]
         let pipe = Pipe()
         child.standardOutput = pipe
         try! child.run()
@@ -59,11 +61,12 @@ func benchTargets(pairs: Int, seconds: Double, counts: [Int]) {
                 if watched { with.append(r.cpu); stalls += r.stalls } else { without.append(r.cpu) }
             }
         }
-        let a = median(without), b = median(with), each = (b - a) / Double(count)
-        line("\(count) idle loops, main queue alone", String(format: "median %6.3f ms CPU per second", a))
-        line("\(count) idle loops, each watched", String(format: "median %6.3f ms CPU per second   (stalls seen: %d)", b, stalls))
+        let a = median(without), b = median(with), each = (b - a) / Double(max(1, count))
+        let what = count == 0 ? "idle cooperative pool" : "\(count) idle loops"
+        line("\(what), main queue alone", String(format: "median %6.3f ms CPU per second", a))
+        line("\(what), \(count == 0 ? "" : "each ")watched", String(format: "median %6.3f ms CPU per second   (stalls seen: %d)", b, stalls))
         line("cost per target", String(format: "%6.3f ms CPU per second   (goal <= 0.05: %@)", each, each <= 0.05 ? "met" : "not met"))
-        costs.append((count, b - a))
+        if count > 0 { costs.append((count, b - a)) }
     }
     // The first target also turns the deep sleep off (a fixed cost); the others add only their checks.
     if let first = costs.first, let last = costs.last, last.count > first.count {

@@ -7,7 +7,8 @@
 //   stallprof-bench-capture idle [PAIRS] [SECONDS] [LOOP]   watchdog on an idle app (child processes); LOOP is
 //                                                           runloop (RunLoop.main, default), dispatch or async
 //   stallprof-bench-capture idle-child SECONDS 0|1 LOOP     one such child (used by `idle`)
-//   stallprof-bench-capture targets [PAIRS] [SECONDS]       idle event loops watched as targets or not: 1, 8 and 64
+//   stallprof-bench-capture targets [PAIRS] [SECONDS]       idle event loops watched as targets or not: 1, 8 and 64;
+//                                                           then the idle cooperative pool watched or not
 //   stallprof-bench-capture targets-child SECONDS N 0|1     one such child (used by `targets`)
 import Foundation
 
@@ -29,9 +30,11 @@ case "slowdown" where arguments.count < 5 || arguments[4] == "control":
 case "idle" where arguments.count < 5 || ["runloop", "dispatch", "async"].contains(arguments[4]):
     benchIdle(pairs: Int(argument(2, 3)), seconds: argument(3, 4), loop: arguments.count > 4 ? arguments[4] : "runloop")
 case "targets":
-    benchTargets(pairs: Int(argument(2, 3)), seconds: argument(3, 4), counts: [1, 8, 64])
+    benchTargets(pairs: Int(argument(2, 3)), seconds: argument(3, 4), counts: [1, 8, 64, 0])
 case "targets-child" where arguments.count == 5:
-    targetsChild(seconds: argument(2, 4), loops: Int(argument(3, 1)), watched: arguments[4] == "1")
+    targetsChild(
+        seconds: argument(2, 4), loops: arguments[3] == "pool" ? 0 : Int(argument(3, 1)), watched: arguments[4] == "1",
+        pool: arguments[3] == "pool")
 case "idle-child" where arguments.count == 5:
     idleChild(seconds: argument(2, 4), watchdog: arguments[3] == "1", loop: arguments[4])
 default:

@@ -18,23 +18,30 @@ public struct PoolStarvation: Sendable, Equatable {
     public var threads: Int
     /// Those blocked, and those busy (an unfinished episode with one sample is neither).
     public var blocked: Int, busy: Int
-    /// What most of the blocked threads waited in (`DispatchSemaphore.wait`, `a mutex`, `read`); nil when none
-    /// was blocked or nothing named it.
+    /// What the blocked threads waited in (`DispatchSemaphore.wait`, `a mutex`, `read`): the wait of the most
+    /// common pair of wait and ``under`` among them; nil when none was blocked or nothing named it.
     public var wait: String?
-    /// Where the app's code was in most of the blocked threads: the leaf-most app function of the most samples,
-    /// with its line when known; nil when none was blocked or no app code was on their stacks.
+    /// Where the app's code was in those threads: the leaf-most app function of their most samples, with its line
+    /// when known; nil when none was blocked or no app code was on their stacks.
     public var under: String?
-    /// The same for the busy threads.
-    public var busyIn: String? = nil
+    /// How many blocked threads share that wait and place (``blocked`` when all do).
+    public var blockedAlike = 0
+    /// Where the most busy threads were, as ``under``; and how many were there.
+    public var busyIn: String? = nil, busyAlike = 0
 
     /// The sentence.
     public var sentence: String {
         var text = "the cooperative pool was starved for \(ReportFormat.seconds(durationMs / 1000)): "
         let of = " of \(threads) thread\(threads == 1 ? "" : "s")"
-        let busyText = "busy" + (busyIn.map { " in \($0)" } ?? "")
+        // "in X under Y" for all of them, or ", K in X under Y" for the K that share it.
+        func alike(_ count: Int, _ total: Int, _ place: String) -> String {
+            place.isEmpty ? "" : count == total ? place : ", \(count)\(place)"
+        }
+        let blockedPlace = (wait.map { " in \($0)" } ?? "") + (under.map { " under \($0)" } ?? "")
+        let busyText = "busy" + alike(busyAlike, busy, busyIn.map { " in \($0)" } ?? "")
         if blocked > 0 {
-            text += "\(blocked)\(of) blocked" + (wait.map { " in \($0)" } ?? "") + (under.map { " under \($0)" } ?? "")
-            if busy > 0 { text += ", \(busy) " + busyText }
+            text += "\(blocked)\(of) blocked" + alike(blockedAlike, blocked, blockedPlace)
+            if busy > 0 { text += "; \(busy) " + busyText }
         } else {
             text += busy > 0 ? "\(busy)\(of) " + busyText : "\(threads) thread\(threads == 1 ? "" : "s") sampled"
         }
@@ -62,9 +69,15 @@ public struct PoolStarvation: Sendable, Equatable {
             s.threads = members.count
             let blocked = members.filter { $0.state == .blocked }, busy = members.filter { $0.state == .busy }
             (s.blocked, s.busy) = (blocked.count, busy.count)
-            s.wait = mostCommon(blocked.compactMap(waitName))
-            s.under = mostCommon(blocked.compactMap(appFrame))
-            s.busyIn = mostCommon(busy.compactMap(appFrame))
+            let places = blocked.map { (wait: waitName($0), under: appFrame($0)) }
+            let keys = places.map { "\($0.wait ?? "")\u{0}\($0.under ?? "")" }
+            if let best = mostCommon(keys), let at = keys.firstIndex(of: best) {
+                (s.wait, s.under, s.blockedAlike) = (places[at].wait, places[at].under, keys.filter { $0 == best }.count)
+            }
+            let busyPlaces = busy.map { appFrame($0) ?? "" }
+            if let best = mostCommon(busyPlaces) {
+                (s.busyIn, s.busyAlike) = (best.isEmpty ? nil : best, busyPlaces.filter { $0 == best }.count)
+            }
             return s
         }
     }

@@ -205,7 +205,8 @@ extension StallReport {
             ("episodes", .array(s.episodes.map { .int(Int(episodes[$0].id)) })),
             ("startMs", .double(Self.ms(s.startMs))), ("durationMs", .double(Self.ms(s.durationMs))),
             ("threads", .int(s.threads)), ("blocked", .int(s.blocked)), ("busy", .int(s.busy)),
-            ("wait", .text(s.wait)), ("under", .text(s.under)), ("busyIn", .text(s.busyIn)),
+            ("wait", .text(s.wait)), ("under", .text(s.under)), ("blockedAlike", .int(s.blockedAlike)),
+            ("busyIn", .text(s.busyIn)), ("busyAlike", .int(s.busyAlike)),
             ("sentence", .string(s.sentence)),
         ])
     }
