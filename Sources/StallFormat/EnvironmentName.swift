@@ -10,6 +10,9 @@ public enum EnvironmentName {
     public static let interval = "STALLPROF_INTERVAL_MS"
     /// The saturation period in milliseconds (default 1000; 0 turns saturation detection off).
     public static let saturation = "STALLPROF_SATURATION_MS"
+    /// Swift's cooperative pool watched as a target with this threshold in milliseconds (unset, empty or 0: not
+    /// watched): the one target an app can be given without code, as it needs no object of the app's.
+    public static let pool = "STALLPROF_POOL_MS"
     /// The flags disabled in this run, comma-separated (default: none).
     public static let disable = "STALLPROF_DISABLE"
     /// A file that receives each flag name the app consults, one per line (default: none).

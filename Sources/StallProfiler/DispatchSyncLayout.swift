@@ -164,6 +164,8 @@ extension DispatchSyncLayout {
         }
 
         private let state = Locked(State())
+        /// The process's: the layout is libdispatch's, the same for every probe.
+        static let shared = Learning()
         /// Most experiments per process.
         static let maxAttempts = 3
         /// Least time between two experiments, nanoseconds.

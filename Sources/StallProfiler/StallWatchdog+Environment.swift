@@ -15,6 +15,9 @@ extension StallWatchdog {
     /// Environment variable with the saturation period in milliseconds (default 1000; 0 turns saturation
     /// detection off). See ``Configuration/saturationPeriod``.
     public static let saturationVariable = EnvironmentName.saturation
+    /// Environment variable that watches Swift's cooperative pool (``StallTarget/cooperativePool(threshold:priority:)``,
+    /// `.medium`) with this threshold in milliseconds; unset, empty or 0: not watched.
+    public static let poolVariable = EnvironmentName.pool
 
     /// The configuration the environment describes: nil when `STALLPROF_OUTPUT` is unset or empty.
     /// Throws ``StallWatchdogError/invalidConfiguration(_:)`` naming the variable when a value is malformed.
@@ -43,21 +46,28 @@ extension StallWatchdog {
             }
         }
         try configuration.validate(source: { sources[$0] })
+        if let raw = environment[poolVariable], !raw.trimmingBlanks().isEmpty, Double(raw.trimmingBlanks()) != 0 {
+            guard let threshold = try milliseconds(poolVariable, .threshold) else { return configuration }
+            configuration.targets.append(.cooperativePool(threshold: threshold))
+            do { try configuration.targets.validate(sampleInterval: configuration.sampleInterval) } catch {
+                throw StallWatchdogError.invalidConfiguration("\(poolVariable)=\(raw): \(error)")
+            }
+        }
         return configuration
     }
 
-    /// The watchdog's variables (`STALLPROF_OUTPUT`, `_THRESHOLD_MS`, `_INTERVAL_MS`, `_SATURATION_MS`) that are
-    /// set in this process's environment, read with `getenv`.
+    /// The watchdog's variables (`STALLPROF_OUTPUT`, `_THRESHOLD_MS`, `_INTERVAL_MS`, `_SATURATION_MS`,
+    /// `_POOL_MS`) that are set in this process's environment, read with `getenv`.
     public static func processEnvironment() -> [String: String] {
         var values: [String: String] = [:]
-        for name in [outputVariable, thresholdVariable, intervalVariable, saturationVariable] {
+        for name in [outputVariable, thresholdVariable, intervalVariable, saturationVariable, poolVariable] {
             values[name] = environmentValue(name)
         }
         return values
     }
 
-    /// Starts a watchdog configured by `STALLPROF_OUTPUT`, `STALLPROF_THRESHOLD_MS`, `STALLPROF_INTERVAL_MS` and
-    /// `STALLPROF_SATURATION_MS` (default: this process's, ``processEnvironment()``);
+    /// Starts a watchdog configured by `STALLPROF_OUTPUT`, `STALLPROF_THRESHOLD_MS`, `STALLPROF_INTERVAL_MS`,
+    /// `STALLPROF_SATURATION_MS` and `STALLPROF_POOL_MS` (default: this process's, ``processEnvironment()``);
     /// returns nil (and starts nothing) when `STALLPROF_OUTPUT` is unset.
     public static func startFromEnvironment(
         _ environment: [String: String] = processEnvironment()

@@ -20,8 +20,9 @@ struct WaitClassifier {
         var detail = ""
     }
 
-    /// The dispatch_sync layout, learned off the watchdog thread (``DispatchSyncLayout/Learning``).
-    let learning = DispatchSyncLayout.Learning()
+    /// The dispatch_sync layout, learned off the watchdog thread (``DispatchSyncLayout/Learning``), once per
+    /// process: every target's probe (a starved pool's threads each have one) shares the one experiment.
+    let learning = DispatchSyncLayout.Learning.shared
 
     /// Descriptor system calls (an `io` wait).
     static let ioCalls: Set<String> = [

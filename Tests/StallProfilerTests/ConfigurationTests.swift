@@ -65,6 +65,25 @@ import Glibc
         #expect(configuration.sampleInterval == .microseconds(2500))
     }
 
+    @Test func thePoolIsWatchedFromTheEnvironment() throws {
+        let output = [EnvironmentName.output: "/tmp/x.stalls"]
+        let watched = try #require(try StallWatchdog.configuration(fromEnvironment: output.merging(
+            [EnvironmentName.pool: "80"]) { $1 }))
+        #expect(watched.targets.map(\.name) == ["pool"] && watched.targets.first?.threshold == .milliseconds(80))
+        #expect(watched.targets.first?.pool != nil)
+        for off in ["0", "", " "] {
+            let configuration = try StallWatchdog.configuration(fromEnvironment: output.merging([EnvironmentName.pool: off]) { $1 })
+            #expect(configuration?.targets.isEmpty == true, "'\(off)'")
+        }
+        let error = #expect(throws: StallWatchdogError.self) {
+            try StallWatchdog.configuration(fromEnvironment: output.merging([EnvironmentName.pool: "5"]) { $1 })
+        }
+        #expect("\(error.map { "\($0)" } ?? "")".contains("\(EnvironmentName.pool)=5: "), "\(String(describing: error))")
+        #expect(throws: StallWatchdogError.self) {
+            try StallWatchdog.configuration(fromEnvironment: output.merging([EnvironmentName.pool: "soon"]) { $1 })
+        }
+    }
+
     @Test func environmentValuesMayHaveBlanksAround() throws {
         let configuration = try #require(try StallWatchdog.configuration(fromEnvironment: [
             EnvironmentName.output: "/tmp/x.stalls", EnvironmentName.threshold: " 400\t", EnvironmentName.interval: "\t5 ",
@@ -77,7 +96,10 @@ import Glibc
     }
 
     @Test func theProcessEnvironmentHoldsOnlyTheWatchdogVariables() {
-        let names: Set = [EnvironmentName.output, EnvironmentName.threshold, EnvironmentName.interval, EnvironmentName.saturation]
+        let names: Set = [
+            EnvironmentName.output, EnvironmentName.threshold, EnvironmentName.interval, EnvironmentName.saturation,
+            EnvironmentName.pool,
+        ]
         let environment = StallWatchdog.processEnvironment()
         #expect(Set(environment.keys).isSubset(of: names))
         for name in names {

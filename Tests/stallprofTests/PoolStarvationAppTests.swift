@@ -24,11 +24,12 @@ import Testing
         }
     }
 
-    static func run(_ arguments: [String]) throws -> Run {
+    static func run(_ arguments: [String], environment: [String: String] = [:]) throws -> Run {
         let path = CLI.temporary("pool-starvation.stalls")
         defer { unlink(path) }
         let app = try CLI.run(
-            ["--hold-ms", "1200"] + arguments, environment: [EnvironmentName.output: path],
+            ["--hold-ms", "1200"] + arguments,
+            environment: environment.merging([EnvironmentName.output: path]) { $1 },
             executable: CLI.product("pool-starvation"))
         #expect(app.status == 0, "\(app.err)")
         let printed = app.out
@@ -88,6 +89,13 @@ import Testing
 
     /// A busy handler and a sleeping `DispatchQueue.global()` block starve the pool too (on Linux the block holds
     /// one of the pool's threads): each is a pool thread, told busy or blocked.
+    /// `STALLPROF_POOL_MS` watches the pool of an app started from the environment, with no code.
+    @Test func thePoolIsWatchedFromTheEnvironment() throws {
+        let run = try Self.run([], environment: [EnvironmentName.pool: "100"])
+        _ = try Self.checkThreads(run, of: ["fetch"])
+        #expect((run.json["starvations"] as? [[String: Any]])?.count == 1, "\(run.text)")
+    }
+
     /// A plain thread started from a task carries the worker's name (Linux copies it), and inside `sync` its stack
     /// has a libdispatch frame calling app code: it is still not a pool thread.
     @Test func aBusyJobAndAGlobalBlockAreToldApart() throws {

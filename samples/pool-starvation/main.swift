@@ -10,7 +10,7 @@
 // 0) plain threads started from tasks sleep as long in a `sync` block (not pool threads), --busy (0-64, default
 // 0) handler tasks compute as long (`Handler.compute`), and --handlers (1-64, default the active CPUs + 2) handler
 // tasks wait for a semaphore a plain thread signals --hold-ms later (default 1200). A request task started with them
-// cannot run until then. The pool's threshold is --threshold-ms (default 100). Prints `fetch tid T at N ms`
+// cannot run until then. The pool's threshold is --threshold-ms (default 100), or STALLPROF_POOL_MS's when set. Prints `fetch tid T at N ms`
 // (`compute tid ...`, `global tid ...`, `stray tid ...`) for each (its thread, and when it began after the start), `request waited N
 // ms`, then stops the watchdog and exits 0.
 import Dispatch
@@ -39,8 +39,10 @@ while let argument = arguments.next() {
 }
 
 let watchdog = DemoOptions.startWatchdogFromEnvironment()
-// The one line a server needs to watch its pool.
-try! watchdog?.add(.cooperativePool(threshold: .milliseconds(thresholdMs)))
+// The one line a server needs to watch its pool; none when STALLPROF_POOL_MS watches it already.
+if ProcessInfo.processInfo.environment[StallWatchdog.poolVariable].flatMap(Double.init).map({ $0 == 0 }) ?? true {
+    try! watchdog?.add(.cooperativePool(threshold: .milliseconds(thresholdMs)))
+}
 
 /// When the handlers were started, uptime nanoseconds.
 let started = Atomic<UInt64>(0)
