@@ -27,6 +27,10 @@ public struct StallBeginRecord: Sendable, Equatable {
     /// The watched target whose episode this is: ``mainTarget`` for the main queue (every episode of a version 1
     /// or 2 file), else the name the app gave a `StallTarget`.
     public var target: String
+    /// The threshold its target was watched with, nanoseconds: a target's own (an event loop's is typically
+    /// 10-50 ms), where the process record holds the main queue's. Nil in records written before it (a trailing
+    /// field: no new version); readers then take the process record's.
+    public var thresholdNs: UInt64?
 
     /// The name of the main queue's target.
     public static let mainTarget = "main"
@@ -37,10 +41,10 @@ public struct StallBeginRecord: Sendable, Equatable {
     /// Creates a begin record.
     public init(
         stallID: UInt32, startNs: UInt64, detectedNs: UInt64, threadID: Int32, kind: EpisodeKind = .stall,
-        target: String = StallBeginRecord.mainTarget
+        target: String = StallBeginRecord.mainTarget, thresholdNs: UInt64? = nil
     ) {
         (self.stallID, self.startNs, self.detectedNs, self.threadID) = (stallID, startNs, detectedNs, threadID)
-        (self.kind, self.target) = (kind, target)
+        (self.kind, self.target, self.thresholdNs) = (kind, target, thresholdNs)
     }
 }
 
@@ -48,11 +52,13 @@ extension StallBeginRecord: RecordCoding {
     static let recordType = CaptureFormat.RecordType.stallBegin
     var captureRecord: CaptureRecord { .stallBegin(self) }
 
-    /// `stallID:u32 startNs:u64 detectedNs:u64 threadID:i32 kind:u8 target:string` (version 1 records end before
-    /// `kind`, version 2 records before `target`).
+    /// `stallID:u32 startNs:u64 detectedNs:u64 threadID:i32 kind:u8 target:string [thresholdNs:u64]` (version 1
+    /// records end before `kind`, version 2 records before `target`; `thresholdNs` is a trailing field of version 3,
+    /// absent from records written before it).
     func encode(into out: inout [UInt8]) {
         out.appendLE(stallID, startNs, detectedNs, threadID, kind.rawValue)
         out.appendString(target)
+        if let thresholdNs { out.appendLE(thresholdNs) }
     }
 
     static func decode(_ c: inout ByteCursor) throws -> StallBeginRecord {
@@ -68,7 +74,9 @@ extension StallBeginRecord: RecordCoding {
             target = try c.string()
             guard !target.isEmpty else { throw c.error("empty target name") }
         }
+        let threshold = c.remaining >= 8 ? try c.u64() : nil
         return StallBeginRecord(
-            stallID: id, startNs: start, detectedNs: detected, threadID: thread, kind: kind, target: target)
+            stallID: id, startNs: start, detectedNs: detected, threadID: thread, kind: kind, target: target,
+            thresholdNs: threshold)
     }
 }

@@ -37,7 +37,8 @@ extension WatchdogLoop {
         let threadID = kept?.sampler.threadID ?? threadToSample(target, latest: latestThread)
         let detected = stallcap_monotonic_ns()
         writer.append(.stallBegin(StallBeginRecord(
-            stallID: stallID, startNs: startNs, detectedNs: detected, threadID: threadID, target: target.name)))
+            stallID: stallID, startNs: startNs, detectedNs: detected, threadID: threadID, target: target.name,
+            thresholdNs: target.timing.thresholdNs)))
         // Libraries loaded before the stall go to disk with its presamples (flushed below): one look, that of a
         // saturated episode ended just now included.
         output.unknownImagesDue = true
@@ -205,7 +206,7 @@ extension WatchdogLoop {
         shared.saturated.add(1, ordering: .relaxed)
         writer.append(.stallBegin(StallBeginRecord(
             stallID: id, startNs: startNs, detectedNs: stallcap_monotonic_ns(), threadID: threadID, kind: .saturated,
-            target: target.name)))
+            target: target.name, thresholdNs: target.timing.thresholdNs)))
         output.unknownImagesDue = true
         target.episode = .saturated(EpisodeSampler(
             episodeID: id, threadID: threadID, timing: target.timing, maxFrames: configuration.maxFrames,

@@ -89,6 +89,23 @@ import Testing
         #expect(v2.stalls.map(\.kind) == [.stall, .saturated])
     }
 
+    /// A target's own threshold trails the begin record (no new version): it round-trips, a record without it
+    /// reads nil, and the bytes before it are the older record's.
+    @Test func theThresholdTrailsTheBeginRecord() throws {
+        let with = StallBeginRecord(
+            stallID: 1, startNs: 10, detectedNs: 20, threadID: 7, target: "loop-1", thresholdNs: 50_000_000)
+        var without = with
+        without.thresholdNs = nil
+        let bytes = CaptureRoundTripTests.encoded([.stallBegin(with), .stallBegin(without)])
+        #expect(bytes[8] == CaptureFormat.version && bytes[9] == 0, "a trailing field keeps the version")
+        let capture = try CaptureReader.parse(bytes, source: "threshold")
+        #expect(capture.stalls.map(\.thresholdNs) == [50_000_000, nil])
+        var a: [UInt8] = [], b: [UInt8] = []
+        with.encode(into: &a)
+        without.encode(into: &b)
+        #expect(a.count == b.count + 8 && Array(a.prefix(b.count)) == b)
+    }
+
     /// A record of `type` around `payload`: type, length, payload and CRC.
     static func record(type: UInt8, payload: [UInt8]) -> [UInt8] {
         var bytes: [UInt8] = [type]

@@ -50,16 +50,19 @@ public enum ReportFixtures {
     /// 2026-11-30T21:00:00.123Z.
     public static let startWallNs: UInt64 = 1_796_072_400_123_000_000
 
-    /// The records of an episode of `target` sampled on thread `tid`: begin, `samples` (leaf-first stacks, 10 ms
-    /// apart from detection; `turns[i]` the i-th sample's turn, 0 when none), end.
+    /// The records of an episode of `target` sampled on thread `tid` (watched with `thresholdNs`, nil: not said):
+    /// begin, `samples` (leaf-first stacks, 10 ms apart from detection; `turns[i]` the i-th sample's turn, 0 when
+    /// none), end.
     public static func episode(
         _ id: UInt32, kind: EpisodeKind = .stall, at startMs: UInt64, durationMs: UInt64, state: StallState,
         cpuPerMille: UInt64 = 1000, samples: [[UInt64]], missed: UInt32 = 0, finished: Bool = true,
-        turns: [UInt64] = [], target: String = StallBeginRecord.mainTarget, tid: Int32 = 4242
+        turns: [UInt64] = [], target: String = StallBeginRecord.mainTarget, tid: Int32 = 4242,
+        thresholdNs: UInt64? = nil
     ) -> [CaptureRecord] {
         let start = startNs + startMs * 1_000_000
         var records: [CaptureRecord] = [.stallBegin(StallBeginRecord(
-            stallID: id, startNs: start, detectedNs: start + 250_000_000, threadID: tid, kind: kind, target: target))]
+            stallID: id, startNs: start, detectedNs: start + 250_000_000, threadID: tid, kind: kind, target: target,
+            thresholdNs: thresholdNs))]
         for (index, frames) in samples.enumerated() {
             let at = start + 250_000_000 + UInt64(index) * 10_000_000
             records.append(.sample(SampleRecord(

@@ -31,6 +31,7 @@ import Testing
         #expect(Set(targets) == ["loop-1", "loop-2"], "only the stalled loops: \(targets)")
         let blocked = try #require(episodes.first { $0["target"] as? String == "loop-1" })
         #expect(blocked["state"] as? String == "blocked")
+        #expect(blocked["thresholdMs"] as? Double == 50, "the loop's own threshold: \(blocked)")
         #expect(blocked["tid"] as? Int == loopThreads["loop-1"])
         let wait = try #require(blocked["blockedOn"] as? [String: Any], "\(blocked)")
         #expect(wait["kind"] as? String == "io" && wait["syscall"] as? String == "read", "\(wait)")

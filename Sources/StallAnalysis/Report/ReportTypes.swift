@@ -132,6 +132,9 @@ public struct EpisodeSummary: Sendable {
     public var state: StallState?
     /// The watched target it belongs to (``Stall/target``): `main` for the main queue.
     public var target: String = StallBeginRecord.mainTarget
+    /// The threshold its target was watched with, milliseconds: the episode's own (``Stall/thresholdNs``), else
+    /// the capture's; nil when neither is known.
+    public var thresholdMs: Double? = nil
     /// Start, milliseconds after the capture's start.
     public var startMs: Double
     /// Start, wall clock (nanoseconds since the Unix epoch); nil without a process record, or when the sum would

@@ -112,7 +112,8 @@ extension StallReport {
             ("hints", Self.json(hints: profile.hints)), ("group", .int(e.group)),
             ("markers", .array(e.markers.map { Self.json(marker: $0, withCapture: false) })),
             ("memoryStacks", e.memoryStacks.map(Self.json(memoryStacks:)) ?? .null),
-        ] + Self.json(turns: e.queueTurns) + Self.json(rateOf: e) + [("target", .string(e.target))])
+        ] + Self.json(turns: e.queueTurns) + Self.json(rateOf: e)
+            + [("target", .string(e.target)), ("thresholdMs", .number(e.thresholdMs.map(Self.ms)))])
     }
 
     /// The sampling-rate keys of an episode (docs/REPORT.md, `samplesPerSecond`).

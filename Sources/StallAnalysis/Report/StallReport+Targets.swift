@@ -51,6 +51,7 @@ extension StallReport {
             let heading = "target \(Self.shown(target)): \(Self.episodes(members.count)), "
                 + "\(ReportFormat.seconds(members.reduce(0) { $0 + $1.durationMs } / 1000)) "
                 + "(\(stalls) stall\(stalls == 1 ? "" : "s"), \(saturated) saturated; \(busy) busy, \(blocked) blocked)"
+                + threshold(of: members)
             // The pool: one sentence per starvation, before its groups of alike stacks.
             let starved = target == TargetNames.pool ? starvations.flatMap { starvation in
                 Self.wrap((captures.count > 1 ? "capture \(starvation.capture + 1): " : "") + starvation.sentence,
@@ -64,6 +65,19 @@ extension StallReport {
     /// The cooperative pool's starvations among the selected episodes (``PoolStarvation``), in capture and start
     /// order.
     public var starvations: [PoolStarvation] { PoolStarvation.find(in: episodes) }
+
+    /// `, threshold 20 ms` when some of `members` (one target's episodes) were watched with a threshold other than
+    /// their capture's (the main queue's, in its heading): theirs, or `thresholds 20-250 ms` when they differ
+    /// (several captures, or records that do not say). Empty otherwise.
+    func threshold(of members: [EpisodeSummary]) -> String {
+        let differs = members.contains { e in
+            e.thresholdMs != captures[e.capture].process.map { Double($0.thresholdNs) / 1e6 }
+        }
+        let all = members.compactMap(\.thresholdMs)
+        guard differs, let low = all.min(), let high = all.max() else { return "" }
+        func ms(_ value: Double) -> String { ReportFormat.milliseconds(UInt64((value * 1e6).rounded())) }
+        return low == high ? ", threshold \(ms(low))" : ", thresholds \(ms(low))-\(ms(high))"
+    }
 
     /// `1 episode`, `2 episodes`.
     static func episodes(_ count: Int) -> String { count == 1 ? "1 episode" : "\(count) episodes" }

@@ -243,6 +243,7 @@ public struct StallReport: Sendable {
             samples: stall.samples.count, missedSamples: Int(stall.end?.missedCount ?? 0), tid: stall.begin.threadID,
             profile: profile, blockedOn: blockedOn, group: group)
         episode.target = stall.target
+        episode.thresholdMs = (stall.thresholdNs ?? capture.process?.thresholdNs).map { Double($0) / 1e6 }
         episode.pausedMs = Double(stall.pausedNs) / 1e6
         episode.memoryStacks = MemoryStackCounts(stall.samples)
         episode.queueTurns = turns
