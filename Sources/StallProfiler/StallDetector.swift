@@ -66,6 +66,10 @@ struct StallDetector {
     }
     /// The thread that serviced the latest answered ping: the one to sample. Nil until the first answer.
     private(set) var mainQueueThread: Int32? = nil
+    /// True when a late ping is a stall before any ping was answered (the cooperative pool: its threads are found
+    /// when it starves, not from the answers); the stall's thread is then 0. False (the default): nothing serves
+    /// the target until it answered once, and no stall is declared.
+    var stallsBeforeAnAnswer = false
 
     /// Creates a detector that numbers episodes from `episodeIDs`. The ping period is a quarter of the threshold (at
     /// least 1 ms).
@@ -175,7 +179,7 @@ struct StallDetector {
                 }
                 break
             }
-            guard let thread = mainQueueThread else {
+            guard let thread = mainQueueThread ?? (stallsBeforeAnAnswer ? 0 : nil) else {
                 if !reportedNoRunLoop {
                     reportedNoRunLoop = true
                     actions.append(.noRunLoop)
@@ -205,7 +209,9 @@ struct StallDetector {
         case .waiting(_, let sentNs, let presampling):
             // Nothing services the queue and the threshold passed (no stall to declare): look once per ping
             // period, not in a loop that never sleeps.
-            if mainQueueThread == nil && nowNs >= sentNs + thresholdNs { return nowNs + pingPeriodNs }
+            if mainQueueThread == nil && !stallsBeforeAnAnswer && nowNs >= sentNs + thresholdNs {
+                return nowNs + pingPeriodNs
+            }
             // Look for the answer often enough to end stalls promptly, wake at the threshold, and to presample.
             let next = min(max(nowNs, sentNs + thresholdNs), nowNs + pingPeriodNs)
             guard mainQueueThread != nil else { return next }

@@ -21,7 +21,8 @@ extension WatchdogLoop {
     /// starvation's (and with no member yet, there is none to write).
     func beginStarvation(_ pool: WatchedTarget, code: PoolThreads.Code, stallID: UInt32, startNs: UInt64, latestThread: Int32) {
         lookForPoolThreads(pool, code: code, stallID: stallID, startNs: startNs)
-        guard pool.members.isEmpty, !pool.pingAnswered else { return }
+        // (No thread answered yet, from a pool starved since the watchdog started: nothing to fall back on.)
+        guard pool.members.isEmpty, !pool.pingAnswered, latestThread > 0 else { return }
         let member = pool.makeMember()
         member.threads = pool.threads
         begin(member, of: pool, stallID: stallID, startNs: startNs, latestThread: latestThread)

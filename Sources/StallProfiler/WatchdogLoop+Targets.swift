@@ -22,6 +22,8 @@ extension WatchdogLoop {
             // The pool's queue is a concurrent one: it has no drain lock to read.
             answers: PingAnswers(reading: target.hasOwnThread || target.pool != nil ? .nothing : .currentQueue),
             episodeIDs: episodeIDs, hasOwnThread: target.hasOwnThread, pool: target.pool, post: target.post)
+        // The pool's threads are found when it starves: a pool starved from the start is seen too.
+        watched.detector.stallsBeforeAnAnswer = target.pool != nil
         others.append(watched)
         alignPings()
     }

@@ -89,6 +89,14 @@ import Testing
 
     /// A busy handler and a sleeping `DispatchQueue.global()` block starve the pool too (on Linux the block holds
     /// one of the pool's threads): each is a pool thread, told busy or blocked.
+    /// A pool starved before the watchdog's first ping ran (no thread ever answered) is seen too.
+    @Test func aPoolStarvedFromTheStartIsSeen() throws {
+        let run = try Self.run(["--starved-first"])
+        let episodes = try Self.checkThreads(run, of: ["fetch"])
+        #expect(episodes.allSatisfy { ($0["blockedOn"] as? [String: Any])?["kind"] as? String == "semaphore" }, "\(episodes)")
+        #expect((run.json["starvations"] as? [[String: Any]])?.count == 1, "\(run.text)")
+    }
+
     /// `STALLPROF_POOL_MS` watches the pool of an app started from the environment, with no code.
     @Test func thePoolIsWatchedFromTheEnvironment() throws {
         let run = try Self.run([], environment: [EnvironmentName.pool: "100"])

@@ -3,14 +3,15 @@
 // until the semaphore is signalled. The pool is a watchdog target (`.cooperativePool`), added to the watchdog the
 // environment starts:
 //
-//   STALLPROF_OUTPUT=pool.stalls pool-starvation [--busy N] [--global N] [--stray N] [--handlers N] [--hold-ms N] [--threshold-ms N]
+//   STALLPROF_OUTPUT=pool.stalls pool-starvation [--busy N] [--global N] [--stray N] [--starved-first] [--handlers N] [--hold-ms N] [--threshold-ms N]
 //
 // 300 ms after the watchdog started (so it has seen the pool answer), --global (0-64, default 0) blocks of
 // `DispatchQueue.global()` sleep for --hold-ms (on Linux they take threads from the pool's), --stray (0-64, default
 // 0) plain threads started from tasks sleep as long in a `sync` block (not pool threads), --busy (0-64, default
 // 0) handler tasks compute as long (`Handler.compute`), and --handlers (1-64, default the active CPUs + 2) handler
 // tasks wait for a semaphore a plain thread signals --hold-ms later (default 1200). A request task started with them
-// cannot run until then. The pool's threshold is --threshold-ms (default 100), or STALLPROF_POOL_MS's when set. Prints `fetch tid T at N ms`
+// cannot run until then. The pool's threshold is --threshold-ms (default 100), or STALLPROF_POOL_MS's when set.
+// --starved-first adds the pool target 50 ms after the handlers started: its first ping never runs. Prints `fetch tid T at N ms`
 // (`compute tid ...`, `global tid ...`, `stray tid ...`) for each (its thread, and when it began after the start), `request waited N
 // ms`, then stops the watchdog and exits 0.
 import Dispatch
@@ -20,9 +21,13 @@ import StallProfiler
 import StallSamples
 import Synchronization
 
-var handlers = ProcessInfo.processInfo.activeProcessorCount + 2, busy = 0, global = 0, stray = 0, holdMs = 1200, thresholdMs = 100
+var handlers = ProcessInfo.processInfo.activeProcessorCount + 2, busy = 0, global = 0, stray = 0, starvedFirst = false, holdMs = 1200, thresholdMs = 100
 var arguments = CommandLine.arguments.dropFirst().makeIterator()
 while let argument = arguments.next() {
+    if argument == "--starved-first" {
+        starvedFirst = true
+        continue
+    }
     let value = arguments.next().flatMap(Int.init) ?? -1
     switch argument {
     case "--handlers" where (1...64).contains(value): handlers = value
@@ -33,16 +38,19 @@ while let argument = arguments.next() {
     case "--threshold-ms" where (10...10_000).contains(value): thresholdMs = value
     default:
         FileHandle.standardError.write(Data(
-            "usage: pool-starvation [--handlers 1-64] [--busy 0-64] [--global 0-64] [--stray 0-64] [--hold-ms N] [--threshold-ms 10-10000]\n".utf8))
+            "usage: pool-starvation [--handlers 1-64] [--busy 0-64] [--global 0-64] [--stray 0-64] [--starved-first] [--hold-ms N] [--threshold-ms 10-10000]\n".utf8))
         exit(64)
     }
 }
 
 let watchdog = DemoOptions.startWatchdogFromEnvironment()
 // The one line a server needs to watch its pool; none when STALLPROF_POOL_MS watches it already.
-if ProcessInfo.processInfo.environment[StallWatchdog.poolVariable].flatMap(Double.init).map({ $0 == 0 }) ?? true {
-    try! watchdog?.add(.cooperativePool(threshold: .milliseconds(thresholdMs)))
+@MainActor func watchThePool() {
+    if ProcessInfo.processInfo.environment[StallWatchdog.poolVariable].flatMap(Double.init).map({ $0 == 0 }) ?? true {
+        try! watchdog?.add(.cooperativePool(threshold: .milliseconds(thresholdMs)))
+    }
 }
+if !starvedFirst { watchThePool() }
 
 /// When the handlers were started, uptime nanoseconds.
 let started = Atomic<UInt64>(0)
@@ -110,6 +118,10 @@ all.enter()
 Task.detached {
     print("request waited \(sinceStart()) ms")
     all.leave()
+}
+if starvedFirst {
+    usleep(50_000)  // the handlers hold the pool before the watchdog's first ping
+    watchThePool()
 }
 let release = (holdMs: holdMs, handlers: handlers)
 Thread {
