@@ -39,24 +39,32 @@ enum PoolThreads {
             }
         }
 
-        /// True when `sample`'s frames (innermost first) show a worker running work: the thread's entry (its
-        /// outermost frame outside the C library's `start_thread` and `clone`) is libdispatch's worker, not a
-        /// thread that merely inherited a worker's name from the task that created it (a reviewer's case: a
-        /// `Thread` started in a task, inside `queue.sync`); and a return address in libdispatch has a callee in
-        /// neither libdispatch nor the C library. A stack whose walk could not reach the entry (deeper than the
-        /// buffer, or stopped) cannot tell: it is taken for work, as an idle worker's stack is short and plain.
+        /// True when `sample`'s frames (innermost first) show a worker running work:
+        /// - the thread is libdispatch's worker: one of its two outermost frames outside the C library (past
+        ///   `clone` and `start_thread`; a sanitizer's thread start may come first) is libdispatch's. A thread that
+        ///   merely inherited a worker's name from the task that created it is not (a reviewer's case: a `Thread`
+        ///   started in a task, inside `queue.sync`);
+        /// - and a libdispatch frame called code that is neither libdispatch's nor the C library's and is more than
+        ///   one frame deep: the job's or the block's. An idle worker's libdispatch frames call the C library's wait
+        ///   for work, or a sanitizer's interceptor of it (one frame over the C library).
+        /// A stack that does not reach the thread's start (its walk stopped, or it was deeper than the buffer)
+        /// cannot show the first: the second decides, and a truncated stack is work (an idle worker's is short).
         /// Without the code known: true.
         func runsWork(_ sample: SampleRecord) -> Bool {
             let frames = sample.frames
-            let cannotTell: SampleFlags = [.truncated, .walkStoppedNoUnwindInfo, .walkStoppedFramePointer, .walkStoppedUnusable]
-            guard let dispatch, let libc, sample.flags.isDisjoint(with: cannotTell) else { return !frames.isEmpty }
+            guard let dispatch, let libc else { return !frames.isEmpty }
             func inDispatch(_ pc: UInt64) -> Bool { pc > UInt64(dispatch.lowerBound) && pc <= UInt64(dispatch.upperBound) }
             func inLibc(_ pc: UInt64) -> Bool { pc > UInt64(libc.lowerBound) && pc <= UInt64(libc.upperBound) }
-            guard let entry = frames.dropFirst().last(where: { !inLibc($0) }), inDispatch(entry) else { return false }
-            // frames[i] returns into libdispatch; frames[i - 1] is where the function it called was.
-            return frames.indices.dropFirst().contains { i in
+            // frames[i] returns into libdispatch; frames[0..<i] are the code it called, frames[i - 1] its entry.
+            let callsWork = frames.indices.dropFirst().contains { i in
                 inDispatch(frames[i]) && !inDispatch(frames[i - 1]) && !inLibc(frames[i - 1])
+                    && frames[0..<i].filter { !inDispatch($0) && !inLibc($0) }.count >= 2
             }
+            guard let last = frames.last, inLibc(last) else {
+                return sample.flags.contains(.truncated) || callsWork
+            }
+            let entry = frames.dropFirst().reversed().lazy.filter { !inLibc($0) }.prefix(2)
+            return entry.contains(where: inDispatch) && callsWork
         }
 
         /// True for the name (`comm`) of a worker of ``rootQueue``: the label's last 15 bytes at most (the kernel
