@@ -45,8 +45,9 @@ enum PoolThreads {
         ///   merely inherited a worker's name from the task that created it is not (a reviewer's case: a `Thread`
         ///   started in a task, inside `queue.sync`);
         /// - and a libdispatch frame called code that is neither libdispatch's nor the C library's and is more than
-        ///   one frame deep: the job's or the block's. An idle worker's libdispatch frames call the C library's wait
-        ///   for work, or a sanitizer's interceptor of it (one frame over the C library).
+        ///   one frame deep before it calls libdispatch again: the job's or the block's. An idle worker's libdispatch
+        ///   frames call the C library's wait for work, or a sanitizer's interceptor of it or of libdispatch's
+        ///   semaphore (one frame).
         /// A stack that does not reach the thread's start (its walk stopped, or it was deeper than the buffer)
         /// cannot show the first: the second decides, and a truncated stack is work (an idle worker's is short).
         /// Without the code known: true.
@@ -55,10 +56,12 @@ enum PoolThreads {
             guard let dispatch, let libc else { return !frames.isEmpty }
             func inDispatch(_ pc: UInt64) -> Bool { pc > UInt64(dispatch.lowerBound) && pc <= UInt64(dispatch.upperBound) }
             func inLibc(_ pc: UInt64) -> Bool { pc > UInt64(libc.lowerBound) && pc <= UInt64(libc.upperBound) }
-            // frames[i] returns into libdispatch; frames[0..<i] are the code it called, frames[i - 1] its entry.
+            // frames[i] returns into libdispatch, frames[i - 1] is the code it called: that code's frames run inward
+            // to the next libdispatch frame (a sanitizer intercepts some libdispatch calls too: ThreadSanitizer's
+            // dispatch_semaphore_wait is the idle worker's callee there, and calls back into libdispatch).
             let callsWork = frames.indices.dropFirst().contains { i in
-                inDispatch(frames[i]) && !inDispatch(frames[i - 1]) && !inLibc(frames[i - 1])
-                    && frames[0..<i].filter { !inDispatch($0) && !inLibc($0) }.count >= 2
+                guard inDispatch(frames[i]), !inDispatch(frames[i - 1]), !inLibc(frames[i - 1]) else { return false }
+                return frames[0..<i].reversed().prefix { !inDispatch($0) }.filter { !inLibc($0) }.count >= 2
             }
             guard let last = frames.last, inLibc(last) else {
                 return sample.flags.contains(.truncated) || callsWork
