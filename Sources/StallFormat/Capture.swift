@@ -88,7 +88,7 @@ public struct Stall: Sendable {
     /// The watched target the episode belongs to: `main` for the main queue (``StallBeginRecord/mainTarget``).
     public var target: String { begin.target }
     /// The threshold its target was watched with (``StallBeginRecord/thresholdNs``), nanoseconds; nil when the
-    /// record does not say (then it is the process record's).
+    /// record does not say (written before the field: for the main queue, the process record's).
     public var thresholdNs: UInt64? { begin.thresholdNs }
     /// False when the file ends before the stall did (the process was killed or crashed mid-stall).
     public var isFinished: Bool { end != nil }

@@ -40,34 +40,40 @@ enum PoolThreads {
         }
 
         /// True when `sample`'s frames (innermost first) show a worker running work:
-        /// - the thread is libdispatch's worker: one of its two outermost frames outside the C library (past
-        ///   `clone` and `start_thread`; a sanitizer's thread start may come first) is libdispatch's. A thread that
-        ///   merely inherited a worker's name from the task that created it is not (a reviewer's case: a `Thread`
-        ///   started in a task, inside `queue.sync`);
+        /// - the thread is libdispatch's worker: its outermost libdispatch frame has at most one frame outside the C
+        ///   library beyond it (a sanitizer's thread start; `clone` and `start_thread` are the C library's), where a
+        ///   thread that merely inherited a worker's name from the task that created it (a reviewer's case: a
+        ///   `Thread` started in a task, inside `queue.sync`) has its own code there;
         /// - and a libdispatch frame called code that is neither libdispatch's nor the C library's and is more than
         ///   one frame deep before it calls libdispatch again: the job's or the block's. An idle worker's libdispatch
         ///   frames call the C library's wait for work, or a sanitizer's interceptor of it or of libdispatch's
-        ///   semaphore (one frame).
-        /// A stack that does not reach the thread's start (its walk stopped, or it was deeper than the buffer)
-        /// cannot show the first: the second decides, and a truncated stack is work (an idle worker's is short).
-        /// Without the code known: true.
+        ///   semaphore (one frame). A C function queued with `dispatch_async_f` that blocks in the C library at
+        ///   once is one frame too, and is missed.
+        /// A truncated stack is work (an idle worker's is short); a stack without a libdispatch frame is work only
+        /// when it was taken with the signal (the thread ran) and its walk stopped. Without the code known: true.
         func runsWork(_ sample: SampleRecord) -> Bool {
             let frames = sample.frames
-            guard let dispatch, let libc else { return !frames.isEmpty }
+            guard !frames.isEmpty else { return false }
+            guard let dispatch, let libc else { return true }
+            if sample.flags.contains(.truncated) { return true }
             func inDispatch(_ pc: UInt64) -> Bool { pc > UInt64(dispatch.lowerBound) && pc <= UInt64(dispatch.upperBound) }
             func inLibc(_ pc: UInt64) -> Bool { pc > UInt64(libc.lowerBound) && pc <= UInt64(libc.upperBound) }
+            guard let outermost = frames.lastIndex(where: inDispatch) else {
+                // No libdispatch frame, where every worker has its own: a walk that stopped in code it could not
+                // leave, on a thread that was running (signalled) is busy work; otherwise the stack is another
+                // thread's, or one read from memory whose scan missed libdispatch's frames (seen under ASan: a
+                // stray Thread's sync block then looked like a worker's block).
+                let stopped: SampleFlags = [.walkStoppedNoUnwindInfo, .walkStoppedFramePointer, .walkStoppedUnusable]
+                return sample.flags.isSignalled && !sample.flags.isDisjoint(with: stopped)
+            }
+            guard frames[(outermost + 1)...].filter({ !inLibc($0) }).count <= 1 else { return false }
             // frames[i] returns into libdispatch, frames[i - 1] is the code it called: that code's frames run inward
             // to the next libdispatch frame (a sanitizer intercepts some libdispatch calls too: ThreadSanitizer's
-            // dispatch_semaphore_wait is the idle worker's callee there, and calls back into libdispatch).
-            let callsWork = frames.indices.dropFirst().contains { i in
+            // dispatch_semaphore_wait is the idle worker's callee there, and calls libdispatch back).
+            return frames.indices.dropFirst().contains { i in
                 guard inDispatch(frames[i]), !inDispatch(frames[i - 1]), !inLibc(frames[i - 1]) else { return false }
                 return frames[0..<i].reversed().prefix { !inDispatch($0) }.filter { !inLibc($0) }.count >= 2
             }
-            guard let last = frames.last, inLibc(last) else {
-                return sample.flags.contains(.truncated) || callsWork
-            }
-            let entry = frames.dropFirst().reversed().lazy.filter { !inLibc($0) }.prefix(2)
-            return entry.contains(where: inDispatch) && callsWork
         }
 
         /// True for the name (`comm`) of a worker of ``rootQueue``: the label's last 15 bytes at most (the kernel

@@ -50,7 +50,8 @@ extension StallWatchdog {
             guard let threshold = try milliseconds(poolVariable, .threshold) else { return configuration }
             configuration.targets.append(.cooperativePool(threshold: threshold))
             do { try configuration.targets.validate(sampleInterval: configuration.sampleInterval) } catch {
-                throw StallWatchdogError.invalidConfiguration("\(poolVariable)=\(raw): \(error)")
+                guard case .invalidConfiguration(let message) = error as? StallWatchdogError else { throw error }
+                throw StallWatchdogError.invalidConfiguration("\(poolVariable)=\(raw): \(message)")
             }
         }
         return configuration

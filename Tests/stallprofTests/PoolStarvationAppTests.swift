@@ -51,12 +51,20 @@ import Testing
     }
 
     /// Checks that the episodes are the pool's threads: every thread that began work at once (within 50 ms, well
-    /// before the 100 ms threshold), and no thread that ran no work before the release.
+    /// before the 100 ms threshold), no thread that ran no work before the release, and one episode per thread in
+    /// each starvation. (The pool may answer once in between: libdispatch adds a worker when its queue stays full,
+    /// about 700 ms in, which may run the queued ping; then a second starvation follows.)
     static func checkThreads(_ run: Run, of kinds: [String]) throws -> [[String: Any]] {
         let episodes = try #require(run.json["episodes"] as? [[String: Any]])
         #expect(episodes.allSatisfy { $0["target"] as? String == "pool" }, "only the pool: \(episodes.map { $0["target"] ?? "?" })")
         let sampled = episodes.compactMap { $0["tid"] as? Int }
-        #expect(Set(sampled).count == sampled.count, "one episode per thread: \(sampled)")
+        let starvations = try #require(run.json["starvations"] as? [[String: Any]])
+        #expect(!starvations.isEmpty && starvations.count <= 3, "\(starvations)")
+        let ids = episodes.map { $0["id"] as? Int ?? 0 }
+        for starvation in starvations {
+            let tids = (starvation["episodes"] as? [Int] ?? []).compactMap { id in ids.firstIndex(of: id).map { sampled[$0] } }
+            #expect(Set(tids).count == tids.count, "one episode per thread: \(starvation)")
+        }
         let atOnce = kinds.reduce(into: Set<Int>()) { $0.formUnion(run.threads($1, beforeMs: 50)) }
         let working = kinds.reduce(into: Set<Int>()) { $0.formUnion(run.threads($1)) }
         #expect(!atOnce.isEmpty && atOnce.isSubset(of: Set(sampled)), "every thread that began at once: \(run.began) \(sampled)")
@@ -74,36 +82,35 @@ import Testing
             #expect((episode["blockedOn"] as? [String: Any])?["kind"] as? String == "semaphore", "\(episode)")
         }
         let starvations = try #require(run.json["starvations"] as? [[String: Any]])
-        try #require(starvations.count == 1, "\(starvations)")
-        let starvation = starvations[0], n = episodes.count
-        #expect(starvation["threads"] as? Int == n && starvation["blocked"] as? Int == n, "\(starvation)")
+        let starvation = try #require(starvations.first), n = starvation["threads"] as? Int ?? 0
+        #expect(n > 0 && starvation["blocked"] as? Int == n, "\(starvation)")
         #expect(starvation["wait"] as? String == "DispatchSemaphore.wait", "\(starvation)")
         #expect((starvation["under"] as? String ?? "").contains("Handler.fetch()"), "\(starvation)")
         #expect((starvation["under"] as? String ?? "").contains("main.swift:"), "the line: \(starvation)")
-        let duration = starvation["durationMs"] as? Double ?? 0
-        #expect(duration > 900 && duration < 2_000, "about the 1.2 s hold: \(starvation)")
+        // From the first starvation's start to the last one's end: about the 1.2 s hold.
+        let last = try #require(starvations.last)
+        let span = (last["startMs"] as? Double ?? 0) + (last["durationMs"] as? Double ?? 0) - (starvation["startMs"] as? Double ?? 0)
+        #expect(span > 900 && span < 2_000, "about the 1.2 s hold: \(starvations)")
         #expect(run.text.contains("the cooperative pool was starved for "), "\(run.text)")
         #expect(run.text.contains("\(n) of \(n) thread\(n == 1 ? "" : "s") blocked in"), "\(run.text)")
         #expect(run.poolFold.contains("Handler.fetch()"), "\(run.poolFold)")
     }
 
-    /// A busy handler and a sleeping `DispatchQueue.global()` block starve the pool too (on Linux the block holds
-    /// one of the pool's threads): each is a pool thread, told busy or blocked.
     /// A pool starved before the watchdog's first ping ran (no thread ever answered) is seen too.
     @Test func aPoolStarvedFromTheStartIsSeen() throws {
         let run = try Self.run(["--starved-first"])
         let episodes = try Self.checkThreads(run, of: ["fetch"])
         #expect(episodes.allSatisfy { ($0["blockedOn"] as? [String: Any])?["kind"] as? String == "semaphore" }, "\(episodes)")
-        #expect((run.json["starvations"] as? [[String: Any]])?.count == 1, "\(run.text)")
     }
 
     /// `STALLPROF_POOL_MS` watches the pool of an app started from the environment, with no code.
     @Test func thePoolIsWatchedFromTheEnvironment() throws {
         let run = try Self.run([], environment: [EnvironmentName.pool: "100"])
         _ = try Self.checkThreads(run, of: ["fetch"])
-        #expect((run.json["starvations"] as? [[String: Any]])?.count == 1, "\(run.text)")
     }
 
+    /// A busy handler and a sleeping `DispatchQueue.global()` block starve the pool too (on Linux the block holds
+    /// one of the pool's threads): each is a pool thread, told busy or blocked.
     /// A plain thread started from a task carries the worker's name (Linux copies it), and inside `sync` its stack
     /// has a libdispatch frame calling app code: it is still not a pool thread.
     @Test func aBusyJobAndAGlobalBlockAreToldApart() throws {
@@ -119,9 +126,8 @@ import Testing
             #expect((episode?["blockedOn"] as? [String: Any])?["kind"] as? String == "sleep", "\(episodes)")
         }
         let starvations = try #require(run.json["starvations"] as? [[String: Any]])
-        try #require(starvations.count == 1, "\(starvations)")
-        if !run.threads("compute", beforeMs: 50).isEmpty {
-            #expect((starvations[0]["busyIn"] as? String ?? "").contains("Handler.compute("), "\(starvations[0])")
+        if !run.threads("compute", beforeMs: 50).isEmpty, let first = starvations.first {
+            #expect((first["busyIn"] as? String ?? "").contains("Handler.compute("), "\(first)")
             let unwrapped = run.text.replacingOccurrences(of: "\n  ", with: " ")
             #expect(unwrapped.contains(" busy in Handler.compute("), "\(run.text)")
         }

@@ -46,7 +46,8 @@ while let argument = arguments.next() {
 let watchdog = DemoOptions.startWatchdogFromEnvironment()
 // The one line a server needs to watch its pool; none when STALLPROF_POOL_MS watches it already.
 @MainActor func watchThePool() {
-    if ProcessInfo.processInfo.environment[StallWatchdog.poolVariable].flatMap(Double.init).map({ $0 == 0 }) ?? true {
+    let value = ProcessInfo.processInfo.environment[StallWatchdog.poolVariable]?.trimmingCharacters(in: .whitespaces)
+    if value.flatMap(Double.init).map({ $0 == 0 }) ?? true {
         try! watchdog?.add(.cooperativePool(threshold: .milliseconds(thresholdMs)))
     }
 }

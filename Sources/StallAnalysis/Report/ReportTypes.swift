@@ -133,7 +133,8 @@ public struct EpisodeSummary: Sendable {
     /// The watched target it belongs to (``Stall/target``): `main` for the main queue.
     public var target: String = StallBeginRecord.mainTarget
     /// The threshold its target was watched with, milliseconds: the episode's own (``Stall/thresholdNs``), else
-    /// the capture's; nil when neither is known.
+    /// for the main queue the capture's; nil when neither is known (another target's, in a record written before
+    /// the field).
     public var thresholdMs: Double? = nil
     /// Start, milliseconds after the capture's start.
     public var startMs: Double

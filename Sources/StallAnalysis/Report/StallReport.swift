@@ -243,7 +243,9 @@ public struct StallReport: Sendable {
             samples: stall.samples.count, missedSamples: Int(stall.end?.missedCount ?? 0), tid: stall.begin.threadID,
             profile: profile, blockedOn: blockedOn, group: group)
         episode.target = stall.target
-        episode.thresholdMs = (stall.thresholdNs ?? capture.process?.thresholdNs).map { Double($0) / 1e6 }
+        // A record that does not say: the process record's is the main queue's, not another target's.
+        let threshold = stall.thresholdNs ?? (stall.target == TargetNames.main ? capture.process?.thresholdNs : nil)
+        episode.thresholdMs = threshold.map { Double($0) / 1e6 }
         episode.pausedMs = Double(stall.pausedNs) / 1e6
         episode.memoryStacks = MemoryStackCounts(stall.samples)
         episode.queueTurns = turns
