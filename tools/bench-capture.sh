@@ -45,4 +45,5 @@ echo "machine: $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg); $(
 "${nice[@]}" "$bin" idle "${3:-3}" "${4:-4}" runloop
 "${nice[@]}" "$bin" idle "${3:-3}" "${4:-4}" dispatch
 "${nice[@]}" "$bin" idle "${3:-3}" "${4:-4}" async
-"${nice[@]}" "$bin" targets "${3:-3}" "${4:-4}"
+"${nice[@]}" "$bin" targets "${3:-3}" "${4:-4}" epoll
+"${nice[@]}" "$bin" targets "${3:-3}" "${4:-4}" futex

@@ -4,6 +4,10 @@
 #ifndef STALLCAPTURE_WDAIO_H
 #define STALLCAPTURE_WDAIO_H
 
+/// Polls at most in flight at once: slot 0 for the run loop's or libdispatch's set, the rest for watched event
+/// loops' sets (WDAIO_SLOTS - 1 of them).
+#define WDAIO_SLOTS 65
+
 /// 1 when this process can use Linux AIO (its context made, or made now), 0 when it cannot (no such system call, a
 /// seccomp filter, the system's limit of contexts: tried once per process).
 __attribute__((visibility("hidden"))) int stallcap_aio_usable(void);
@@ -14,7 +18,20 @@ __attribute__((visibility("hidden"))) int stallcap_aio_usable(void);
 /// and a later arming, once it is collected, submits this one).
 __attribute__((visibility("hidden"))) int stallcap_aio_poll_arm(int fd, int event_fd);
 
-/// Collects the polls that finished, without waiting. Returns how many did (their eventfd counts hold them).
+/// Like stallcap_aio_poll_arm, in `slot`, for the poll of `fd` whose identity is (`source`, `tag`): the poll in
+/// flight there is kept when it has that identity, else cancelled (-2). `fd` may be closed once this returns (the
+/// poll holds its file).
+__attribute__((visibility("hidden"))) int stallcap_aio_poll_arm_slot(int slot, int fd, int source, int tag,
+                                                                    int event_fd);
+
+/// True when the poll in `slot` with identity (`source`, `tag`) watches now (collected first).
+__attribute__((visibility("hidden"))) int stallcap_aio_poll_slot_watches(int slot, int source, int tag);
+
+/// Cancels the poll in flight in `slot`, if any (collected later, as stallcap_aio_poll_cancel's).
+__attribute__((visibility("hidden"))) void stallcap_aio_poll_cancel_slot(int slot);
+
+/// Collects the polls that finished, without waiting. Returns a mask of which did, cancelled ones aside: 1 slot
+/// 0's, 2 another slot's (their eventfd counts hold them).
 __attribute__((visibility("hidden"))) int stallcap_aio_poll_reap(void);
 
 /// True when a poll watches now: submitted in this process, not cancelled and not yet collected.
@@ -28,7 +45,7 @@ __attribute__((visibility("hidden"))) int stallcap_aio_poll_watches(int fd);
 /// by a later stallcap_aio_poll_reap, before which no new poll is submitted.
 __attribute__((visibility("hidden"))) void stallcap_aio_poll_cancel(void);
 
-/// Cancels the poll (the watchdog ended); the context stays for the process's next watchdog, which collects the
+/// Cancels every poll (the watchdog ended); the context stays for the process's next watchdog, which collects the
 /// cancelled poll before its first. In a forked child, whose process has no such context, only forgets it.
 __attribute__((visibility("hidden"))) void stallcap_aio_poll_forget(void);
 

@@ -45,6 +45,7 @@ static int deep_signals = -1;            // signalfd of the capture signal, in d
 static int deep_aio_event = -1;          // eventfd, in deep_epoll, that the AIO watch's completions count into
 static int deep_signals_signo = 0;
 static int deep_off = 0;                 // our set was taken: no deep sleep for the rest of the run
+static int aio_drained = 0;              // deep_aio_event was drained since this arming began (stallcap_wd_arm*)
 static _Atomic int deep_lost = 0;        // STALLCAP_LOST_* found since stallcap_wd_take_lost
 
 // The set (epoll and pipe) is ours: the read end is our pipe (fstat: its device and inode), and the number
@@ -85,7 +86,7 @@ static int aio_event_is_ours(void) {
 
 // Forgets the whole set without touching any of its numbers: they may be the app's now.
 static void lose_set(void) {
-    stallcap_aio_poll_cancel();
+    stallcap_aio_poll_forget();  // every slot's poll cancelled
     atomic_store(&wake_write, -1);
     deep_epoll = wake_read = deep_watched = deep_source = deep_signals = deep_aio_event = -1;
     deep_off = 1;
@@ -153,10 +154,10 @@ int stallcap_wd_watch(int fd) {
     return 0;
 }
 
-// The AIO watch (wdaio.c) of `watched` (wddeep.h): beside the one-shot epoll watch of the run loop's set, which can
-// lose the main thread's wake, or alone, on libdispatch's event set (wddispatch.c).
-int stallcap_wd_arm_aio(int watched) {
-    if (deep_epoll < 0 || watched < 0) return -1;
+// Makes the eventfd that AIO completions count into if there is none, or proves it ours, and drains it once per
+// arming (the first watch of the arming starts it afresh: stallcap_wd_arm and stallcap_wd_arm_set begin one).
+static int ready_aio_event(void) {
+    if (deep_epoll < 0) return -1;
     if (deep_aio_event < 0) {
         int fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
         struct epoll_event ready = {.events = EPOLLIN | EPOLLONESHOT, .data.fd = fd};
@@ -166,19 +167,48 @@ int stallcap_wd_arm_aio(int watched) {
         }
         deep_aio_event = fd;
     } else if (!aio_event_is_ours()) {
-        stallcap_aio_poll_cancel();
+        stallcap_aio_poll_forget();
         deep_aio_event = -1;  // the number is the app's now: left alone
         return -1;
     }
+    if (aio_drained) return 0;
     // Read right after its proof, as the set's descriptors are closed right after theirs (a number swapped by an
     // app thread in between is the one window left: "The host's descriptors" in docs/WATCHDOG.md).
     uint64_t count;
     while (read(deep_aio_event, &count, sizeof count) > 0) {}
+    aio_drained = 1;
+    return 0;
+}
+
+// The AIO watch (wdaio.c) of `watched` (wddeep.h): beside the one-shot epoll watch of the run loop's set, which can
+// lose the main thread's wake, or alone, on libdispatch's event set (wddispatch.c).
+int stallcap_wd_arm_aio(int watched) {
+    if (watched < 0 || ready_aio_event() != 0) return -1;
     return stallcap_aio_poll_arm(watched, deep_aio_event);
+}
+
+int stallcap_wd_watch_target(int slot, pid_t tid, int fd) {
+    if (slot < 1 || slot >= WDAIO_SLOTS || fd < 0 || ready_aio_event() != 0) return -1;
+    if (stallcap_aio_poll_slot_watches(slot, fd, tid)) return 0;
+    // Duplicated, then recognized, and closed once the poll holds the file: no number of ours is kept.
+    int copy = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+    if (copy < 0) return -1;
+    int result = stallcap_fd_is_epoll(copy) ? stallcap_aio_poll_arm_slot(slot, copy, fd, tid, deep_aio_event) : -1;
+    close(copy);
+    return result;
+}
+
+int stallcap_wd_target_watch_holds(int slot, pid_t tid, int fd) {
+    return deep_aio_event >= 0 && stallcap_aio_poll_slot_watches(slot, fd, tid);
+}
+
+void stallcap_wd_unwatch_target(int slot) {
+    if (slot >= 1) stallcap_aio_poll_cancel_slot(slot);
 }
 
 int stallcap_wd_arm(void) {
     if (deep_epoll < 0 || deep_watched < 0) return -1;
+    aio_drained = 0;
     if (!set_is_ours()) {
         lose_set();
         return -1;
@@ -199,8 +229,14 @@ static int wait_on_set(int64_t timeout_ns) {
     int n = epoll_wait(deep_epoll, events, 4, ms);
     int woken = 0;
     for (int i = 0; i < n; i++) {
-        if (events[i].data.fd == deep_watched || events[i].data.fd == deep_aio_event) woken = 1;
-        else if (events[i].data.fd == deep_signals && woken == 0) woken = 2;
+        if (events[i].data.fd == deep_watched) woken = 1;
+        else if (events[i].data.fd == deep_aio_event) {
+            // Which polls finished: a watched event loop's alone is 3; the run loop's or libdispatch's (or a count
+            // left over) is 1.
+            int finished = stallcap_aio_poll_reap();
+            int by = (finished & 1) || finished == 0 ? 1 : 3;
+            if (woken == 0 || woken == 2 || by == 1) woken = by;
+        } else if (events[i].data.fd == deep_signals && woken == 0) woken = 2;
     }
     return woken;
 }
@@ -249,6 +285,7 @@ int stallcap_wd_take_lost(void) { return atomic_exchange(&deep_lost, 0); }
 
 int stallcap_wd_arm_set(void) {
     if (deep_off) return -1;
+    aio_drained = 0;
     if (deep_epoll < 0 && create_set() != 0) return -1;
     if (!set_is_ours()) {
         lose_set();

@@ -4,12 +4,11 @@
 struct QuietAnswers {
     /// Quiet answers in a row after which one real ping is sent anyway. 40: every 2.6 s at the default 250 ms
     /// threshold while checks come every 62.5 ms (~50 us of main-thread CPU per second), every 10 s once the
-    /// watchdog sleeps deeply (a check per threshold).
+    /// watchdog sleeps deeply (a check per threshold). An executor target's thread (``RunLoopWait/targetWaitCalls``)
+    /// verifies as often: its wait is learned only from pings whose post readied it
+    /// (``RunLoopWait/postStirred(_:)``), so a handler's own wait is never learned (it was, from prompt answers
+    /// alone, and a real ping every 8 checks was needed then to catch a stall in it).
     static let verifyEvery = 40
-    /// The same for an executor target's thread (``RunLoopWait/targetWaitCalls``): 8. Its wait is learned without
-    /// a wake-up descriptor to check, so a handler's own wait on a loop never seen idle can be learned; a stall in it
-    /// is then seen at most 8 checks (two thresholds) late, its start that much late too.
-    static let targetVerifyEvery = 8
 
     /// Quiet answers in a row after which one real ping is sent anyway.
     let limit: Int

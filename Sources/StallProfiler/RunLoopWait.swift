@@ -75,7 +75,8 @@ struct RunLoopWait {
     /// Places whose wait does not include the main queue's wake-up descriptor (an app's own poll): never learned.
     private var rejected: Set<Signature> = []
     /// The ping sent while the thread sat in a wait not yet trusted.
-    private var candidate: (pingID: UInt64, signature: Signature, sentNs: UInt64)? = nil
+    private var candidate: (pingID: UInt64, signature: Signature, sentNs: UInt64, wait: SyscallState, stirred: Bool)? =
+        nil
     private var quiet = QuietAnswers()
     /// The main thread's CPU clock when it was last seen in a trusted wait.
     private var quietAtCPU: UInt64? = nil
@@ -91,7 +92,7 @@ struct RunLoopWait {
         self.mainThread = mainThread
         self.waitCalls = waitCalls
         shallowestOnly = waitCalls != Self.pollCalls
-        quiet = QuietAnswers(limit: shallowestOnly ? QuietAnswers.targetVerifyEvery : QuietAnswers.verifyEvery)
+        quiet = QuietAnswers(limit: QuietAnswers.verifyEvery)
     }
 
     /// The waits a target's executor thread may idle in: a poll-family call (an event loop) or a futex wait (an
@@ -147,7 +148,7 @@ struct RunLoopWait {
                     return false
                 }
             }
-            candidate = (pingID, signature, nowNs)
+            candidate = (pingID, signature, nowNs, state, false)
             return false
         }
         quiet.answered()
@@ -167,6 +168,8 @@ struct RunLoopWait {
     mutating func answered(pingID: UInt64, by thread: Int32, atNs: UInt64) {
         defer { candidate = nil }
         guard let candidate, candidate.pingID == pingID, thread == mainThread else { return }
+        // A target's thread: only a wait its ping's post readied counts (``postStirred(_:)``).
+        if shallowestOnly && !candidate.stirred { return }
         guard atNs <= candidate.sentNs + Self.promptNs else {
             waits[candidate.signature] = nil  // the ping did not wake it: it got through when the call ended
             return
@@ -185,6 +188,17 @@ struct RunLoopWait {
         forget()
     }
 
+    /// The wait the ping about to be sent is sent from, while that wait is a candidate to learn; nil otherwise.
+    var candidateWait: SyscallState? { candidate?.wait }
+
+    /// Whether the post of the ping sent from ``candidateWait`` readied that wait itself (`stallcap_wait_stirred`,
+    /// read around the post, or the thread's clock moved within it): for a target's thread, only such answers
+    /// confirm a wait. A handler's own wait on a loop never seen idle (a query polling its socket) lets a ping
+    /// through promptly when it ends on its own, however often; it is never readied by the post, so it is never
+    /// learned (a loop's idle wait is readied by every post: its wake-up descriptor, or its condition variable's
+    /// futex word).
+    mutating func postStirred(_ stirred: Bool) { candidate?.stirred = stirred }
+
     /// The next check reads the main thread's system call state even if its clock has not moved: the watchdog was
     /// woken because the thread left its wait, and a thread woken but not yet run has the clock it had in the wait.
     mutating func lookAgain() {
@@ -202,6 +216,17 @@ struct RunLoopWait {
     /// ping still goes out after ``verifyEvery`` of them in all.
     mutating func restedQuietly(_ checks: Int) {
         if isStill { quiet.rested(checks) }
+    }
+
+    /// True when the quiet answers are spent while the thread was last seen in a trusted wait: its next check is a
+    /// real ping.
+    var verificationDue: Bool { quietAtCPU != nil && !quiet.allowed }
+
+    /// Another thread's verification is due (``verificationDue``): when at least half of the quiet answers are
+    /// spent, this one is verified at its next check too, so that the pings of several targets go out together
+    /// and the watchdog stays awake for them once, not once per target.
+    mutating func verifyAlong() {
+        if quiet.inARow * 2 >= quiet.limit { quiet.rested(quiet.limit) }
     }
 
     /// True when `signature` is trusted (for tests).

@@ -24,8 +24,8 @@ extension WatchdogLoop {
     /// not sleep (the caller sleeps as usual). The main thread's run loop (``sleepOnRunLoop(sequence:tick:)``) or
     /// libdispatch's main queue under `dispatchMain()` (``sleepOnQueue(sequence:)``).
     func sleepDeeply(sequence: UInt32) -> Bool {
-        // Other targets are checked every interval: nothing wakes a deep sleep when one of them stalls.
-        guard others.isEmpty, detector.isIdle, episode.isIdle, let thread = detector.mainQueueThread else {
+        // Other targets sleep deeply only as event loops still in their waits (WatchdogLoop+DeepTargets.swift).
+        guard detector.isIdle, episode.isIdle, let thread = detector.mainQueueThread, othersMayRest() else {
             releaseDeepSleep()
             return false
         }
@@ -66,13 +66,13 @@ extension WatchdogLoop {
             return false
         }
         if case .runLoop(let thread, let ns) = deepArmed {
-            guard (thread, ns) == tick else {
+            guard (thread, ns) == tick, othersStill() else {
                 releaseDeepSleep()
                 return false
             }
             let woken = restWhileStill(sequence: sequence, tick: tick)
             reportLostDescriptors()
-            if woken != 0 { mainThreadStirred() }
+            if woken != 0 { stirred(by: woken) }
             return woken >= 0
         }
         let fd = withUnsafePointer(to: wait.raw) { stallcap_wait_single_epoll($0) }
@@ -83,12 +83,18 @@ extension WatchdogLoop {
         reportLostDescriptors()
         guard armed else { return false }
         deepArmed = .runLoop(thread: tick.thread, ns: tick.ns)
-        guard stallcap_thread_cpu_ns(tick.thread) == Int64(tick.ns) else {
-            mainThreadStirred()
+        guard armOthers() else {
+            releaseDeepSleep()
             return false
         }
-        // Woken by the watch or the timer: what woke it is spent, so the next deep sleep arms afresh.
-        if stallcap_wd_deep_sleep(sequence, Int64(detector.thresholdNs)) != 0 { mainThreadStirred() }
+        guard stallcap_thread_cpu_ns(tick.thread) == Int64(tick.ns), othersStill() else {
+            stirred(by: 2)
+            return false
+        }
+        // Woken by a watch or a timer: what woke it is spent, so the next deep sleep arms afresh.
+        let timeoutNs = others.reduce(detector.thresholdNs) { min($0, $1.detector.thresholdNs) }
+        let woken = stallcap_wd_deep_sleep(sequence, Int64(timeoutNs))
+        if woken != 0 { stirred(by: woken) }
         return true
     }
 
@@ -100,6 +106,18 @@ extension WatchdogLoop {
         releaseDeepSleep()
         runLoopWait.lookAgain()
         detector.checkNow()
+    }
+
+    /// A deep sleep on the run loop ended early, `woken` as `stallcap_wd_deep_sleep` says: by an event loop's set
+    /// (3) every other target is checked at once; by the run loop's set or a CPU clock (which one is not told),
+    /// the main queue and every other target are.
+    func stirred(by woken: Int32) {
+        if woken == 3 {
+            releaseDeepSleep()
+        } else {
+            mainThreadStirred()
+        }
+        othersStirred(setReady: woken == 3)
     }
 
     /// Rests on what is armed (`stallcap_wd_rest`), and again each time a rest ends by its timeout with nothing
@@ -115,11 +133,16 @@ extension WatchdogLoop {
     /// what the last rest returned.
     func restWhileStill(sequence: UInt32, tick: (thread: Int32, ns: UInt64)) -> Int32 {
         let weight = stallcap_wd_watch_holds() == 1 ? Self.runLoopRestWhileWatchHolds : 1
-        let (rests, woken) = rest(
-            sequence: sequence, timeoutNs: Int64(detector.thresholdNs) * Int64(weight),
-            most: Self.mostRests(quietChecksLeft: runLoopWait.quietChecksLeft, weight: weight)
-        ) { stallcap_thread_cpu_ns(tick.thread) == Int64(tick.ns) }
-        runLoopWait.restedQuietly(rests * weight - 1)
+        let restNs = min(detector.thresholdNs * UInt64(weight), othersRestNs() ?? .max)
+        let most = min(
+            Self.mostRests(quietChecksLeft: runLoopWait.quietChecksLeft, thresholdNs: detector.thresholdNs,
+                restNs: restNs),
+            othersMostRests(restNs: restNs))
+        let (rests, woken) = rest(sequence: sequence, timeoutNs: Int64(restNs), most: most) {
+            stallcap_thread_cpu_ns(tick.thread) == Int64(tick.ns) && othersStill()
+        }
+        runLoopWait.restedQuietly(Int(UInt64(rests) * restNs / detector.thresholdNs) - 1)
+        othersRested(rests, restNs: restNs)
         return woken
     }
 
@@ -149,7 +172,7 @@ extension WatchdogLoop {
     /// those answers cover (the first rest's first threshold is the check's own), so the real ping comes after
     /// ``RunLoopWait/verifyEvery`` thresholds in all, or one later when the check had none left.
     static func mostRests(quietChecksLeft: Int, weight: Int) -> Int {
-        max(1, min(restsPerStep, (quietChecksLeft + 1) / weight))
+        mostRests(quietChecksLeft: quietChecksLeft, thresholdNs: 1, restNs: UInt64(weight))
     }
 
     /// Most rests in a row between two steps of the loop while the main thread idles in its run loop: 4, one step
@@ -183,6 +206,10 @@ extension WatchdogLoop {
             releaseDeepSleep()
         }
         if case .queue(let watched) = deepArmed {
+            guard othersStill() else {
+                releaseDeepSleep()
+                return false
+            }
             let woken = restOnQueueWhileIdle(sequence: sequence, timeoutNs: timeoutNs, watched: watched)
             reportLostDescriptors()
             if woken != 0 { wokenEarly(by: woken) }
@@ -201,11 +228,16 @@ extension WatchdogLoop {
         reportLostDescriptors()
         guard armed else { return false }
         deepArmed = .queue(watched: watched)
-        guard DispatchQueueIdle.read().map(DispatchQueueIdle.isIdle) == true else {
+        guard armOthers(), DispatchQueueIdle.read().map(DispatchQueueIdle.isIdle) == true else {
             releaseDeepSleep()
             return false
         }
-        let woken = stallcap_wd_deep_sleep(sequence, timeoutNs)
+        guard othersStill() else {
+            wokenEarly(by: 3)
+            return false
+        }
+        let firstNs = others.reduce(UInt64(timeoutNs)) { min($0, $1.detector.thresholdNs) }
+        let woken = stallcap_wd_deep_sleep(sequence, Int64(firstNs))
         if woken != 0 { wokenEarly(by: woken) }
         return true
     }
@@ -276,15 +308,18 @@ extension WatchdogLoop {
     /// and 0.34-0.41 ms/s resting a whole one. Returns what the last rest returned.
     func restOnQueueWhileIdle(sequence: UInt32, timeoutNs: Int64, watched: Bool) -> Int32 {
         let weight = watched && stallcap_wd_dispatch_watch_holds() == 1 ? 2 : 1
-        let (rests, woken) = rest(
-            sequence: sequence, timeoutNs: timeoutNs * Int64(weight),
-            most: Self.mostRests(quietChecksLeft: dispatchIdle.quietChecksLeft, weight: weight)
-        ) {
+        let halfNs = UInt64(timeoutNs)
+        let restNs = min(halfNs * UInt64(weight), othersRestNs() ?? .max)
+        let most = min(
+            Self.mostRests(quietChecksLeft: dispatchIdle.quietChecksLeft, thresholdNs: halfNs, restNs: restNs),
+            othersMostRests(restNs: restNs))
+        let (rests, woken) = rest(sequence: sequence, timeoutNs: Int64(restNs), most: most) {
             // Armed without the set's watch, the rests end once it may be watched (sleepOnQueue arms afresh).
             DispatchQueueIdle.read().map(DispatchQueueIdle.isIdle) == true
-                && (watched || !dispatchWatchDue(nowNs: stallcap_monotonic_ns()))
+                && (watched || !dispatchWatchDue(nowNs: stallcap_monotonic_ns())) && othersStill()
         }
-        dispatchIdle.restedQuietly(rests * weight - 1)
+        dispatchIdle.restedQuietly(Int(UInt64(rests) * restNs / halfNs) - 1)
+        othersRested(rests, restNs: restNs)
         return woken
     }
 
@@ -293,7 +328,8 @@ extension WatchdogLoop {
     private func wokenEarly(by woken: Int32) {
         releaseDeepSleep()
         if woken == 1 { (dispatchEventsWoke, dispatchEventsWokeNs) = (true, stallcap_monotonic_ns()) }
-        detector.checkNow()
+        if woken != 3 { detector.checkNow() }
+        othersStirred(setReady: woken == 3)
     }
 
     /// True when the process, this thread aside, used less than ``processQuietNs`` of CPU since the last look.
@@ -314,6 +350,7 @@ extension WatchdogLoop {
     func releaseDeepSleep() {
         guard deepArmed != nil else { return }
         stallcap_wd_disarm_cpu()
+        releaseOthers()
         deepArmed = nil
     }
 

@@ -3,8 +3,8 @@ import StallFormat
 
 /// The targets watched besides the main queue (``StallTarget``): each is stepped like the main queue. An executor's
 /// check is answered without a ping while its thread sleeps still in its loop's learned wait (``RunLoopWait``); a
-/// serial queue's checks are pings (its work runs on any worker). None takes part in the deep sleep, which is off
-/// while any is watched.
+/// serial queue's checks are pings (its work runs on any worker). Executors take part in the deep sleep
+/// (WatchdogLoop+DeepTargets.swift); a serial queue or the pool keeps the watchdog checking every interval.
 extension WatchdogLoop {
     /// True when `predicate` holds for the main queue, another target or a member of the pool's starvation.
     func anyTarget(_ predicate: (WatchedTarget) -> Bool) -> Bool {
@@ -24,6 +24,7 @@ extension WatchdogLoop {
             episodeIDs: episodeIDs, hasOwnThread: target.hasOwnThread, pool: target.pool, post: target.post)
         // The pool's threads are found when it starves: a pool starved from the start is seen too.
         watched.detector.stallsBeforeAnAnswer = target.pool != nil
+        if target.hasOwnThread { watched.watchSlot = freeWatchSlot() }
         others.append(watched)
         alignPings()
     }
@@ -53,16 +54,18 @@ extension WatchdogLoop {
                 guard let index = others.firstIndex(where: { $0.name == name }) else { continue }
                 endEpisode(others[index], endNs: stallcap_monotonic_ns())
                 endStarvation(others[index], endNs: stallcap_monotonic_ns())
+                if others[index].watchSlot > 0 { stallcap_wd_unwatch_target(others[index].watchSlot) }
                 others.remove(at: index)
                 alignPings()
             }
         }
-        if !others.isEmpty { releaseDeepSleep() }
+        releaseDeepSleep()  // a new target is checked before the watchdog sleeps deeply
     }
 
     /// Steps every target but the main queue at this step's time: its answer, its detector's actions and its
     /// saturation. `pausedNs` is the time the process was stopped since the previous step.
     func stepOthers(pausedNs: UInt64, actions: inout [StallDetector.Action]) {
+        alignVerifications()
         for target in others {
             // No clock is read ahead for them: a quiet check reads it (and saturation's check this step shares it),
             // else saturation reads it when its check is due.

@@ -126,6 +126,11 @@ final class WatchdogLoop {
             if case .runLoop(let thread, let ns) = deepArmed, main.tickCPU.map({ $0 != (thread, ns) }) ?? true {
                 releaseDeepSleep()
             }
+            // An event loop's thread ran since the deep sleep armed: every target is checked at once.
+            if deepArmed != nil, !othersStill() {
+                releaseDeepSleep()
+                othersStirred(setReady: false)
+            }
             let now = stallcap_monotonic_ns()
             let answer = main.takeAnswer()
             if let answer {
@@ -196,8 +201,7 @@ final class WatchdogLoop {
             // Another target: its thread asleep still in its loop's wait answers; else a ping.
             if target.answersQuietly(pingID: id) { return }
             target.detector.pingIsRoutine()
-            let answers = target.answers
-            target.post { answers.answer(ping: id) }
+            target.sendPing(id)
         case .sendPing(let id):
             let thread = detector.mainQueueThread
             if let thread, runLoopWait.answersQuietly(

@@ -97,6 +97,17 @@ final class WatchedTarget {
     /// True when this target's blocked episodes take snapshots of every thread: false for a pool member after
     /// the first (one snapshot per starvation: the members' would be the same).
     var takesSnapshots = true
+    /// The thread and CPU clock of the last quiet check that found the target's thread still in its trusted wait
+    /// (``RunLoopWait/isStill``); nil after any other check. While that clock has not moved, the thread is still
+    /// there: the deep sleep may cover the target (WatchdogLoop+DeepTargets.swift).
+    var stillTick: (thread: Int32, ns: UInt64)? = nil
+    /// That tick, when a deep sleep armed on it (a timer on the thread's clock, perhaps a watch on its epoll set);
+    /// nil when not armed.
+    var armedTick: (thread: Int32, ns: UInt64)? = nil
+    /// The slot (1-64) of the AIO poll that watches its thread's epoll set during a deep sleep; 0: none.
+    var watchSlot: Int32 = 0
+    /// The thread's epoll set the deep sleep armed on ``armedTick`` watches; -1 when it watches none.
+    var watchedSet: Int32 = -1
     /// A serial queue's libdispatch queue, once an answer found its drain lock held by the answering thread itself
     /// (the layout is the one read): nil until then, and for other targets.
     var confirmedQueue: UnsafeRawPointer? = nil
@@ -185,9 +196,29 @@ final class WatchedTarget {
         return .init(pingID: answered, atNs: atNs, threadID: thread)
     }
 
+    /// Posts ping `id` to the target (after ``answersQuietly(pingID:)`` said no). When its thread sits in a wait not
+    /// yet trusted, also tells its ``loopWait`` whether the post itself readied that wait: read just before and just
+    /// after the post (`stallcap_wait_token`), or the thread's CPU clock moved meanwhile.
+    func sendPing(_ id: UInt64) {
+        let answers = self.answers
+        guard let wait = loopWait?.candidateWait, let thread = detector.mainQueueThread else {
+            post { answers.answer(ping: id) }
+            return
+        }
+        var before: UInt64 = 0, after: UInt64 = 0
+        let readable = withUnsafePointer(to: wait.raw) { stallcap_wait_token($0, &before) } == 0
+        let cpu = stallcap_thread_cpu_ns(thread)
+        post { answers.answer(ping: id) }
+        let readied = readable && withUnsafePointer(to: wait.raw) {
+            stallcap_wait_token($0, &after) == 0 && stallcap_wait_stirred($0, before, after) == 1
+        }
+        loopWait?.postStirred(readied || stallcap_thread_cpu_ns(thread) != cpu)
+    }
+
     /// True when ping `id`, due now, is answered by the target's thread sleeping still in its loop's learned wait
     /// (``loopWait``): then it is not sent, and ``quietAnswer`` holds the answer.
     func answersQuietly(pingID id: UInt64) -> Bool {
+        stillTick = nil
         guard hasOwnThread, let thread = detector.mainQueueThread, loopWait?.mainThread == thread else { return false }
         readTickCPU()  // saturation's check this step reads it from here
         // No wake-up descriptor to look for (the executor's is its own): a place is learned from prompt answers.
@@ -196,6 +227,7 @@ final class WatchedTarget {
             includesMainQueue: { _ in true }, read: { SyscallState(thread: thread) })
         else { return false }
         quietAnswer = .init(pingID: id, atNs: stallcap_monotonic_ns(), threadID: thread)
+        if loopWait!.isStill { stillTick = tickCPU }
         return true
     }
 }

@@ -249,4 +249,22 @@ import Testing
         #expect(asked == 1, "the descriptors are looked at once per place")
         #expect(!wait.trusts(.init(call: epollWait, stackPointer: 0x7ffd_0000_1000, programCounter: 0x7f00_0012_3456)))
     }
+
+    /// A target's thread (an event loop's): its wait is learned only from pings whose post readied it
+    /// (`postStirred`: a handler's own wait lets pings through promptly when it ends on its own, and was learned
+    /// so); answered promptly but not readied by the post, it is never trusted, and readied it is.
+    @Test func aTargetsWaitIsLearnedOnlyFromPingsWhosePostReadiedIt() {
+        let handlerPoll = inCall(epollWait)
+        for readied in [false, true] {
+            var wait = RunLoopWait(mainThread: main, waitCalls: RunLoopWait.targetWaitCalls)
+            for id in UInt64(1)...8 {
+                #expect(!wait.answersQuietly(
+                    pingID: id, nowNs: id * 1_000_000, thread: main, cpuNs: id, includesMainQueue: { _ in true },
+                    read: { handlerPoll }) || readied)
+                if wait.candidateWait != nil { wait.postStirred(readied) }
+                wait.answered(pingID: id, by: main, atNs: id * 1_000_000 + 1000)
+            }
+            #expect(wait.trusts(signature(handlerPoll)) == readied, "readied by the post: \(readied)")
+        }
+    }
 }

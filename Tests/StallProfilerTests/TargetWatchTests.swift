@@ -141,9 +141,10 @@ extension WatchdogTests {
 
     /// A handler's own wait that answers pings promptly while it is short (a synchronous query polling a socket)
     /// is deeper on the stack than the executor's idle wait, and never trusted once the loop was seen idle; on a
-    /// loop never seen idle (each request posts the next) it may be learned, and then a real ping every 8 checks
-    /// catches the same wait blocking for 700 ms at most two thresholds late (a reviewer's test: with 40, no
-    /// episode at all in two runs of three).
+    /// loop never seen idle (each request posts the next) it is the shallowest wait seen, yet a ping's post never
+    /// readies it (RunLoopWait.postStirred), so it is never learned either, and the same wait blocking for 700 ms
+    /// is caught (a reviewer's test: learned from prompt answers alone, with a real ping every 40 checks, no episode
+    /// at all in two runs of three).
     @Test(arguments: [false, true])
     func aHandlersOwnShortWaitDoesNotHideItsLongOne(neverIdle: Bool) throws {
         let path = TestSupport.temporaryPath("handler-wait.stalls")

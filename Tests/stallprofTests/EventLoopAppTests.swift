@@ -2,7 +2,7 @@ import Foundation
 import StallFormat
 import Testing
 
-/// Watched targets end to end: `event-loop` serves a loopback port on three poll-based loop threads, each a
+/// Watched targets end to end: `event-loop` serves a loopback port on three epoll-based loop threads, each a
 /// watchdog target (`.executor`, threshold 50 ms); loop 1 blocks in a read of a slow pipe, loop 2 burns the CPU.
 /// The capture must hold one episode on each, on that loop's thread, blocked and busy, the wait named, the handler
 /// on the stack, and nothing on loop 0 or the main queue.
@@ -48,5 +48,31 @@ import Testing
         #expect(burn.0 == 0 && burn.1.contains("Handlers.burn") && !burn.1.contains("Handlers.slowRead"), "\(burn)")
         let quiet = try CLI.run(["fold", "--target", "loop-0", "--target", "main", path], input: "")
         #expect(quiet.0 == 0 && quiet.1.isEmpty, "\(quiet)")
+    }
+
+    /// An idle server: every loop sits in its epoll_wait, and the watchdog sleeps deeply over all of them (no check
+    /// every interval: WatchdogLoop+DeepTargets.swift). The request that then blocks loop 1 at once (a read of a slow
+    /// pipe: the loop runs too little for a CPU timer) wakes the watchdog through the AIO poll of that loop's set, and
+    /// its episode is caught whole, the wait named; the burn on loop 2 after it too.
+    @Test func anIdleServersNextStallIsCaughtAfterTheWatchdogSleptDeeply() throws {
+        let path = CLI.temporary("event-loop-idle.stalls")
+        defer { unlink(path) }
+        let app = try CLI.run(
+            ["--read-ms", "600", "--burn-ms", "400", "--idle-ms", "15000"], environment: [EnvironmentName.output: path],
+            executable: CLI.product("event-loop"))
+        #expect(app.status == 0, "\(app.err)")
+        #expect(app.out.contains("deep sleep seen: true"), "the watchdog never slept deeply over the idle loops: \(app.out)")
+        let (status, json, stderr) = try CLI.run(["report", "--json", path], input: "")
+        try #require(status == 0, "\(stderr)")
+        let episodes = try #require(try CLI.json(json)["episodes"] as? [[String: Any]])
+        #expect(Set(episodes.map { $0["target"] as? String ?? "?" }) == ["loop-1", "loop-2"], "\(episodes)")
+        let blocked = try #require(episodes.first { $0["target"] as? String == "loop-1" })
+        #expect(blocked["state"] as? String == "blocked")
+        let wait = try #require(blocked["blockedOn"] as? [String: Any], "\(blocked)")
+        #expect(wait["kind"] as? String == "io" && wait["syscall"] as? String == "read", "\(wait)")
+        // Seen when the loop woke, not a sleep's timeout later: most of the 600 ms read is in the episode.
+        #expect((blocked["durationMs"] as? Double ?? 0) >= 400, "\(blocked)")
+        let busy = try #require(episodes.first { $0["target"] as? String == "loop-2" })
+        #expect(busy["state"] as? String == "busy")
     }
 }

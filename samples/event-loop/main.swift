@@ -3,19 +3,21 @@
 // a slow pipe on loop 1 (a blocked loop), another burns the CPU on loop 2 (a busy loop); loop 0 and the main thread
 // keep serving. Each loop is a watchdog target, added to the watchdog the environment starts:
 //
-//   STALLPROF_OUTPUT=server.stalls event-loop [--loops N] [--read-ms N] [--burn-ms N] [--threshold-ms N]
+//   STALLPROF_OUTPUT=server.stalls event-loop [--loops N] [--read-ms N] [--burn-ms N] [--threshold-ms N] [--idle-ms N]
 //
 // --loops (2-8, default 3) loop threads; the client sends `ping` on every connection every 10 ms for 1.6 s, and
 // `slow-read` to loop 1 at 300 ms (the pipe is written --read-ms later, default 400) and `burn` to loop 2 at 1000 ms
 // (--burn-ms, default 400). Each loop's threshold is --threshold-ms (default 50). Prints `loop-N tid T` for every
-// loop, then stops the watchdog and exits 0.
+// loop, then stops the watchdog and exits 0. With --idle-ms, the client first leaves the server idle until the
+// watchdog sleeps deeply (at most that long: every loop still in its epoll_wait), prints `deep sleep seen: true` or
+// `false`, and sends `slow-read` at once: the loop's wake must wake the watchdog (its set is watched).
 import Dispatch
 import Foundation
 import Glibc
 import StallProfiler
 import StallSamples
 
-var loopCount = 3, readMs = 400, burnMs = 400, thresholdMs = 50
+var loopCount = 3, readMs = 400, burnMs = 400, thresholdMs = 50, idleMs = 0
 var arguments = CommandLine.arguments.dropFirst().makeIterator()
 while let argument = arguments.next() {
     let value = arguments.next().flatMap(Int.init) ?? -1
@@ -24,9 +26,11 @@ while let argument = arguments.next() {
     case "--read-ms" where (1...60_000).contains(value): readMs = value
     case "--burn-ms" where (1...60_000).contains(value): burnMs = value
     case "--threshold-ms" where (10...10_000).contains(value): thresholdMs = value
+    case "--idle-ms" where (0...60_000).contains(value): idleMs = value
     default:
         FileHandle.standardError.write(Data(
-            "usage: event-loop [--loops 2-8] [--read-ms N] [--burn-ms N] [--threshold-ms 10-10000]\n".utf8))
+            "usage: event-loop [--loops 2-8] [--read-ms N] [--burn-ms N] [--threshold-ms 10-10000] [--idle-ms N]\n"
+                .utf8))
         exit(64)
     }
 }
@@ -76,9 +80,12 @@ for loop in loops {
 for loop in loops { print("loop-\(loop.index) tid \(loop.threadID)") }
 
 // The client: pings on every connection, the slow read and the burn, then the end.
-let driven = (clients: clients, slowWriter: slowPipe[1], readMs: readMs, burnMs: burnMs)
-Thread { Client.drive(clients: driven.clients, slowWriter: driven.slowWriter, readMs: driven.readMs, burnMs: driven.burnMs) }
-    .start()
+let driven = (clients: clients, slowWriter: slowPipe[1], readMs: readMs, burnMs: burnMs, idleMs: idleMs)
+Thread {
+    Client.drive(
+        clients: driven.clients, slowWriter: driven.slowWriter, readMs: driven.readMs, burnMs: driven.burnMs,
+        idleMs: driven.idleMs)
+}.start()
 RunLoop.main.run()
 
 /// The client side, on a thread of its own.
@@ -89,15 +96,21 @@ enum Client {
     }
 
     /// Pings every connection every 10 ms for 1.6 s; `slow-read` to loop 1 at 300 ms (its pipe written `readMs`
-    /// later) and `burn` to loop 2 at 1000 ms; then stops the watchdog on the main queue and exits.
-    static func drive(clients: [Int32], slowWriter: Int32, readMs: Int, burnMs: Int) {
+    /// later) and `burn` to loop 2 at 1000 ms; then stops the watchdog on the main queue and exits. With `idleMs`,
+    /// first waits (that long at most) for the watchdog's deep sleep, says whether it came, and sends `slow-read`
+    /// at once.
+    static func drive(clients: [Int32], slowWriter: Int32, readMs: Int, burnMs: Int, idleMs: Int) {
+        if idleMs > 0 {
+            print("deep sleep seen: \(WatchdogThread.waitForDeepSleep(seconds: Double(idleMs) / 1000))")
+            fflush(nil)
+        }
+        let slowAtMs = idleMs > 0 ? 0 : 300
         let start = DispatchTime.now().uptimeNanoseconds
         var sentSlow = false, sentBurn = false
         while true {
             let elapsedMs = Int((DispatchTime.now().uptimeNanoseconds - start) / 1_000_000)
             if elapsedMs >= 1600 { break }
-            for client in clients { send("ping\n", to: client) }
-            if !sentSlow && elapsedMs >= 300 {
+            if !sentSlow && elapsedMs >= slowAtMs {
                 sentSlow = true
                 send("slow-read\n", to: clients[1])
                 DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(readMs)) {
@@ -109,6 +122,7 @@ enum Client {
                 sentBurn = true
                 send("burn\n", to: clients[2 % clients.count])
             }
+            for client in clients { send("ping\n", to: client) }
             usleep(10_000)
         }
         // Let the burn and the slow read end and the watchdog see every loop answer again.

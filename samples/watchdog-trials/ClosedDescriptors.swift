@@ -61,21 +61,6 @@ func watchdogDescriptors(capturePath: String) -> [Int32]? {
     return nil
 }
 
-/// Until the watchdog thread sleeps in epoll_wait (its deep sleep), at most 20 s.
-func waitForDeepSleep() -> Bool {
-    let deepCalls: Set<String> = ["232", "281", "22"]  // epoll_wait, epoll_pwait (x86_64); epoll_pwait (aarch64)
-    for _ in 0..<200 {
-        usleep(100_000)
-        for tid in (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task")) ?? [] {
-            let comm = (try? String(contentsOfFile: "/proc/self/task/\(tid)/comm", encoding: .utf8)) ?? ""
-            guard comm.hasPrefix("stallprof-wd") else { continue }
-            let call = (try? String(contentsOfFile: "/proc/self/task/\(tid)/syscall", encoding: .utf8)) ?? ""
-            if deepCalls.contains(String(call.split(separator: " ").first ?? "")) { return true }
-        }
-    }
-    return false
-}
-
 /// Stalls the main queue 600 ms (300 ms from now), then stops the watchdog and checks the app files: exit 0 when all are intact.
 func stallThenCheck(_ watchdog: StallWatchdog?, files: [Int32]) {
     // After the main queue has answered the watchdog: a stall before that is not one it can see.
@@ -105,7 +90,7 @@ func closeOwn(_ watchdog: StallWatchdog?, directory: String) {
         exit(2)
     }
     Thread {
-        guard waitForDeepSleep(), let owned = watchdogDescriptors(capturePath: watchdog.configuration.outputPath) else {
+        guard WatchdogThread.waitForDeepSleep(), let owned = watchdogDescriptors(capturePath: watchdog.configuration.outputPath) else {
             say("close-own: the watchdog's descriptors were not found: \(openDescriptors().map { "\($0) \(descriptorTarget($0))" })")
             exit(5)
         }

@@ -70,18 +70,6 @@ func forkTrial(_ watchdog: StallWatchdog?, childOutput: String) -> Never {
     finish(watchdog, status: (status & 0x7f) == 0 ? (status >> 8) & 0xff : 128 + (status & 0x7f))
 }
 
-/// The number of the system call the watchdog thread ("stallprof-wd") is blocked in, from /proc/self/task/TID/syscall;
-/// nil when it runs or no such thread exists.
-func watchdogThreadSyscall() -> Substring? {
-    for tid in (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task")) ?? [] {
-        let comm = (try? String(contentsOfFile: "/proc/self/task/\(tid)/comm", encoding: .utf8)) ?? ""
-        guard comm.hasPrefix("stallprof-wd") else { continue }
-        let call = (try? String(contentsOfFile: "/proc/self/task/\(tid)/syscall", encoding: .utf8)) ?? ""
-        return call.split(separator: " ").first.flatMap { $0.first?.isNumber == true ? $0 : nil }
-    }
-    return nil
-}
-
 /// Returns once the watchdog thread is seen blocked in a system call that sleeps (futex, nanosleep,
 /// clock_nanosleep, epoll or poll), or after 5 s.
 func waitUntilTheWatchdogSleeps() {
@@ -94,7 +82,7 @@ func waitUntilTheWatchdogSleeps() {
     #endif
     let deadline = monotonicNanoseconds() + 5_000_000_000
     while monotonicNanoseconds() < deadline {
-        if let call = watchdogThreadSyscall(), sleeping.contains(call) { return }
+        if let call = WatchdogThread.syscall(), sleeping.contains(call) { return }
         usleep(1_000)
     }
 }

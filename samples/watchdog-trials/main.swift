@@ -126,13 +126,7 @@ case "own-poll":
     finish(watchdog, status: 0)
 case "idle-stop":
     Thread {
-        // Until the watchdog thread sleeps in epoll_wait (its deep sleep), at most 20 s.
-        let deepCalls: Set<Substring> = ["232", "281", "22"]  // epoll_wait, epoll_pwait (x86_64); epoll_pwait (aarch64)
-        var deep = false
-        for _ in 0..<200 where !deep {
-            usleep(100_000)
-            deep = watchdogThreadSyscall().map(deepCalls.contains) ?? false
-        }
+        let deep = WatchdogThread.waitForDeepSleep()  // at most 20 s
         let start = monotonicNanoseconds()
         watchdog?.stop()
         print("deep sleep seen: \(deep); stop took \((monotonicNanoseconds() - start) / 1_000_000) ms")

@@ -1,20 +1,29 @@
-// The idle cost of watched targets (StallTarget): a RunLoop.main app with N idle event-loop threads (SerialThread:
-// each waits on a condition variable for blocks, as an event loop waits for events), its watchdog watching the main queue alone
-// or also every loop (threshold 250 ms each), in child processes, interleaved. The difference over N is the cost
-// per target: the watchdog's pings, and each loop's wake to answer them.
+// The idle cost of watched targets (StallTarget): a RunLoop.main app with N idle event-loop threads, its watchdog
+// watching the main queue alone or also every loop (threshold 250 ms each), in child processes, interleaved. The
+// difference over N is the cost per target: the watchdog's checks and pings, and each loop's wake to answer them.
+// The loops are SwiftNIO's shape (EventLoop: epoll_wait on a set of their own, woken through a pipe), or with
+// `futex` a condition variable's wait (SerialThread), whose wake the watchdog's deep sleep cannot watch.
 import CStallCapture
 import Foundation
 import StallProfiler
 import StallSamples
 
 /// Child: `loops` idle loops, watched (`watched`) or not, for `seconds` after a 0.5 s settle; prints "cpu <ms per s>"
-/// and "stalls <n>". With `pool` (and no loops), the watched target is Swift's cooperative pool.
-func targetsChild(seconds: Double, loops: Int, watched: Bool, pool: Bool = false) {
+/// and "stalls <n>". With `pool` (and no loops), the watched target is Swift's cooperative pool. With `epoll`, the
+/// loops are EventLoops, else SerialThreads.
+func targetsChild(seconds: Double, loops: Int, watched: Bool, pool: Bool = false, epoll: Bool = true) {
     let path = NSTemporaryDirectory() + "stallprof-bench-targets-\(getpid()).stalls"
     var configuration = StallWatchdog.Configuration(threshold: .milliseconds(250), outputPath: path)
-    let threads = (0..<loops).map { SerialThread(name: "loop-\($0)") }
+    let posts: [@Sendable (@escaping @Sendable () -> Void) -> Void] = (0..<loops).map { index in
+        if epoll {
+            let loop = EventLoop(index: index)
+            return { loop.execute($0) }
+        }
+        let loop = SerialThread(name: "loop-\(index)")
+        return { loop.post($0) }
+    }
     if watched {
-        configuration.targets = threads.enumerated().map { index, loop in .executor("loop-\(index)") { loop.post($0) } }
+        configuration.targets = posts.enumerated().map { index, post in .executor("loop-\(index)", ping: post) }
         if pool { configuration.targets.append(.cooperativePool()) }
     }
     let watchdog = try! StallWatchdog.start(configuration)
@@ -31,13 +40,16 @@ func targetsChild(seconds: Double, loops: Int, watched: Bool, pool: Bool = false
     unlink(path)
 }
 
-/// Parent: for each count in `counts`, `pairs` interleaved children without and with the loops watched.
-func benchTargets(pairs: Int, seconds: Double, counts: [Int]) {
+/// Parent: for each count in `counts`, `pairs` interleaved children without and with the loops watched; the loops of
+/// `kind` (epoll or futex).
+func benchTargets(pairs: Int, seconds: Double, counts: [Int], kind: String) {
     func run(loops: Int, watched: Bool) -> (cpu: Double, stalls: Int) {
         let child = Process()
         child.executableURL = URL(fileURLWithPath: CommandLine.arguments[0])
         // 0 loops: the cooperative pool is the one target.
-        child.arguments = ["targets-child", String(seconds), loops == 0 ? "pool" : String(loops), watched ? "1" : "0"]
+        child.arguments = [
+            "targets-child", String(seconds), loops == 0 ? "pool" : String(loops), watched ? "1" : "0", kind,
+        ]
         let pipe = Pipe()
         child.standardOutput = pipe
         try! child.run()
@@ -51,7 +63,7 @@ func benchTargets(pairs: Int, seconds: Double, counts: [Int]) {
         }
         return (cpu, stalls)
     }
-    print(String(format: "watched targets on an idle RunLoop.main app, threshold 250 ms: %d + %d child processes of %.0f s per count, interleaved", pairs, pairs, seconds))
+    print(String(format: "watched targets on an idle RunLoop.main app, threshold 250 ms, %@ loops: %d + %d child processes of %.0f s per count, interleaved", kind == "epoll" ? "epoll (NIO's shape)" : "futex (condition variable)", pairs, pairs, seconds))
     var costs: [(count: Int, cost: Double)] = []
     for count in counts {
         var without: [Double] = [], with: [Double] = [], stalls = 0
