@@ -168,10 +168,10 @@ struct RunLoopWait {
     mutating func answered(pingID: UInt64, by thread: Int32, atNs: UInt64) {
         defer { candidate = nil }
         guard let candidate, candidate.pingID == pingID, thread == mainThread else { return }
-        // A target's thread: only a wait its ping's post readied counts (``postStirred(_:)``).
-        if shallowestOnly && !candidate.stirred { return }
-        guard atNs <= candidate.sentNs + Self.promptNs else {
-            waits[candidate.signature] = nil  // the ping did not wake it: it got through when the call ended
+        // Late, or (a target's thread) not readied by the ping's post (``postStirred(_:)``): the ping did not wake
+        // it; it got through when the call ended.
+        guard atNs <= candidate.sentNs + Self.promptNs, !shallowestOnly || candidate.stirred else {
+            waits[candidate.signature] = nil
             return
         }
         if waits[candidate.signature] == nil, waits.count >= Self.capacity, let oldest = waits.keys.first {

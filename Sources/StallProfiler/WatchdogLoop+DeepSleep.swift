@@ -83,7 +83,7 @@ extension WatchdogLoop {
         reportLostDescriptors()
         guard armed else { return false }
         deepArmed = .runLoop(thread: tick.thread, ns: tick.ns)
-        guard armOthers() else {
+        guard armOthers(processTimed: false) else {
             releaseDeepSleep()
             return false
         }
@@ -92,7 +92,7 @@ extension WatchdogLoop {
             return false
         }
         // Woken by a watch or a timer: what woke it is spent, so the next deep sleep arms afresh.
-        let timeoutNs = others.reduce(detector.thresholdNs) { min($0, $1.detector.thresholdNs) }
+        let timeoutNs = min(detector.thresholdNs, othersFirstSleepNs() ?? .max)
         let woken = stallcap_wd_deep_sleep(sequence, Int64(timeoutNs))
         if woken != 0 { stirred(by: woken) }
         return true
@@ -228,7 +228,7 @@ extension WatchdogLoop {
         reportLostDescriptors()
         guard armed else { return false }
         deepArmed = .queue(watched: watched)
-        guard armOthers(), DispatchQueueIdle.read().map(DispatchQueueIdle.isIdle) == true else {
+        guard armOthers(processTimed: true), DispatchQueueIdle.read().map(DispatchQueueIdle.isIdle) == true else {
             releaseDeepSleep()
             return false
         }
@@ -236,7 +236,7 @@ extension WatchdogLoop {
             wokenEarly(by: 3)
             return false
         }
-        let firstNs = others.reduce(UInt64(timeoutNs)) { min($0, $1.detector.thresholdNs) }
+        let firstNs = min(UInt64(timeoutNs), othersFirstSleepNs() ?? .max)
         let woken = stallcap_wd_deep_sleep(sequence, Int64(firstNs))
         if woken != 0 { wokenEarly(by: woken) }
         return true

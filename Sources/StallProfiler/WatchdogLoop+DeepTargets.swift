@@ -11,26 +11,41 @@ import CStallCapture
 /// wakes the watchdog in the same instant, even when the loop runs too little for a tick (a handler that blocks at
 /// once). A target's rest lasts its threshold, three while its set's poll holds (as the run loop's), and each rest
 /// counts as quiet checks of it (its real ping still goes out after ``QuietAnswers/verifyEvery``); any wake
-/// checks every target at once. A serial queue or the cooperative pool has no thread to watch: with one of them
-/// watched the watchdog checks every interval.
+/// checks every target at once. A serial queue whose last two checks read it idle (``WatchedTarget/queueIdle``)
+/// takes part too, as the main queue does under `dispatchMain()`: its work runs on any worker, so the process's
+/// CPU clock wakes the sleep (a timer after ``processQuietNs`` more of it), and its rests last half its threshold.
+/// The cooperative pool has no state read: with it watched the watchdog checks every interval.
 extension WatchdogLoop {
     /// True when the deep sleep may cover every other target (true with none): each is an executor with a thread
     /// of its own, idle, whose last quiet check found that thread still in its trusted wait, its CPU clock where
     /// that check read it.
     func othersMayRest() -> Bool {
         others.allSatisfy { target in
-            guard target.hasOwnThread, target.pool == nil, target.detector.isIdle, target.episode.isIdle,
-                let tick = target.stillTick
-            else { return false }
+            guard target.pool == nil, target.detector.isIdle, target.episode.isIdle else { return false }
+            if let idle = target.queueIdle {
+                return idle.isStill && Self.queueReadsIdle(target)
+            }
+            guard target.hasOwnThread, let tick = target.stillTick else { return false }
             return stallcap_thread_cpu_ns(tick.thread) == Int64(tick.ns)
         }
     }
 
+    /// True when `target`'s serial queue reads idle now (its layout confirmed: ``WatchedTarget/confirmedQueue``).
+    static func queueReadsIdle(_ target: WatchedTarget) -> Bool {
+        target.confirmedQueue.flatMap { DispatchQueueIdle.read($0) }.map(DispatchQueueIdle.isIdle) == true
+    }
+
     /// Arms the deep sleep for every other target, once the main queue's arming proved the sleep's set ours: a
-    /// timer on each thread's CPU clock, and an AIO poll of its epoll set when it waits in one alone. False when a
-    /// timer could not be armed (the caller releases what was armed).
-    func armOthers() -> Bool {
-        for target in others {
+    /// timer on each loop thread's CPU clock, and an AIO poll of its epoll set when it waits in one alone; for serial
+    /// queues, one timer on the process's CPU clock, unless the main queue's arming made it (`processTimed`). False
+    /// when a timer could not be armed (the caller releases what was armed).
+    func armOthers(processTimed: Bool) -> Bool {
+        if !processTimed, others.contains(where: { $0.queueIdle != nil }),
+            stallcap_wd_arm_cpu(0, configuration.signal, Int(Self.processQuietNs)) != 0
+        {
+            return false
+        }
+        for target in others where target.queueIdle == nil {
             guard let tick = target.stillTick else { return false }
             let fd = target.loopWait?.trustedWait.map { wait in
                 withUnsafePointer(to: wait.raw) { stallcap_wait_single_epoll($0) }
@@ -47,7 +62,8 @@ extension WatchdogLoop {
     /// True while no armed target's thread ran since the arming (its CPU clock where the arming read it).
     func othersStill() -> Bool {
         others.allSatisfy { target in
-            target.armedTick.map { stallcap_thread_cpu_ns($0.thread) == Int64($0.ns) } ?? true
+            if target.queueIdle != nil { return Self.queueReadsIdle(target) }
+            return target.armedTick.map { stallcap_thread_cpu_ns($0.thread) == Int64($0.ns) } ?? true
         }
     }
 
@@ -56,6 +72,7 @@ extension WatchdogLoop {
     /// nil with no other targets.
     func othersRestNs() -> UInt64? {
         others.map { target in
+            if target.queueIdle != nil { return target.detector.thresholdNs / 2 }
             let holds = target.watchedSet >= 0 && target.armedTick.map {
                 stallcap_wd_target_watch_holds(target.watchSlot, $0.thread, target.watchedSet) == 1
             } == true
@@ -63,22 +80,34 @@ extension WatchdogLoop {
         }.min()
     }
 
+    /// How long the first sleep after an arming may last for the other targets: each loop's threshold, half of each
+    /// serial queue's; nil with no other targets.
+    func othersFirstSleepNs() -> UInt64? {
+        others.map { $0.queueIdle == nil ? $0.detector.thresholdNs : $0.detector.thresholdNs / 2 }.min()
+    }
+
     /// The most rests of `restNs` the other targets allow after a check: for each, no more than its quiet answers
     /// left cover (``mostRests(quietChecksLeft:thresholdNs:restNs:)``).
     func othersMostRests(restNs: UInt64) -> Int {
         others.map { target in
-            Self.mostRests(
+            if let idle = target.queueIdle {
+                return Self.mostRests(
+                    quietChecksLeft: idle.quietChecksLeft, thresholdNs: target.detector.thresholdNs / 2, restNs: restNs)
+            }
+            return Self.mostRests(
                 quietChecksLeft: target.loopWait?.quietChecksLeft ?? 0, thresholdNs: target.detector.thresholdNs,
                 restNs: restNs)
         }.min() ?? Self.restsPerStep
     }
 
-    /// `rests` rests of `restNs` ended with every target's thread still: each threshold of them past the first
-    /// counts as a quiet check of that target.
+    /// `rests` rests of `restNs` ended with every target still: each threshold of them past the first counts as a
+    /// quiet check of a loop, each half threshold of a serial queue.
     func othersRested(_ rests: Int, restNs: UInt64) {
         for target in others {
-            let checks = Int(UInt64(rests) * restNs / max(1, target.detector.thresholdNs))
+            let unit = target.queueIdle == nil ? target.detector.thresholdNs : target.detector.thresholdNs / 2
+            let checks = Int(UInt64(rests) * restNs / max(1, unit))
             target.loopWait?.restedQuietly(checks - 1)
+            target.queueIdle?.restedQuietly(checks - 1)
         }
     }
 

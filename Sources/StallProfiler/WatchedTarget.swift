@@ -108,6 +108,10 @@ final class WatchedTarget {
     var watchSlot: Int32 = 0
     /// The thread's epoll set the deep sleep armed on ``armedTick`` watches; -1 when it watches none.
     var watchedSet: Int32 = -1
+    /// For a serial queue: answers due pings from the queue's own state while it reads idle (``DispatchQueueIdle``,
+    /// read at ``confirmedQueue``, its layout confirmed by answers that found their own thread in the drain lock);
+    /// nil for other targets.
+    var queueIdle: DispatchQueueIdle? = nil
     /// A serial queue's libdispatch queue, once an answer found its drain lock held by the answering thread itself
     /// (the layout is the one read): nil until then, and for other targets.
     var confirmedQueue: UnsafeRawPointer? = nil
@@ -121,6 +125,9 @@ final class WatchedTarget {
         (self.name, self.timing, self.answers, self.post) = (name, timing, answers, post)
         (self.hasOwnThread, self.pool, self.episodeIDs) = (hasOwnThread, pool, episodeIDs)
         self.maxFrames = maxFrames
+        if answers.reads == .currentQueue {
+            queueIdle = DispatchQueueIdle(layoutKnown: stallcap_main_queue_layout() == 1)
+        }
         blockedProbe = BlockedOnProbe(timing: timing, maxFrames: maxFrames)
         detector = StallDetector(
             thresholdNs: timing.thresholdNs, sampleIntervalNs: timing.sampleIntervalNs, episodeIDs: episodeIDs)
@@ -188,10 +195,12 @@ final class WatchedTarget {
             }
             loopWait?.answered(pingID: answered, by: thread, atNs: atNs)
         }
-        if answers.reads == .currentQueue, confirmedQueue == nil,
-            answers.answeredOwner.load(ordering: .relaxed) == thread
-        {
-            confirmedQueue = UnsafeRawPointer(bitPattern: answers.answeredQueue.load(ordering: .relaxed))
+        if answers.reads == .currentQueue {
+            let owner = answers.answeredOwner.load(ordering: .relaxed)
+            if confirmedQueue == nil, owner == thread {
+                confirmedQueue = UnsafeRawPointer(bitPattern: answers.answeredQueue.load(ordering: .relaxed))
+            }
+            queueIdle?.answered(by: thread, owner: owner >= 0 ? owner : nil, mainThread: -1)
         }
         return .init(pingID: answered, atNs: atNs, threadID: thread)
     }
@@ -216,9 +225,17 @@ final class WatchedTarget {
     }
 
     /// True when ping `id`, due now, is answered by the target's thread sleeping still in its loop's learned wait
-    /// (``loopWait``): then it is not sent, and ``quietAnswer`` holds the answer.
+    /// (``loopWait``), or by a serial queue reading idle (``queueIdle``): then it is not sent, and ``quietAnswer``
+    /// holds the answer.
     func answersQuietly(pingID id: UInt64) -> Bool {
         stillTick = nil
+        if queueIdle != nil, let queue = confirmedQueue {
+            // A serial queue: nothing queued, enqueued or draining means a ping posted now would run at once.
+            guard queueIdle!.answersQuietly(DispatchQueueIdle.read(queue)), let thread = detector.mainQueueThread
+            else { return false }
+            quietAnswer = .init(pingID: id, atNs: stallcap_monotonic_ns(), threadID: thread)
+            return true
+        }
         guard hasOwnThread, let thread = detector.mainQueueThread, loopWait?.mainThread == thread else { return false }
         readTickCPU()  // saturation's check this step reads it from here
         // No wake-up descriptor to look for (the executor's is its own): a place is learned from prompt answers.

@@ -108,27 +108,39 @@ extension WatchdogTests {
         }
     }
 
-    /// An idle executor is not woken to answer: once its wait is learned (three prompt answers), its checks are
-    /// answered by its thread sleeping still in that wait, and a stall after that is caught all the same.
-    @Test func anIdleExecutorIsCheckedWithoutPingsAndItsStallIsStillCaught() throws {
+    /// An idle target is not woken to answer, and a stall after that is caught all the same, on the thread that
+    /// runs it. An executor: once its wait is learned (three prompt answers whose post readied it), its checks are
+    /// answered by its thread sleeping still in that wait. A serial queue: once answers found their own thread in its
+    /// drain lock, by the queue's own state (nothing queued, enqueued or draining: ``DispatchQueueIdle``).
+    @Test(arguments: [false, true])
+    func anIdleTargetIsCheckedWithoutPingsAndItsStallIsStillCaught(queue isQueue: Bool) throws {
+        if isQueue {
+            try #require(stallcap_main_queue_layout() == 1, "libdispatch's queue layout is not the one read here")
+        }
         let path = TestSupport.temporaryPath("quiet-target.stalls")
         defer { unlink(path) }
-        let loop = Self.secondLoop
+        let loop = Self.secondLoop, queue = DispatchQueue(label: "quiet-queue")
+        let run: @Sendable (@escaping @Sendable () -> Void) -> Void = { block in
+            if isQueue { queue.async(execute: block) } else { loop.post(block) }
+        }
         let pings = Locked<Int>(0)
         var configuration = Self.targetsConfiguration(path)
+        // `.executor("quiet") { loop.post($0) }` or `.queue("quiet", queue)`, its pings counted.
         configuration.targets = [
-            .executor("quiet", threshold: .milliseconds(100)) { block in
+            StallTarget(name: "quiet", threshold: .milliseconds(100), post: { block in
                 pings.withLock { $0 += 1 }
-                loop.post(block)
-            }
+                run(block)
+            }, hasOwnThread: !isQueue, pool: nil)
         ]
         let watchdog = try StallWatchdog.start(configuration)
         defer { watchdog.stop() }
         usleep(2_000_000)  // 80 checks, 25 ms apart
         let idlePings = pings.withLock { $0 }
-        #expect(idlePings >= 3 && idlePings <= 20, "\(idlePings) pings in 80 checks of an idle loop")
+        #expect(idlePings >= 3 && idlePings <= 20, "\(idlePings) pings in 80 checks of an idle target")
         let done = DispatchSemaphore(value: 0)
-        loop.post {
+        let worker = Locked<Int32>(0)
+        run {
+            worker.withLock { $0 = stallcap_gettid() }
             BlockedWork.waitForWorkerLock(milliseconds: 400)
             done.signal()
         }
@@ -136,6 +148,7 @@ extension WatchdogTests {
         let capture = try Self.finishedCapture(episodes: 1, path: path, watchdog: watchdog)
         let stall = try #require(capture.stalls.first { $0.target == "quiet" })
         #expect(stall.state == .blocked && stall.blockedOn?.waitKind == .mutex)
+        #expect(stall.begin.threadID == worker.withLock { $0 }, "sampled on the thread that runs the block")
         #expect(stall.durationNs >= 300_000_000, "\(stall.durationNs) ns")
     }
 

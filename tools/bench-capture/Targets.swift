@@ -10,11 +10,11 @@ import StallSamples
 
 /// Child: `loops` idle loops, watched (`watched`) or not, for `seconds` after a 0.5 s settle; prints "cpu <ms per s>"
 /// and "stalls <n>". With `pool` (and no loops), the watched target is Swift's cooperative pool. With `epoll`, the
-/// loops are EventLoops, else SerialThreads.
-func targetsChild(seconds: Double, loops: Int, watched: Bool, pool: Bool = false, epoll: Bool = true) {
+/// loops are EventLoops, else SerialThreads; with `queues`, serial DispatchQueues (`.queue`) instead of loops.
+func targetsChild(seconds: Double, loops: Int, watched: Bool, pool: Bool = false, epoll: Bool = true, queues: Bool = false) {
     let path = NSTemporaryDirectory() + "stallprof-bench-targets-\(getpid()).stalls"
     var configuration = StallWatchdog.Configuration(threshold: .milliseconds(250), outputPath: path)
-    let posts: [@Sendable (@escaping @Sendable () -> Void) -> Void] = (0..<loops).map { index in
+    let posts: [@Sendable (@escaping @Sendable () -> Void) -> Void] = (0..<(queues ? 0 : loops)).map { index in
         if epoll {
             let loop = EventLoop(index: index)
             return { loop.execute($0) }
@@ -22,7 +22,9 @@ func targetsChild(seconds: Double, loops: Int, watched: Bool, pool: Bool = false
         let loop = SerialThread(name: "loop-\(index)")
         return { loop.post($0) }
     }
-    if watched {
+    if watched && queues {
+        configuration.targets = (0..<loops).map { .queue("queue-\($0)", DispatchQueue(label: "queue-\($0)")) }
+    } else if watched {
         configuration.targets = posts.enumerated().map { index, post in .executor("loop-\(index)", ping: post) }
         if pool { configuration.targets.append(.cooperativePool()) }
     }
@@ -63,7 +65,8 @@ func benchTargets(pairs: Int, seconds: Double, counts: [Int], kind: String) {
         }
         return (cpu, stalls)
     }
-    print(String(format: "watched targets on an idle RunLoop.main app, threshold 250 ms, %@ loops: %d + %d child processes of %.0f s per count, interleaved", kind == "epoll" ? "epoll (NIO's shape)" : "futex (condition variable)", pairs, pairs, seconds))
+    let kinds = ["epoll": "epoll loops (NIO's shape)", "futex": "futex loops (condition variable)", "queue": "serial queues"]
+    print(String(format: "watched targets on an idle RunLoop.main app, threshold 250 ms, %@: %d + %d child processes of %.0f s per count, interleaved", kinds[kind] ?? kind, pairs, pairs, seconds))
     var costs: [(count: Int, cost: Double)] = []
     for count in counts {
         var without: [Double] = [], with: [Double] = [], stalls = 0
@@ -74,7 +77,7 @@ func benchTargets(pairs: Int, seconds: Double, counts: [Int], kind: String) {
             }
         }
         let a = median(without), b = median(with), each = (b - a) / Double(max(1, count))
-        let what = count == 0 ? "idle cooperative pool" : "\(count) idle loops"
+        let what = count == 0 ? "idle cooperative pool" : "\(count) idle \(kind == "queue" ? "queues" : "loops")"
         line("\(what), main queue alone", String(format: "median %6.3f ms CPU per second", a))
         line("\(what), \(count == 0 ? "" : "each ")watched", String(format: "median %6.3f ms CPU per second   (stalls seen: %d)", b, stalls))
         line("cost per target", String(format: "%6.3f ms CPU per second   (goal <= 0.05: %@)", each, each <= 0.05 ? "met" : "not met"))

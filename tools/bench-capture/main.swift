@@ -9,8 +9,9 @@
 //   stallprof-bench-capture idle-child SECONDS 0|1 LOOP     one such child (used by `idle`)
 //   stallprof-bench-capture targets [PAIRS] [SECONDS] [KIND] idle event loops watched as targets or not: 1, 8 and
 //                                                           64; then the idle cooperative pool watched or not. KIND:
-//                                                           epoll (NIO's shape, default) or futex (a condition
-//                                                           variable's wait: SerialThread)
+//                                                           epoll (NIO's shape, default), futex (a condition
+//                                                           variable's wait: SerialThread) or queue (serial
+//                                                           DispatchQueues watched with `.queue`)
 //   stallprof-bench-capture targets-child SECONDS N 0|1 KIND one such child (used by `targets`)
 import Foundation
 
@@ -31,16 +32,16 @@ case "slowdown" where arguments.count < 5 || arguments[4] == "control":
                   control: arguments.count > 4 && arguments[4] == "control")
 case "idle" where arguments.count < 5 || ["runloop", "dispatch", "async"].contains(arguments[4]):
     benchIdle(pairs: Int(argument(2, 3)), seconds: argument(3, 4), loop: arguments.count > 4 ? arguments[4] : "runloop")
-case "targets" where arguments.count < 5 || ["epoll", "futex"].contains(arguments[4]):
+case "targets" where arguments.count < 5 || ["epoll", "futex", "queue"].contains(arguments[4]):
     let kind = arguments.count > 4 ? arguments[4] : "epoll"
     benchTargets(pairs: Int(argument(2, 3)), seconds: argument(3, 4), counts: kind == "epoll" ? [1, 8, 64, 0] : [1, 8, 64], kind: kind)
 case "targets-child" where arguments.count == 6:
     targetsChild(
         seconds: argument(2, 4), loops: arguments[3] == "pool" ? 0 : Int(argument(3, 1)), watched: arguments[4] == "1",
-        pool: arguments[3] == "pool", epoll: arguments[5] == "epoll")
+        pool: arguments[3] == "pool", epoll: arguments[5] == "epoll", queues: arguments[5] == "queue")
 case "idle-child" where arguments.count == 5:
     idleChild(seconds: argument(2, 4), watchdog: arguments[3] == "1", loop: arguments[4])
 default:
-    FileHandle.standardError.write(Data("usage: stallprof-bench-capture stop [SAMPLES] [DEPTH] | slowdown [BLOCKS] [WINDOW_MS] [control] | idle [PAIRS] [SECONDS] [runloop|dispatch|async] | targets [PAIRS] [SECONDS] [epoll|futex]\n".utf8))
+    FileHandle.standardError.write(Data("usage: stallprof-bench-capture stop [SAMPLES] [DEPTH] | slowdown [BLOCKS] [WINDOW_MS] [control] | idle [PAIRS] [SECONDS] [runloop|dispatch|async] | targets [PAIRS] [SECONDS] [epoll|futex|queue]\n".utf8))
     exit(64)
 }
