@@ -3,24 +3,34 @@
 // whose readiness the post raised, or whose futex word it changed, within microseconds. A handler's own wait (a
 // query polling its socket, a contended lock) is not readied by a post to the loop, so it is never learned as the
 // loop's idle wait however promptly it lets pings through (WatchdogLoop, RunLoopWait). Watchdog thread only; the
-// waiting thread's memory is read with process_vm_readv, its descriptors polled with a zero timeout (no side effect
-// on a pipe, socket, eventfd or epoll set), never waited on.
+// waiting thread's memory is read with process_vm_readv. Of its descriptors only an epoll set is polled, through a
+// duplicate proven an epoll set first (a zero-timeout poll of an epoll set has no side effect; the app's number may
+// name another file by now, and a FUSE file's poll asks its server), never the app's number itself; a poll of
+// several descriptors has no token (the thread's CPU clock decides alone: WatchedTarget.sendPing).
 #include "stallcapture_watchdog.h"
+#include "waitfds.h"
 
+#include <fcntl.h>
 #include <linux/futex.h>
 #include <poll.h>
 #include <stdint.h>
 #include <sys/syscall.h>
 
-enum { MOST_POLLFDS = 16 };
+#include <unistd.h>
 
-// The number of descriptors ready now among `count` pollfds at `address`, or -1 when they cannot be read.
-static int ready_pollfds(uint64_t address, uint64_t count) {
-    struct pollfd entries[MOST_POLLFDS];
-    if (count == 0 || count > MOST_POLLFDS) return -1;
-    if (stallcap_read_memory(address, entries, count * sizeof entries[0]) != 0) return -1;
-    for (uint64_t i = 0; i < count; i++) entries[i].revents = 0;
-    return poll(entries, (nfds_t)count, 0);
+// 1 when the epoll set the app's number `fd` names is ready now, 0 when not, -1 when `fd` is no epoll set (any
+// more): polled through a duplicate proven an epoll set.
+static int epoll_ready(int fd) {
+    if (fd < 0) return -1;
+    int copy = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+    if (copy < 0) return -1;
+    int ready = -1;
+    if (stallcap_fd_is_epoll(copy)) {
+        struct pollfd set = {.fd = copy, .events = POLLIN};
+        ready = poll(&set, 1, 0);
+    }
+    close(copy);
+    return ready;
 }
 
 static int is_futex_wait(const stallcap_syscall_state *state) {
@@ -38,13 +48,6 @@ static int is_epoll_wait(long nr) {
     return nr == SYS_epoll_pwait;
 }
 
-static int is_poll(long nr) {
-#ifdef SYS_poll
-    if (nr == SYS_poll) return 1;
-#endif
-    return nr == SYS_ppoll;
-}
-
 int stallcap_wait_token(const stallcap_syscall_state *state, uint64_t *token) {
     if (state == NULL || token == NULL || state->kind != STALLCAP_SYSCALL_IN_CALL) return -1;
     long nr = state->nr;
@@ -54,13 +57,7 @@ int stallcap_wait_token(const stallcap_syscall_state *state, uint64_t *token) {
         *token = word;
         return 0;
     }
-    int ready = -1;
-    if (is_epoll_wait(nr)) {
-        struct pollfd set = {.fd = (int)state->args[0], .events = POLLIN};
-        ready = (int)state->args[0] >= 0 ? poll(&set, 1, 0) : -1;
-    } else if (is_poll(nr)) {
-        ready = ready_pollfds(state->args[0], state->args[1]);
-    }
+    int ready = is_epoll_wait(nr) ? epoll_ready((int)state->args[0]) : -1;
     if (ready < 0) return -1;
     *token = (uint64_t)ready;
     return 0;

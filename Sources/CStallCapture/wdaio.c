@@ -31,7 +31,8 @@ typedef struct {
     int in_flight;     // submitted and not yet collected
     int cancelled;     // the poll in flight was cancelled: it watches nothing, and its completion is due
     int source;        // the descriptor it was asked to watch (slot 0: the caller's duplicate; others: the app's)
-    int tag;           // who it watches for (a target's thread), with `source` its identity
+    int tag;           // who it watches for (a target's thread), with `source` and `since` its identity
+    uint64_t since;    // that thread's CPU clock when it was submitted (a thread that ran since may wait elsewhere)
 } aio_slot;
 
 static aio_slot slots[WDAIO_SLOTS];
@@ -57,7 +58,7 @@ int stallcap_aio_usable(void) { return aio_available(); }
 
 static int ours(void) { return aio_owner != 0 && aio_owner == getpid(); }
 
-static int submit(int slot, int fd, int source, int tag, int event_fd) {
+static int submit(int slot, int fd, int source, int tag, uint64_t since, int event_fd) {
     aio_slot *s = &slots[slot];
     memset(&s->poll, 0, sizeof s->poll);
     s->poll.aio_lio_opcode = IOCB_CMD_POLL;
@@ -71,22 +72,23 @@ static int submit(int slot, int fd, int source, int tag, int event_fd) {
     s->cancelled = 0;
     s->source = source;
     s->tag = tag;
+    s->since = since;
     return 0;
 }
 
-int stallcap_aio_poll_arm_slot(int slot, int fd, int source, int tag, int event_fd) {
+int stallcap_aio_poll_arm_slot(int slot, int fd, int source, int tag, uint64_t since, int event_fd) {
     if (slot < 0 || slot >= WDAIO_SLOTS || fd < 0 || event_fd < 0 || !aio_available()) return -1;
     stallcap_aio_poll_reap();
     aio_slot *s = &slots[slot];
     if (s->in_flight) {
-        if (!s->cancelled && s->source == source && s->tag == tag) return 0;
+        if (!s->cancelled && s->source == source && s->tag == tag && s->since == since) return 0;
         stallcap_aio_poll_cancel_slot(slot);  // another descriptor's poll: collected by a later arming
         return -2;
     }
-    return submit(slot, fd, source, tag, event_fd);
+    return submit(slot, fd, source, tag, since, event_fd);
 }
 
-int stallcap_aio_poll_arm(int fd, int event_fd) { return stallcap_aio_poll_arm_slot(0, fd, fd, 0, event_fd); }
+int stallcap_aio_poll_arm(int fd, int event_fd) { return stallcap_aio_poll_arm_slot(0, fd, fd, 0, 0, event_fd); }
 
 int stallcap_aio_poll_reap(void) {
     if (!ours()) return 0;
@@ -108,17 +110,17 @@ int stallcap_aio_poll_reap(void) {
     return finished;
 }
 
-int stallcap_aio_poll_slot_watches(int slot, int source, int tag) {
+int stallcap_aio_poll_slot_watches(int slot, int source, int tag, uint64_t since) {
     if (slot < 0 || slot >= WDAIO_SLOTS || !ours()) return 0;
     aio_slot *s = &slots[slot];
-    if (!s->in_flight || s->cancelled || s->source != source || s->tag != tag) return 0;
+    if (!s->in_flight || s->cancelled || s->source != source || s->tag != tag || s->since != since) return 0;
     stallcap_aio_poll_reap();
     return s->in_flight && !s->cancelled;
 }
 
 int stallcap_aio_poll_in_flight(void) { return ours() && slots[0].in_flight && !slots[0].cancelled; }
 
-int stallcap_aio_poll_watches(int fd) { return fd >= 0 && stallcap_aio_poll_slot_watches(0, fd, 0); }
+int stallcap_aio_poll_watches(int fd) { return fd >= 0 && stallcap_aio_poll_slot_watches(0, fd, 0, 0); }
 
 void stallcap_aio_poll_cancel_slot(int slot) {
     if (slot < 0 || slot >= WDAIO_SLOTS || !ours() || !slots[slot].in_flight || slots[slot].cancelled) return;

@@ -4,6 +4,8 @@
 #ifndef STALLCAPTURE_WDAIO_H
 #define STALLCAPTURE_WDAIO_H
 
+#include <stdint.h>
+
 /// Polls at most in flight at once: slot 0 for the run loop's or libdispatch's set, the rest for watched event
 /// loops' sets (WDAIO_SLOTS - 1 of them).
 #define WDAIO_SLOTS 65
@@ -18,14 +20,15 @@ __attribute__((visibility("hidden"))) int stallcap_aio_usable(void);
 /// and a later arming, once it is collected, submits this one).
 __attribute__((visibility("hidden"))) int stallcap_aio_poll_arm(int fd, int event_fd);
 
-/// Like stallcap_aio_poll_arm, in `slot`, for the poll of `fd` whose identity is (`source`, `tag`): the poll in
-/// flight there is kept when it has that identity, else cancelled (-2). `fd` may be closed once this returns (the
-/// poll holds its file).
+/// Like stallcap_aio_poll_arm, in `slot`, for the poll of `fd` whose identity is (`source`, `tag`, `since`): the
+/// poll in flight there is kept when it has that identity, else cancelled (-2). `fd` may be closed once this
+/// returns (the poll holds its file).
 __attribute__((visibility("hidden"))) int stallcap_aio_poll_arm_slot(int slot, int fd, int source, int tag,
-                                                                    int event_fd);
+                                                                    uint64_t since, int event_fd);
 
-/// True when the poll in `slot` with identity (`source`, `tag`) watches now (collected first).
-__attribute__((visibility("hidden"))) int stallcap_aio_poll_slot_watches(int slot, int source, int tag);
+/// True when the poll in `slot` with identity (`source`, `tag`, `since`) watches now (collected first).
+__attribute__((visibility("hidden"))) int stallcap_aio_poll_slot_watches(int slot, int source, int tag,
+                                                                        uint64_t since);
 
 /// Cancels the poll in flight in `slot`, if any (collected later, as stallcap_aio_poll_cancel's).
 __attribute__((visibility("hidden"))) void stallcap_aio_poll_cancel_slot(int slot);

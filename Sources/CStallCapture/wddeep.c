@@ -187,19 +187,20 @@ int stallcap_wd_arm_aio(int watched) {
     return stallcap_aio_poll_arm(watched, deep_aio_event);
 }
 
-int stallcap_wd_watch_target(int slot, pid_t tid, int fd) {
+int stallcap_wd_watch_target(int slot, pid_t tid, int fd, uint64_t since) {
     if (slot < 1 || slot >= WDAIO_SLOTS || fd < 0 || ready_aio_event() != 0) return -1;
-    if (stallcap_aio_poll_slot_watches(slot, fd, tid)) return 0;
+    if (stallcap_aio_poll_slot_watches(slot, fd, tid, since)) return 0;
     // Duplicated, then recognized, and closed once the poll holds the file: no number of ours is kept.
     int copy = fcntl(fd, F_DUPFD_CLOEXEC, 0);
     if (copy < 0) return -1;
-    int result = stallcap_fd_is_epoll(copy) ? stallcap_aio_poll_arm_slot(slot, copy, fd, tid, deep_aio_event) : -1;
+    int result =
+        stallcap_fd_is_epoll(copy) ? stallcap_aio_poll_arm_slot(slot, copy, fd, tid, since, deep_aio_event) : -1;
     close(copy);
     return result;
 }
 
-int stallcap_wd_target_watch_holds(int slot, pid_t tid, int fd) {
-    return deep_aio_event >= 0 && stallcap_aio_poll_slot_watches(slot, fd, tid);
+int stallcap_wd_target_watch_holds(int slot, pid_t tid, int fd, uint64_t since) {
+    return deep_aio_event >= 0 && stallcap_aio_poll_slot_watches(slot, fd, tid, since);
 }
 
 void stallcap_wd_unwatch_target(int slot) {
@@ -229,7 +230,12 @@ static int wait_on_set(int64_t timeout_ns) {
     int n = epoll_wait(deep_epoll, events, 4, ms);
     int woken = 0;
     for (int i = 0; i < n; i++) {
-        if (events[i].data.fd == deep_watched) woken = 1;
+        if (events[i].data.fd == wake_read) {
+            // stallcap_wd_wake: a stop, or targets added or removed. Drained (the caller proved the pipe ours), or
+            // its level-triggered readiness would end every later sleep at once.
+            char bytes[64];
+            while (read(wake_read, bytes, sizeof bytes) > 0) {}
+        } else if (events[i].data.fd == deep_watched) woken = 1;
         else if (events[i].data.fd == deep_aio_event) {
             // Which polls finished: a watched event loop's alone is 3; the run loop's or libdispatch's (or a count
             // left over) is 1.
@@ -264,6 +270,13 @@ int stallcap_wd_rest(uint32_t seen, int64_t timeout_ns) {
     struct epoll_event stop = {.events = EPOLLIN, .data.fd = wake_read};
     if (epoll_ctl(deep_epoll, EPOLL_CTL_MOD, wake_read, &stop) != 0 || !signals_are_ours()) {
         lose_set();
+        return -1;
+    }
+    // The AIO watches' eventfd too (re-armed as a side effect: a completion since wakes the rest at once), or the
+    // event loops resting three thresholds on their polls would have lost their wake.
+    if (deep_aio_event >= 0 && !aio_event_is_ours()) {
+        stallcap_aio_poll_forget();
+        deep_aio_event = -1;  // the number is the app's now: left alone
         return -1;
     }
     if (stallcap_wd_sequence() != seen) return 0;

@@ -62,13 +62,15 @@ struct RunLoopWait {
     /// The system calls its idle wait may be: ``pollCalls`` for a run loop; for a target's thread also a futex
     /// wait (an executor that sleeps on a condition variable), learned by its place like any other.
     let waitCalls: Set<Int32>
-    /// True for a target's thread: only its shallowest wait seen (the highest stack pointer of any system call it
-    /// was found in) may be trusted. An executor's idle wait is its loop's, at the bottom of its stack; a handler's
-    /// own wait (a synchronous query that polls a socket, a contended mutex) sits deeper, and answers pings
-    /// promptly while it is short: learned, the same wait blocking for seconds was answered quietly (a reviewer's
-    /// test: no episode at all in two runs of three).
+    /// True for a target's thread: a wait is confirmed only by answers to pings whose post readied it
+    /// (``postStirred(_:)``), and no wait deeper on the stack than one so confirmed is tried again. An executor's
+    /// idle wait is its loop's, at the bottom of its stack; a handler's own wait (a synchronous query that polls a
+    /// socket, a contended mutex) sits deeper, and answers pings promptly while it is short: learned, the same wait
+    /// blocking for seconds was answered quietly (a reviewer's test: no episode at all in two runs of three). (The
+    /// mark was once raised by any system call seen, and a handler's `usleep` above a condition variable's futex
+    /// then kept that loop from ever being learned again.)
     let shallowestOnly: Bool
-    /// The highest stack pointer at which the thread was seen in a system call (``shallowestOnly``).
+    /// The highest stack pointer of a wait that a post readied and a prompt answer confirmed (``shallowestOnly``).
     private var shallowestStackPointer: UInt64 = 0
     /// Answered pings sent from each wait seen, since it was last suspected.
     private var waits: [Signature: Int] = [:]
@@ -126,11 +128,8 @@ struct RunLoopWait {
             return true
         }
         let state = read()
-        if shallowestOnly && state.kind == .inCall && state.stackPointer > shallowestStackPointer {
-            shallowestStackPointer = state.stackPointer
-        }
         guard state.kind == .inCall, waitCalls.contains(state.number),
-            !shallowestOnly || state.stackPointer == shallowestStackPointer
+            !shallowestOnly || state.stackPointer >= shallowestStackPointer
         else {
             forget()
             return false
@@ -174,6 +173,8 @@ struct RunLoopWait {
             waits[candidate.signature] = nil
             return
         }
+        // A target's thread: waits deeper than one a post readied are never tried again (a handler's own).
+        if shallowestOnly { shallowestStackPointer = max(shallowestStackPointer, candidate.signature.stackPointer) }
         if waits[candidate.signature] == nil, waits.count >= Self.capacity, let oldest = waits.keys.first {
             waits[oldest] = nil
         }

@@ -9,18 +9,21 @@ import CStallCapture
 /// that finds it running wakes the watchdog) and, when the thread waits in one epoll set without a timeout (an
 /// event loop's `epoll_wait`), an AIO poll of that set (`stallcap_wd_watch_target`): the event that wakes the loop
 /// wakes the watchdog in the same instant, even when the loop runs too little for a tick (a handler that blocks at
-/// once). A target's rest lasts its threshold, three while its set's poll holds (as the run loop's), and each rest
+/// once). A target's rest lasts three thresholds while its set's poll holds (as the run loop's), else one check
+/// interval (a loop with only a CPU timer: a condition variable's futex, a poll of several descriptors), and each rest
 /// counts as quiet checks of it (its real ping still goes out after ``QuietAnswers/verifyEvery``); any wake
 /// checks every target at once. A serial queue whose last two checks read it idle (``WatchedTarget/queueIdle``)
-/// takes part too, as the main queue does under `dispatchMain()`: its work runs on any worker, so the process's
-/// CPU clock wakes the sleep (a timer after ``processQuietNs`` more of it), and its rests last half its threshold.
+/// takes part too: its work runs on any worker, so the process's CPU clock wakes the sleep (a timer after
+/// ``processQuietNs`` more of it), and its rests last one check interval (nothing wakes the sleep for a block that
+/// blocks at once: the rest saves the loop's step, not the wake).
 /// The cooperative pool has no state read: with it watched the watchdog checks every interval.
 extension WatchdogLoop {
     /// True when the deep sleep may cover every other target (true with none): each is an executor with a thread
     /// of its own, idle, whose last quiet check found that thread still in its trusted wait, its CPU clock where
     /// that check read it.
     func othersMayRest() -> Bool {
-        others.allSatisfy { target in
+        // At most 64 (the AIO slots; the CPU timers are 72 with the main thread's or the process's).
+        others.count <= 64 && others.allSatisfy { target in
             guard target.pool == nil, target.detector.isIdle, target.episode.isIdle else { return false }
             if let idle = target.queueIdle {
                 return idle.isStill && Self.queueReadsIdle(target)
@@ -39,21 +42,25 @@ extension WatchdogLoop {
     /// timer on each loop thread's CPU clock, and an AIO poll of its epoll set when it waits in one alone; for serial
     /// queues, one timer on the process's CPU clock, unless the main queue's arming made it (`processTimed`). False
     /// when a timer could not be armed (the caller releases what was armed).
-    func armOthers(processTimed: Bool) -> Bool {
+    func armOthers(processTimed: Bool, timedThread: Int32?) -> Bool {
         if !processTimed, others.contains(where: { $0.queueIdle != nil }),
             stallcap_wd_arm_cpu(0, configuration.signal, Int(Self.processQuietNs)) != 0
         {
             return false
         }
+        // One timer per thread: an executor on the main thread, or two targets on one thread, share it.
+        var timed: Set<Int32> = timedThread.map { [$0] } ?? []
         for target in others where target.queueIdle == nil {
             guard let tick = target.stillTick else { return false }
             let fd = target.loopWait?.trustedWait.map { wait in
                 withUnsafePointer(to: wait.raw) { stallcap_wait_single_epoll($0) }
             } ?? -1
             let watched = target.watchSlot > 0 && fd >= 0
-                && stallcap_wd_watch_target(target.watchSlot, tick.thread, fd) == 0
+                && stallcap_wd_watch_target(target.watchSlot, tick.thread, fd, tick.ns) == 0
             target.watchedSet = watched ? fd : -1
-            guard stallcap_wd_arm_cpu(tick.thread, configuration.signal, 1) == 0 else { return false }
+            if timed.insert(tick.thread).inserted {
+                guard stallcap_wd_arm_cpu(tick.thread, configuration.signal, 1) == 0 else { return false }
+            }
             target.armedTick = tick
         }
         return true
@@ -67,45 +74,48 @@ extension WatchdogLoop {
         }
     }
 
-    /// How long one rest may last for the other targets: for each, its threshold, three while the AIO poll of its
-    /// set holds (its wake then wakes the watchdog at once: the timeout backstops only what the poll cannot see);
-    /// nil with no other targets.
+    /// How long one rest may last for the other targets: for a loop, three thresholds while the AIO poll of its set
+    /// holds (its wake then wakes the watchdog at once: the timeout backstops only what the poll cannot see); else,
+    /// and for a serial queue, one check interval (a quarter threshold), as without the deep sleep: what wakes it
+    /// then (a CPU timer) misses a thread that wakes and blocks at once, whose stall would be seen a whole rest
+    /// late, and one shorter than twice its threshold not at all (a reviewer's test: 3 of 12 stalls of 350 ms
+    /// recorded at a 250 ms threshold with rests of one threshold). Nil with no other targets.
     func othersRestNs() -> UInt64? {
         others.map { target in
-            if target.queueIdle != nil { return target.detector.thresholdNs / 2 }
             let holds = target.watchedSet >= 0 && target.armedTick.map {
-                stallcap_wd_target_watch_holds(target.watchSlot, $0.thread, target.watchedSet) == 1
+                stallcap_wd_target_watch_holds(target.watchSlot, $0.thread, target.watchedSet, $0.ns) == 1
             } == true
-            return target.detector.thresholdNs * (holds ? UInt64(Self.runLoopRestWhileWatchHolds) : 1)
+            return holds
+                ? target.detector.thresholdNs * UInt64(Self.runLoopRestWhileWatchHolds) : target.detector.pingPeriodNs
         }.min()
     }
 
-    /// How long the first sleep after an arming may last for the other targets: each loop's threshold, half of each
-    /// serial queue's; nil with no other targets.
+    /// How long the first sleep after an arming may last for the other targets: a loop's threshold while its set is
+    /// watched, else (and for a serial queue) one check interval (``othersRestNs()``); nil with no other targets.
     func othersFirstSleepNs() -> UInt64? {
-        others.map { $0.queueIdle == nil ? $0.detector.thresholdNs : $0.detector.thresholdNs / 2 }.min()
+        others.map { $0.watchedSet >= 0 ? $0.detector.thresholdNs : $0.detector.pingPeriodNs }.min()
     }
 
     /// The most rests of `restNs` the other targets allow after a check: for each, no more than its quiet answers
     /// left cover (``mostRests(quietChecksLeft:thresholdNs:restNs:)``).
     func othersMostRests(restNs: UInt64) -> Int {
         others.map { target in
-            if let idle = target.queueIdle {
-                return Self.mostRests(
-                    quietChecksLeft: idle.quietChecksLeft, thresholdNs: target.detector.thresholdNs / 2, restNs: restNs)
-            }
-            return Self.mostRests(
-                quietChecksLeft: target.loopWait?.quietChecksLeft ?? 0, thresholdNs: target.detector.thresholdNs,
-                restNs: restNs)
+            let left = target.queueIdle?.quietChecksLeft ?? target.loopWait?.quietChecksLeft ?? 0
+            return Self.mostRests(quietChecksLeft: left, thresholdNs: Self.checkUnitNs(target), restNs: restNs)
         }.min() ?? Self.restsPerStep
     }
 
-    /// `rests` rests of `restNs` ended with every target still: each threshold of them past the first counts as a
-    /// quiet check of a loop, each half threshold of a serial queue.
+    /// How much of a rest counts as one quiet check of `target`: a threshold for a loop whose set is watched (as for
+    /// the main thread resting on its run loop), a check interval otherwise (it rests no longer).
+    static func checkUnitNs(_ target: WatchedTarget) -> UInt64 {
+        target.watchedSet >= 0 ? target.detector.thresholdNs : target.detector.pingPeriodNs
+    }
+
+    /// `rests` rests of `restNs` ended with every target still: each unit of them past the first
+    /// (``checkUnitNs(_:)``) counts as a quiet check of that target.
     func othersRested(_ rests: Int, restNs: UInt64) {
         for target in others {
-            let unit = target.queueIdle == nil ? target.detector.thresholdNs : target.detector.thresholdNs / 2
-            let checks = Int(UInt64(rests) * restNs / max(1, unit))
+            let checks = Int(UInt64(rests) * restNs / max(1, Self.checkUnitNs(target)))
             target.loopWait?.restedQuietly(checks - 1)
             target.queueIdle?.restedQuietly(checks - 1)
         }

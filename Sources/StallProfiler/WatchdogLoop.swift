@@ -201,6 +201,7 @@ final class WatchdogLoop {
             // Another target: its thread asleep still in its loop's wait answers; else a ping.
             if target.answersQuietly(pingID: id) { return }
             target.detector.pingIsRoutine()
+            releaseDeepSleep()  // the app's closure never runs with the capture signal blocked
             target.sendPing(id)
         case .sendPing(let id):
             let thread = detector.mainQueueThread

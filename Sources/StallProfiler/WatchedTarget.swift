@@ -206,8 +206,11 @@ final class WatchedTarget {
     }
 
     /// Posts ping `id` to the target (after ``answersQuietly(pingID:)`` said no). When its thread sits in a wait not
-    /// yet trusted, also tells its ``loopWait`` whether the post itself readied that wait: read just before and just
-    /// after the post (`stallcap_wait_token`), or the thread's CPU clock moved meanwhile.
+    /// yet trusted, also tells its ``loopWait`` whether the post itself readied that wait: the thread did not run
+    /// between the check's reading and the post (its CPU clock where ``tickCPU`` read it), the post took at most
+    /// ``readiedWithinNs``, and within it the wait's token changed (`stallcap_wait_token`: its epoll set became
+    /// ready, its futex word changed) or the thread's clock moved (it woke). A handler's own wait that ends by
+    /// itself would have to do so within those microseconds, three times in a row.
     func sendPing(_ id: UInt64) {
         let answers = self.answers
         guard let wait = loopWait?.candidateWait, let thread = detector.mainQueueThread else {
@@ -217,12 +220,20 @@ final class WatchedTarget {
         var before: UInt64 = 0, after: UInt64 = 0
         let readable = withUnsafePointer(to: wait.raw) { stallcap_wait_token($0, &before) } == 0
         let cpu = stallcap_thread_cpu_ns(thread)
+        let startNs = stallcap_monotonic_ns()
         post { answers.answer(ping: id) }
         let readied = readable && withUnsafePointer(to: wait.raw) {
             stallcap_wait_token($0, &after) == 0 && stallcap_wait_stirred($0, before, after) == 1
         }
-        loopWait?.postStirred(readied || stallcap_thread_cpu_ns(thread) != cpu)
+        let woke = readied || stallcap_thread_cpu_ns(thread) != cpu
+        let prompt = stallcap_monotonic_ns() - startNs <= Self.readiedWithinNs
+        let stillBefore = tickCPU.map { $0.thread == thread && Int64($0.ns) == cpu } ?? false
+        loopWait?.postStirred(woke && prompt && stillBefore)
     }
+
+    /// The longest a post and the readings around it may take for its answer to confirm a wait: 200 µs (the post
+    /// itself takes a few; a watchdog preempted in between learns nothing from that ping).
+    static let readiedWithinNs: UInt64 = 200_000
 
     /// True when ping `id`, due now, is answered by the target's thread sleeping still in its loop's learned wait
     /// (``loopWait``), or by a serial queue reading idle (``queueIdle``): then it is not sent, and ``quietAnswer``

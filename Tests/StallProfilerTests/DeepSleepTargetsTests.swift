@@ -1,5 +1,6 @@
 import CStallCapture
 import Foundation
+import StallFormat
 import StallSamples
 import Synchronization
 import Testing
@@ -80,7 +81,8 @@ extension WatchdogTests {
             var watched = true
             for (index, loop) in all.enumerated() {
                 let thread = loop.waitUntilIdle()
-                watched = watched && stallcap_wd_watch_target(Int32(index + 1), thread, loop.set.fd) == 0
+                let since = UInt64(max(0, stallcap_thread_cpu_ns(thread)))
+                watched = watched && stallcap_wd_watch_target(Int32(index + 1), thread, loop.set.fd, since) == 0
                 try #require(stallcap_wd_arm_cpu(thread, SIGPROF, 1) == 0)
             }
             return watched
@@ -122,5 +124,41 @@ extension WatchdogTests {
         var mask = sigset_t()
         pthread_sigmask(SIG_SETMASK, nil, &mask)
         #expect(sigismember(&mask, SIGPROF) == 0, "the capture signal is left blocked")
+    }
+}
+
+extension WatchdogTests {
+    /// An idle loop on a condition variable (no descriptor announces its wake: only a timer on its CPU clock, which a
+    /// thread that wakes and blocks at once never trips) beside an idle run loop, under the deep sleep: six blocks
+    /// that block at once for 1.5 thresholds are each an episode (a reviewer's probe: with rests of a whole
+    /// threshold, 3 of 12 were recorded); a target added after the deep sleep began lets it sleep deeply again (the
+    /// add's wake of the sleep was never drained, and every later sleep ended at once); and no ping closure ran with
+    /// the capture signal blocked (watchdog-trials futex-loop).
+    @Test func aLoopOnAConditionVariableKeepsItsStallsUnderTheDeepSleep() throws {
+        let path = TestSupport.temporaryPath("futex-loop.stalls")
+        defer { unlink(path) }
+        let output = TestSupport.temporaryPath("futex-loop.out"), errors = TestSupport.temporaryPath("futex-loop.err")
+        defer {
+            unlink(output)
+            unlink(errors)
+        }
+        for file in [output, errors] { _ = FileManager.default.createFile(atPath: file, contents: nil) }
+        let process = Process()
+        process.executableURL = TestSupport.productsDirectory.appendingPathComponent("watchdog-trials")
+        process.arguments = ["futex-loop"]
+        process.environment = ProcessInfo.processInfo.environment.merging([EnvironmentName.output: path]) { $1 }
+        process.standardOutput = FileHandle(forWritingAtPath: output)
+        process.standardError = FileHandle(forWritingAtPath: errors)
+        try process.run()
+        process.waitUntilExit()
+        let printed = (try? String(contentsOfFile: output, encoding: .utf8)) ?? ""
+        let said = (try? String(contentsOfFile: errors, encoding: .utf8)) ?? ""
+        #expect(process.terminationStatus == 0, "\(said)")
+        #expect(printed.contains("deep sleep seen: true") && printed.contains("deep sleep after add: true"), "\(printed)")
+        #expect(!said.contains("capture signal blocked"), "\(said)")
+        let capture = try CaptureReader.read(path: path)
+        let stalls = capture.stalls.filter { $0.target == "loop" }
+        #expect(stalls.count == 6 && stalls.allSatisfy { $0.state == .blocked }, "\(stalls.map { ($0.state, $0.durationNs) })")
+        #expect(!capture.stalls.contains { $0.target != "loop" }, "\(capture.stalls.map(\.target))")
     }
 }

@@ -28,7 +28,10 @@ import Testing
         try #require(status == 0, "\(stderr)")
         let episodes = try #require(try CLI.json(json)["episodes"] as? [[String: Any]])
         let targets = episodes.map { $0["target"] as? String ?? "?" }
-        #expect(Set(targets) == ["loop-1", "loop-2"], "only the stalled loops: \(targets)")
+        let others = episodes.filter { !["loop-1", "loop-2"].contains($0["target"] as? String ?? "?") }.map {
+            "\($0["target"] ?? "?") \($0["state"] ?? "?") \($0["durationMs"] ?? "?") ms, \($0["samples"] ?? "?") samples"
+        }
+        #expect(Set(targets) == ["loop-1", "loop-2"], "only the stalled loops: \(targets); others: \(others)")
         let blocked = try #require(episodes.first { $0["target"] as? String == "loop-1" })
         #expect(blocked["state"] as? String == "blocked")
         #expect(blocked["thresholdMs"] as? Double == 50, "the loop's own threshold: \(blocked)")
@@ -53,13 +56,15 @@ import Testing
     /// An idle server: every loop sits in its epoll_wait, and the watchdog sleeps deeply over all of them (no check
     /// every interval: WatchdogLoop+DeepTargets.swift). The request that then blocks loop 1 at once (a read of a slow
     /// pipe: the loop runs too little for a CPU timer) wakes the watchdog through the AIO poll of that loop's set, and
-    /// its episode is caught whole, the wait named; the burn on loop 2 after it too.
-    @Test func anIdleServersNextStallIsCaughtAfterTheWatchdogSleptDeeply() throws {
+    /// its episode is caught whole, the wait named; the burn on loop 2 after it too. With the main thread in its run
+    /// loop, or parked in dispatchMain() as a server's async `@main` is (the deep sleep on libdispatch's main queue).
+    @Test(arguments: [false, true])
+    func anIdleServersNextStallIsCaughtAfterTheWatchdogSleptDeeply(dispatchMain: Bool) throws {
         let path = CLI.temporary("event-loop-idle.stalls")
         defer { unlink(path) }
         let app = try CLI.run(
-            ["--read-ms", "600", "--burn-ms", "400", "--idle-ms", "15000"], environment: [EnvironmentName.output: path],
-            executable: CLI.product("event-loop"))
+            ["--read-ms", "600", "--burn-ms", "400", "--idle-ms", "15000"] + (dispatchMain ? ["--dispatch-main"] : []),
+            environment: [EnvironmentName.output: path], executable: CLI.product("event-loop"))
         #expect(app.status == 0, "\(app.err)")
         #expect(app.out.contains("deep sleep seen: true"), "the watchdog never slept deeply over the idle loops: \(app.out)")
         let (status, json, stderr) = try CLI.run(["report", "--json", path], input: "")

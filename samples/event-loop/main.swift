@@ -4,22 +4,28 @@
 // keep serving. Each loop is a watchdog target, added to the watchdog the environment starts:
 //
 //   STALLPROF_OUTPUT=server.stalls event-loop [--loops N] [--read-ms N] [--burn-ms N] [--threshold-ms N] [--idle-ms N]
+//       [--dispatch-main]
 //
 // --loops (2-8, default 3) loop threads; the client sends `ping` on every connection every 10 ms for 1.6 s, and
 // `slow-read` to loop 1 at 300 ms (the pipe is written --read-ms later, default 400) and `burn` to loop 2 at 1000 ms
 // (--burn-ms, default 400). Each loop's threshold is --threshold-ms (default 50). Prints `loop-N tid T` for every
 // loop, then stops the watchdog and exits 0. With --idle-ms, the client first leaves the server idle until the
 // watchdog sleeps deeply (at most that long: every loop still in its epoll_wait), prints `deep sleep seen: true` or
-// `false`, and sends `slow-read` at once: the loop's wake must wake the watchdog (its set is watched).
+// `false`, and sends `slow-read` at once: the loop's wake must wake the watchdog (its set is watched). With
+// --dispatch-main the main thread parks in dispatchMain(), as a server's async `@main` does, instead of RunLoop.main.
 import Dispatch
 import Foundation
 import Glibc
 import StallProfiler
 import StallSamples
 
-var loopCount = 3, readMs = 400, burnMs = 400, thresholdMs = 50, idleMs = 0
+var loopCount = 3, readMs = 400, burnMs = 400, thresholdMs = 50, idleMs = 0, parkInDispatchMain = false
 var arguments = CommandLine.arguments.dropFirst().makeIterator()
 while let argument = arguments.next() {
+    if argument == "--dispatch-main" {
+        parkInDispatchMain = true
+        continue
+    }
     let value = arguments.next().flatMap(Int.init) ?? -1
     switch argument {
     case "--loops" where (2...8).contains(value): loopCount = value
@@ -29,7 +35,7 @@ while let argument = arguments.next() {
     case "--idle-ms" where (0...60_000).contains(value): idleMs = value
     default:
         FileHandle.standardError.write(Data(
-            "usage: event-loop [--loops 2-8] [--read-ms N] [--burn-ms N] [--threshold-ms 10-10000] [--idle-ms N]\n"
+            "usage: event-loop [--loops 2-8] [--read-ms N] [--burn-ms N] [--threshold-ms 10-10000] [--idle-ms N] [--dispatch-main]\n"
                 .utf8))
         exit(64)
     }
@@ -86,6 +92,7 @@ Thread {
         clients: driven.clients, slowWriter: driven.slowWriter, readMs: driven.readMs, burnMs: driven.burnMs,
         idleMs: driven.idleMs)
 }.start()
+if parkInDispatchMain { dispatchMain() }
 RunLoop.main.run()
 
 /// The client side, on a thread of its own.

@@ -17,6 +17,10 @@
 //       The main thread idles in RunLoop.main; once the watchdog thread sleeps deeply (in epoll_wait on the run
 //       loop's epoll set, for a threshold), another thread stops it, prints whether that sleep was seen and how
 //       long stop() took, and exits 0.
+//   STALLPROF_OUTPUT=a.stalls watchdog-trials futex-loop
+//       An idle condition-variable loop watched at 100 ms beside an idle RunLoop.main: after the deep sleep, six
+//       blocks that block at once for 150 ms, each an episode; a target added late, and the deep sleep again
+//       (FutexLoop.swift).
 //   STALLPROF_OUTPUT=a.stalls watchdog-trials main-sync
 //       Under dispatchMain(), after 1.5 s idle, a thread of the app's own prints `sync caller: TID` on stderr and
 //       calls DispatchQueue.main.sync with 600 ms of busy work: libdispatch runs the block on that thread (no pool
@@ -124,6 +128,8 @@ case "own-poll":
         _ = RunLoop.main.run(mode: .default, before: Date())
     }
     finish(watchdog, status: 0)
+case "futex-loop":
+    futexLoopTrial(watchdog)
 case "idle-stop":
     Thread {
         let deep = WatchdogThread.waitForDeepSleep()  // at most 20 s

@@ -62,14 +62,15 @@ int stallcap_wd_rest(uint32_t seen, int64_t timeout_ns);
 /// poll of the set is in flight beside the epoll watch (wdaio.c; collected first: a finished poll watches nothing);
 /// 0 when the epoll watch is alone. Watchdog thread.
 int stallcap_wd_watch_holds(void);
-/// Watches the epoll set `fd` that event loop thread `tid` waits in, for the next deep sleep: an AIO poll (in
-/// `slot`, 1 to 64: one per watched target) of a duplicate of it, closed once the poll holds the set, whose
-/// completion wakes the sleep (it returns 3). A poll still in flight in that slot for the same `tid` and `fd` is
-/// kept. Call after stallcap_wd_arm or stallcap_wd_arm_set. Returns 0 when the poll is in flight, -2 when another
-/// poll was (cancelled: the next arming watches), -1 otherwise (no AIO, `fd` not an epoll set).
-int stallcap_wd_watch_target(int slot, pid_t tid, int fd);
+/// Watches the epoll set `fd` that event loop thread `tid` waits in, its CPU clock at `since`, for the next deep
+/// sleep: an AIO poll (in `slot`, 1 to 64: one per watched target) of a duplicate of it, closed once the poll
+/// holds the set, whose completion wakes the sleep (it returns 3). A poll still in flight in that slot for the same
+/// `tid`, `fd` and `since` is kept (a thread that ran since may wait in another set under the same number). Call
+/// after stallcap_wd_arm or stallcap_wd_arm_set. Returns 0 when the poll is in flight, -2 when another poll was
+/// (cancelled: the next arming watches), -1 otherwise (no AIO, `fd` not an epoll set).
+int stallcap_wd_watch_target(int slot, pid_t tid, int fd, uint64_t since);
 /// 1 while that poll is in flight (the set was not ready since it was submitted), else 0.
-int stallcap_wd_target_watch_holds(int slot, pid_t tid, int fd);
+int stallcap_wd_target_watch_holds(int slot, pid_t tid, int fd, uint64_t since);
 /// Cancels the poll in `slot` (the target is gone, or its thread waits elsewhere now).
 void stallcap_wd_unwatch_target(int slot);
 /// Watches libdispatch's event set `fd` (stallcap_dispatch_event_set) for the next deep sleep on the main queue:
@@ -151,12 +152,12 @@ int stallcap_wait_includes_fd(const stallcap_syscall_state *state, int fd);
 /// (ppoll on one pollfd, or epoll_wait/epoll_pwait with timeout -1), else -1.
 int stallcap_wait_single_epoll(const stallcap_syscall_state *state);
 /// What a wake would change in the wait `state` (a thread's system call, read just before): for epoll_wait and
-/// epoll_pwait, whether its set is ready (0 or 1); for poll and ppoll on at most 16 descriptors, how many are ready
-/// (polled with a zero timeout); for a futex wait, the word's value. Stores it in `*token` and returns 0, or -1 when
-/// the wait is of another kind or cannot be read. (waitwake.c)
+/// epoll_pwait, whether its set is ready (0 or 1, polled with a zero timeout through a duplicate proven an epoll
+/// set); for a futex wait, the word's value. Stores it in `*token` and returns 0, or -1 when the wait is of another
+/// kind (a poll of several descriptors) or cannot be read. (waitwake.c)
 int stallcap_wait_token(const stallcap_syscall_state *state, uint64_t *token);
 /// 1 when the tokens read just before and just after a ping's post (stallcap_wait_token) say the post readied the
-/// wait `state`: a futex word changed, or descriptors none of which were ready became ready; else 0.
+/// wait `state`: a futex word changed, or an epoll set that was not ready became ready; else 0.
 int stallcap_wait_stirred(const stallcap_syscall_state *state, uint64_t before, uint64_t after);
 /// libdispatch's event set: the epoll descriptor its manager thread waits in without a timeout (timers and
 /// sources start there), recognized by libdispatch's wake-up eventfd registered in it (EPOLLIN | EPOLLFREE, data
