@@ -28,10 +28,13 @@
 #    beside its goal (0.3 ms/s for RunLoop.main, 0.5 for the others);
 #  - the cost of watched targets (StallTarget): a RunLoop.main app with 1, 8 and 64 idle event-loop threads, its
 #    watchdog watching the main queue alone or every loop too (threshold 250 ms), interleaved; the difference over
-#    the count is the cost per target, beside its goal (0.05 ms/s).
+#    the count is the cost per target, beside its goal (0.05 ms/s): loops in epoll_wait (SwiftNIO's shape, with the
+#    idle cooperative pool after them), then loops on a condition variable, then serial queues. Windows of 10 s or
+#    more include the real pings that verify the quiet checks (every 40).
 # As root it runs at nice -15 (BENCH_NICE=0 turns that off): on this shared 2-core machine, other builds otherwise
 # preempt the measured threads mid-sample and the medians measure the scheduler, not the hand-off.
 #   tools/bench-capture.sh [SAMPLES] [SLOWDOWN_BLOCKS] [IDLE_PAIRS] [IDLE_SECONDS] [SLOWDOWN_WINDOW_MS]
+#   (the targets' windows: TARGET_SECONDS, default 10)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 tools/setup.sh
@@ -45,5 +48,6 @@ echo "machine: $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg); $(
 "${nice[@]}" "$bin" idle "${3:-3}" "${4:-4}" runloop
 "${nice[@]}" "$bin" idle "${3:-3}" "${4:-4}" dispatch
 "${nice[@]}" "$bin" idle "${3:-3}" "${4:-4}" async
-"${nice[@]}" "$bin" targets "${3:-3}" "${4:-4}" epoll
-"${nice[@]}" "$bin" targets "${3:-3}" "${4:-4}" futex
+"${nice[@]}" "$bin" targets "${3:-3}" "${TARGET_SECONDS:-10}" epoll
+"${nice[@]}" "$bin" targets "${3:-3}" "${TARGET_SECONDS:-10}" futex
+"${nice[@]}" "$bin" targets "${3:-3}" "${TARGET_SECONDS:-10}" queue

@@ -152,11 +152,15 @@ extension WatchdogLoop {
         max(1, min(restsPerStep, Int(UInt64(quietChecksLeft + 1) * thresholdNs / max(1, restNs))))
     }
 
-    /// Before the other targets are stepped: when one is due a real ping to verify its quiet answers, every other
-    /// target past half of its quiet answers is verified along with it (``RunLoopWait/verifyAlong()``), so that
-    /// their pings go out at one wake, and the deep sleep resumes after one round instead of once per target.
+    /// Before the targets are stepped: when one loop (or the main thread in its run loop) is due a real ping to
+    /// verify its quiet answers, every other past half of its quiet answers is verified along with it
+    /// (``RunLoopWait/verifyAlong()``), so that their pings go out at one wake, and the deep sleep resumes after one
+    /// round instead of once per target.
     func alignVerifications() {
-        guard others.count > 1, others.contains(where: { $0.loopWait?.verificationDue == true }) else { return }
+        guard runLoopWait.verificationDue || others.contains(where: { $0.loopWait?.verificationDue == true }) else {
+            return
+        }
+        runLoopWait.verifyAlong()
         for target in others { target.loopWait?.verifyAlong() }
     }
 }

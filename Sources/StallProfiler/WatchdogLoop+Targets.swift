@@ -65,7 +65,6 @@ extension WatchdogLoop {
     /// Steps every target but the main queue at this step's time: its answer, its detector's actions and its
     /// saturation. `pausedNs` is the time the process was stopped since the previous step.
     func stepOthers(pausedNs: UInt64, actions: inout [StallDetector.Action]) {
-        alignVerifications()
         for target in others {
             // No clock is read ahead for them: a quiet check reads it (and saturation's check this step shares it),
             // else saturation reads it when its check is due.

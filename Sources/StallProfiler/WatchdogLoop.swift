@@ -139,6 +139,7 @@ final class WatchdogLoop {
                 dispatchIdle.answered(
                     by: answer.threadID, owner: owner >= 0 ? owner : nil, mainThread: runLoopWait.mainThread)
             }
+            if !others.isEmpty { alignVerifications() }
             step(main, nowNs: now, answer: answer, pausedNs: paused, actions: &actions)
             stepOthers(pausedNs: paused, actions: &actions)
             paused = 0
