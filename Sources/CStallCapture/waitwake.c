@@ -5,8 +5,9 @@
 // loop's idle wait however promptly it lets pings through (WatchdogLoop, RunLoopWait). Watchdog thread only; the
 // waiting thread's memory is read with process_vm_readv. Of its descriptors only an epoll set is polled, through a
 // duplicate proven an epoll set first (a zero-timeout poll of an epoll set has no side effect; the app's number may
-// name another file by now, and a FUSE file's poll asks its server), never the app's number itself; a poll of
-// several descriptors has no token (the thread's CPU clock decides alone: WatchedTarget.sendPing).
+// name another file by now, and a FUSE file's poll asks its server), never the app's number itself: the set of an
+// epoll_wait, or the one descriptor of a poll (CoreFoundation's run loop polls its epoll set so). A poll of several
+// descriptors has no token (the thread's CPU clock decides alone: WatchedTarget.sendPing).
 #include "stallcapture_watchdog.h"
 #include "waitfds.h"
 
@@ -38,6 +39,18 @@ static int is_futex_wait(const stallcap_syscall_state *state) {
     return state->nr == SYS_futex && (op == FUTEX_WAIT || op == FUTEX_WAIT_BITSET);
 }
 
+// The descriptor of a poll or ppoll on one pollfd (a run loop's wait on its epoll set: CoreFoundation's), or -1.
+static int single_pollfd(const stallcap_syscall_state *state) {
+    long nr = state->nr;
+    int is_poll = nr == SYS_ppoll;
+#ifdef SYS_poll
+    is_poll = is_poll || nr == SYS_poll;
+#endif
+    struct pollfd entry;
+    if (!is_poll || state->args[1] != 1 || stallcap_read_memory(state->args[0], &entry, sizeof entry) != 0) return -1;
+    return entry.fd;
+}
+
 static int is_epoll_wait(long nr) {
 #ifdef SYS_epoll_wait
     if (nr == SYS_epoll_wait) return 1;
@@ -57,7 +70,7 @@ int stallcap_wait_token(const stallcap_syscall_state *state, uint64_t *token) {
         *token = word;
         return 0;
     }
-    int ready = is_epoll_wait(nr) ? epoll_ready((int)state->args[0]) : -1;
+    int ready = is_epoll_wait(nr) ? epoll_ready((int)state->args[0]) : epoll_ready(single_pollfd(state));
     if (ready < 0) return -1;
     *token = (uint64_t)ready;
     return 0;

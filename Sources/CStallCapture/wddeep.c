@@ -231,14 +231,19 @@ static int wait_on_set(int64_t timeout_ns) {
     int woken = 0;
     for (int i = 0; i < n; i++) {
         if (events[i].data.fd == wake_read) {
-            // stallcap_wd_wake: a stop, or targets added or removed. Drained (the caller proved the pipe ours), or
-            // its level-triggered readiness would end every later sleep at once.
+            // stallcap_wd_wake: a stop, or targets added or removed. Drained, once proven still our pipe (the sleep
+            // may have lasted thresholds), or its level-triggered readiness would end every later sleep at once.
             char bytes[64];
-            while (read(wake_read, bytes, sizeof bytes) > 0) {}
+            if (stallcap_fd_has_identity(wake_read, pipe_id)) {
+                while (read(wake_read, bytes, sizeof bytes) > 0) {}
+            }
         } else if (events[i].data.fd == deep_watched) woken = 1;
         else if (events[i].data.fd == deep_aio_event) {
-            // Which polls finished: a watched event loop's alone is 3; the run loop's or libdispatch's (or a count
-            // left over) is 1.
+            // Drained as it is reported (a count left would end the next rest at once, whose proof re-arms the
+            // one-shot item); then which polls finished: a watched event loop's alone is 3; the run loop's or
+            // libdispatch's (or a count left over) is 1.
+            uint64_t count;
+            while (read(deep_aio_event, &count, sizeof count) > 0) {}
             int finished = stallcap_aio_poll_reap();
             int by = (finished & 1) || finished == 0 ? 1 : 3;
             if (woken == 0 || woken == 2 || by == 1) woken = by;

@@ -77,7 +77,7 @@ struct RunLoopWait {
     /// Places whose wait does not include the main queue's wake-up descriptor (an app's own poll): never learned.
     private var rejected: Set<Signature> = []
     /// The ping sent while the thread sat in a wait not yet trusted.
-    private var candidate: (pingID: UInt64, signature: Signature, sentNs: UInt64, wait: SyscallState, stirred: Bool)? =
+    private var candidate: (pingID: UInt64, signature: Signature, sentNs: UInt64, wait: SyscallState, stirred: Bool?)? =
         nil
     private var quiet = QuietAnswers()
     /// The main thread's CPU clock when it was last seen in a trusted wait.
@@ -98,7 +98,8 @@ struct RunLoopWait {
     }
 
     /// The waits a target's executor thread may idle in: a poll-family call (an event loop) or a futex wait (an
-    /// executor on a condition variable). With them, only the shallowest wait seen is trusted (``shallowestOnly``).
+    /// executor on a condition variable). With them, a wait is learned only from posts that readied it
+    /// (``shallowestOnly``).
     static let targetWaitCalls: Set<Int32> = {
         #if arch(x86_64)
         return pollCalls.union([202])  // futex
@@ -147,7 +148,7 @@ struct RunLoopWait {
                     return false
                 }
             }
-            candidate = (pingID, signature, nowNs, state, false)
+            candidate = (pingID, signature, nowNs, state, nil)
             return false
         }
         quiet.answered()
@@ -167,12 +168,14 @@ struct RunLoopWait {
     mutating func answered(pingID: UInt64, by thread: Int32, atNs: UInt64) {
         defer { candidate = nil }
         guard let candidate, candidate.pingID == pingID, thread == mainThread else { return }
-        // Late, or (a target's thread) not readied by the ping's post (``postStirred(_:)``): the ping did not wake
-        // it; it got through when the call ended.
-        guard atNs <= candidate.sentNs + Self.promptNs, !shallowestOnly || candidate.stirred else {
+        // Late, or (a target's thread) measured not readied by the ping's post (``postStirred(_:)``): the ping did not
+        // wake it; it got through when the call ended.
+        guard atNs <= candidate.sentNs + Self.promptNs, !shallowestOnly || candidate.stirred != false else {
             waits[candidate.signature] = nil
             return
         }
+        // Not measured (the watchdog was preempted around the post): neither confirms nor suspects.
+        if shallowestOnly && candidate.stirred == nil { return }
         // A target's thread: waits deeper than one a post readied are never tried again (a handler's own).
         if shallowestOnly { shallowestStackPointer = max(shallowestStackPointer, candidate.signature.stackPointer) }
         if waits[candidate.signature] == nil, waits.count >= Self.capacity, let oldest = waits.keys.first {
@@ -198,7 +201,9 @@ struct RunLoopWait {
     /// through promptly when it ends on its own, however often; it is never readied by the post, so it is never
     /// learned (a loop's idle wait is readied by every post: its wake-up descriptor, or its condition variable's
     /// futex word).
-    mutating func postStirred(_ stirred: Bool) { candidate?.stirred = stirred }
+    /// Nil when it could not be told (the post took too long to read around it, the thread ran in between, or the
+    /// wait has no token and the clock did not move): that answer neither confirms nor suspects the wait.
+    mutating func postStirred(_ stirred: Bool?) { candidate?.stirred = stirred }
 
     /// The next check reads the main thread's system call state even if its clock has not moved: the watchdog was
     /// woken because the thread left its wait, and a thread woken but not yet run has the clock it had in the wait.

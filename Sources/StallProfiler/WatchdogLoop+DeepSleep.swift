@@ -83,7 +83,7 @@ extension WatchdogLoop {
         reportLostDescriptors()
         guard armed else { return false }
         deepArmed = .runLoop(thread: tick.thread, ns: tick.ns)
-        guard armOthers(processTimed: false, timedThread: tick.thread) else {
+        guard armOthers(timedThread: tick.thread) else {
             releaseDeepSleep()
             return false
         }
@@ -228,7 +228,7 @@ extension WatchdogLoop {
         reportLostDescriptors()
         guard armed else { return false }
         deepArmed = .queue(watched: watched)
-        guard armOthers(processTimed: true, timedThread: nil), DispatchQueueIdle.read().map(DispatchQueueIdle.isIdle) == true else {
+        guard armOthers(timedThread: nil), DispatchQueueIdle.read().map(DispatchQueueIdle.isIdle) == true else {
             releaseDeepSleep()
             return false
         }

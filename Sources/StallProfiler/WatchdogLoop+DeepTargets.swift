@@ -12,11 +12,8 @@ import CStallCapture
 /// once). A target's rest lasts three thresholds while its set's poll holds (as the run loop's), else one check
 /// interval (a loop with only a CPU timer: a condition variable's futex, a poll of several descriptors), and each rest
 /// counts as quiet checks of it (its real ping still goes out after ``QuietAnswers/verifyEvery``); any wake
-/// checks every target at once. A serial queue whose last two checks read it idle (``WatchedTarget/queueIdle``)
-/// takes part too: its work runs on any worker, so the process's CPU clock wakes the sleep (a timer after
-/// ``processQuietNs`` more of it), and its rests last one check interval (nothing wakes the sleep for a block that
-/// blocks at once: the rest saves the loop's step, not the wake).
-/// The cooperative pool has no state read: with it watched the watchdog checks every interval.
+/// checks every target at once. A serial queue or the cooperative pool has no thread of its own to watch and its
+/// checks are pings: with one watched the watchdog checks every interval.
 extension WatchdogLoop {
     /// True when the deep sleep may cover every other target (true with none): each is an executor with a thread
     /// of its own, idle, whose last quiet check found that thread still in its trusted wait, its CPU clock where
@@ -24,33 +21,22 @@ extension WatchdogLoop {
     func othersMayRest() -> Bool {
         // At most 64 (the AIO slots; the CPU timers are 72 with the main thread's or the process's).
         others.count <= 64 && others.allSatisfy { target in
-            guard target.pool == nil, target.detector.isIdle, target.episode.isIdle else { return false }
-            if let idle = target.queueIdle {
-                return idle.isStill && Self.queueReadsIdle(target)
-            }
-            guard target.hasOwnThread, let tick = target.stillTick else { return false }
+            guard target.pool == nil, target.hasOwnThread, target.detector.isIdle, target.episode.isIdle,
+                let tick = target.stillTick
+            else { return false }
             return stallcap_thread_cpu_ns(tick.thread) == Int64(tick.ns)
         }
     }
 
-    /// True when `target`'s serial queue reads idle now (its layout confirmed: ``WatchedTarget/confirmedQueue``).
-    static func queueReadsIdle(_ target: WatchedTarget) -> Bool {
-        target.confirmedQueue.flatMap { DispatchQueueIdle.read($0) }.map(DispatchQueueIdle.isIdle) == true
-    }
 
     /// Arms the deep sleep for every other target, once the main queue's arming proved the sleep's set ours: a
-    /// timer on each loop thread's CPU clock, and an AIO poll of its epoll set when it waits in one alone; for serial
-    /// queues, one timer on the process's CPU clock, unless the main queue's arming made it (`processTimed`). False
-    /// when a timer could not be armed (the caller releases what was armed).
-    func armOthers(processTimed: Bool, timedThread: Int32?) -> Bool {
-        if !processTimed, others.contains(where: { $0.queueIdle != nil }),
-            stallcap_wd_arm_cpu(0, configuration.signal, Int(Self.processQuietNs)) != 0
-        {
-            return false
-        }
+    /// timer on each loop thread's CPU clock (one per thread: `timedThread`, the main thread's, has its own
+    /// already), and an AIO poll of its epoll set when it waits in one alone. False when a timer could not be armed
+    /// (the caller releases what was armed).
+    func armOthers(timedThread: Int32?) -> Bool {
         // One timer per thread: an executor on the main thread, or two targets on one thread, share it.
         var timed: Set<Int32> = timedThread.map { [$0] } ?? []
-        for target in others where target.queueIdle == nil {
+        for target in others {
             guard let tick = target.stillTick else { return false }
             let fd = target.loopWait?.trustedWait.map { wait in
                 withUnsafePointer(to: wait.raw) { stallcap_wait_single_epoll($0) }
@@ -69,14 +55,13 @@ extension WatchdogLoop {
     /// True while no armed target's thread ran since the arming (its CPU clock where the arming read it).
     func othersStill() -> Bool {
         others.allSatisfy { target in
-            if target.queueIdle != nil { return Self.queueReadsIdle(target) }
             return target.armedTick.map { stallcap_thread_cpu_ns($0.thread) == Int64($0.ns) } ?? true
         }
     }
 
     /// How long one rest may last for the other targets: for a loop, three thresholds while the AIO poll of its set
     /// holds (its wake then wakes the watchdog at once: the timeout backstops only what the poll cannot see); else,
-    /// and for a serial queue, one check interval (a quarter threshold), as without the deep sleep: what wakes it
+    /// one check interval (a quarter threshold), as without the deep sleep: what wakes it
     /// then (a CPU timer) misses a thread that wakes and blocks at once, whose stall would be seen a whole rest
     /// late, and one shorter than twice its threshold not at all (a reviewer's test: 3 of 12 stalls of 350 ms
     /// recorded at a 250 ms threshold with rests of one threshold). Nil with no other targets.
@@ -91,7 +76,7 @@ extension WatchdogLoop {
     }
 
     /// How long the first sleep after an arming may last for the other targets: a loop's threshold while its set is
-    /// watched, else (and for a serial queue) one check interval (``othersRestNs()``); nil with no other targets.
+    /// watched, else one check interval (``othersRestNs()``); nil with no other targets.
     func othersFirstSleepNs() -> UInt64? {
         others.map { $0.watchedSet >= 0 ? $0.detector.thresholdNs : $0.detector.pingPeriodNs }.min()
     }
@@ -100,7 +85,7 @@ extension WatchdogLoop {
     /// left cover (``mostRests(quietChecksLeft:thresholdNs:restNs:)``).
     func othersMostRests(restNs: UInt64) -> Int {
         others.map { target in
-            let left = target.queueIdle?.quietChecksLeft ?? target.loopWait?.quietChecksLeft ?? 0
+            let left = target.loopWait?.quietChecksLeft ?? 0
             return Self.mostRests(quietChecksLeft: left, thresholdNs: Self.checkUnitNs(target), restNs: restNs)
         }.min() ?? Self.restsPerStep
     }
@@ -117,7 +102,6 @@ extension WatchdogLoop {
         for target in others {
             let checks = Int(UInt64(rests) * restNs / max(1, Self.checkUnitNs(target)))
             target.loopWait?.restedQuietly(checks - 1)
-            target.queueIdle?.restedQuietly(checks - 1)
         }
     }
 

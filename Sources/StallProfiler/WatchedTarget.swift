@@ -108,10 +108,6 @@ final class WatchedTarget {
     var watchSlot: Int32 = 0
     /// The thread's epoll set the deep sleep armed on ``armedTick`` watches; -1 when it watches none.
     var watchedSet: Int32 = -1
-    /// For a serial queue: answers due pings from the queue's own state while it reads idle (``DispatchQueueIdle``,
-    /// read at ``confirmedQueue``, its layout confirmed by answers that found their own thread in the drain lock);
-    /// nil for other targets.
-    var queueIdle: DispatchQueueIdle? = nil
     /// A serial queue's libdispatch queue, once an answer found its drain lock held by the answering thread itself
     /// (the layout is the one read): nil until then, and for other targets.
     var confirmedQueue: UnsafeRawPointer? = nil
@@ -125,9 +121,6 @@ final class WatchedTarget {
         (self.name, self.timing, self.answers, self.post) = (name, timing, answers, post)
         (self.hasOwnThread, self.pool, self.episodeIDs) = (hasOwnThread, pool, episodeIDs)
         self.maxFrames = maxFrames
-        if answers.reads == .currentQueue {
-            queueIdle = DispatchQueueIdle(layoutKnown: stallcap_main_queue_layout() == 1)
-        }
         blockedProbe = BlockedOnProbe(timing: timing, maxFrames: maxFrames)
         detector = StallDetector(
             thresholdNs: timing.thresholdNs, sampleIntervalNs: timing.sampleIntervalNs, episodeIDs: episodeIDs)
@@ -195,12 +188,10 @@ final class WatchedTarget {
             }
             loopWait?.answered(pingID: answered, by: thread, atNs: atNs)
         }
-        if answers.reads == .currentQueue {
-            let owner = answers.answeredOwner.load(ordering: .relaxed)
-            if confirmedQueue == nil, owner == thread {
-                confirmedQueue = UnsafeRawPointer(bitPattern: answers.answeredQueue.load(ordering: .relaxed))
-            }
-            queueIdle?.answered(by: thread, owner: owner >= 0 ? owner : nil, mainThread: -1)
+        if answers.reads == .currentQueue, confirmedQueue == nil,
+            answers.answeredOwner.load(ordering: .relaxed) == thread
+        {
+            confirmedQueue = UnsafeRawPointer(bitPattern: answers.answeredQueue.load(ordering: .relaxed))
         }
         return .init(pingID: answered, atNs: atNs, threadID: thread)
     }
@@ -210,7 +201,9 @@ final class WatchedTarget {
     /// between the check's reading and the post (its CPU clock where ``tickCPU`` read it), the post took at most
     /// ``readiedWithinNs``, and within it the wait's token changed (`stallcap_wait_token`: its epoll set became
     /// ready, its futex word changed) or the thread's clock moved (it woke). A handler's own wait that ends by
-    /// itself would have to do so within those microseconds, three times in a row.
+    /// itself would have to do so within those microseconds, three times in a row. Not readied by a post measured
+    /// so, a wait is suspected; when it could not be measured (the watchdog preempted around the post, the thread
+    /// ran before it), the answer neither confirms nor suspects it.
     func sendPing(_ id: UInt64) {
         let answers = self.answers
         guard let wait = loopWait?.candidateWait, let thread = detector.mainQueueThread else {
@@ -228,7 +221,8 @@ final class WatchedTarget {
         let woke = readied || stallcap_thread_cpu_ns(thread) != cpu
         let prompt = stallcap_monotonic_ns() - startNs <= Self.readiedWithinNs
         let stillBefore = tickCPU.map { $0.thread == thread && Int64($0.ns) == cpu } ?? false
-        loopWait?.postStirred(woke && prompt && stillBefore)
+        // Measured only when prompt, from a still thread, and (not woken) with a token that could have shown it.
+        loopWait?.postStirred(prompt && stillBefore && (woke || readable) ? woke : nil)
     }
 
     /// The longest a post and the readings around it may take for its answer to confirm a wait: 200 µs (the post
@@ -236,17 +230,11 @@ final class WatchedTarget {
     static let readiedWithinNs: UInt64 = 200_000
 
     /// True when ping `id`, due now, is answered by the target's thread sleeping still in its loop's learned wait
-    /// (``loopWait``), or by a serial queue reading idle (``queueIdle``): then it is not sent, and ``quietAnswer``
-    /// holds the answer.
+    /// (``loopWait``): then it is not sent, and ``quietAnswer`` holds the answer. A serial queue's checks are
+    /// always pings: its own state reads idle while the queue it targets (another serial queue) runs a blocked block,
+    /// or while it is suspended, and its ping would then wait (a reviewer's finding).
     func answersQuietly(pingID id: UInt64) -> Bool {
         stillTick = nil
-        if queueIdle != nil, let queue = confirmedQueue {
-            // A serial queue: nothing queued, enqueued or draining means a ping posted now would run at once.
-            guard queueIdle!.answersQuietly(DispatchQueueIdle.read(queue)), let thread = detector.mainQueueThread
-            else { return false }
-            quietAnswer = .init(pingID: id, atNs: stallcap_monotonic_ns(), threadID: thread)
-            return true
-        }
         guard hasOwnThread, let thread = detector.mainQueueThread, loopWait?.mainThread == thread else { return false }
         readTickCPU()  // saturation's check this step reads it from here
         // No wake-up descriptor to look for (the executor's is its own): a place is learned from prompt answers.

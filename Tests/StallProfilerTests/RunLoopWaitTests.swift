@@ -252,19 +252,44 @@ import Testing
 
     /// A target's thread (an event loop's): its wait is learned only from pings whose post readied it
     /// (`postStirred`: a handler's own wait lets pings through promptly when it ends on its own, and was learned
-    /// so); answered promptly but not readied by the post, it is never trusted, and readied it is.
+    /// so); answered promptly but not readied by the post, or not measured, it is never trusted, and readied it is.
+    /// Once trusted, a real ping measured not readied suspects the wait; one not measured (the watchdog preempted
+    /// around the post) leaves it trusted.
     @Test func aTargetsWaitIsLearnedOnlyFromPingsWhosePostReadiedIt() {
         let handlerPoll = inCall(epollWait)
-        for readied in [false, true] {
+        for readied in [false, true, nil] as [Bool?] {
             var wait = RunLoopWait(mainThread: main, waitCalls: RunLoopWait.targetWaitCalls)
             for id in UInt64(1)...8 {
                 #expect(!wait.answersQuietly(
                     pingID: id, nowNs: id * 1_000_000, thread: main, cpuNs: id, includesMainQueue: { _ in true },
-                    read: { handlerPoll }) || readied)
+                    read: { handlerPoll }) || readied == true)
                 if wait.candidateWait != nil { wait.postStirred(readied) }
                 wait.answered(pingID: id, by: main, atNs: id * 1_000_000 + 1000)
             }
-            #expect(wait.trusts(signature(handlerPoll)) == readied, "readied by the post: \(readied)")
+            #expect(wait.trusts(signature(handlerPoll)) == (readied == true), "readied by the post: \(String(describing: readied))")
+        }
+        for verified in [false, nil] as [Bool?] {
+            var wait = RunLoopWait(mainThread: main, waitCalls: RunLoopWait.targetWaitCalls)
+            var id: UInt64 = 0
+            while !wait.trusts(signature(handlerPoll)) {
+                id += 1
+                _ = wait.answersQuietly(
+                    pingID: id, nowNs: id, thread: main, cpuNs: id, includesMainQueue: { _ in true }, read: { handlerPoll })
+                wait.postStirred(true)
+                wait.answered(pingID: id, by: main, atNs: id + 1000)
+            }
+            // Quiet answers until a real ping is due, then that ping, answered promptly.
+            var quiet = 0
+            while wait.answersQuietly(
+                pingID: 100 + UInt64(quiet), nowNs: 0, thread: main, cpuNs: 5000, includesMainQueue: { _ in true },
+                read: { handlerPoll })
+            {
+                quiet += 1
+            }
+            #expect(quiet == QuietAnswers.verifyEvery)
+            wait.postStirred(verified)
+            wait.answered(pingID: 100 + UInt64(quiet), by: main, atNs: 1000)
+            #expect(wait.trusts(signature(handlerPoll)) == (verified == nil), "verified: \(String(describing: verified))")
         }
     }
 }

@@ -152,7 +152,7 @@ int stallcap_wait_includes_fd(const stallcap_syscall_state *state, int fd);
 /// (ppoll on one pollfd, or epoll_wait/epoll_pwait with timeout -1), else -1.
 int stallcap_wait_single_epoll(const stallcap_syscall_state *state);
 /// What a wake would change in the wait `state` (a thread's system call, read just before): for epoll_wait and
-/// epoll_pwait, whether its set is ready (0 or 1, polled with a zero timeout through a duplicate proven an epoll
+/// epoll_pwait, or a poll or ppoll of one descriptor that is an epoll set, whether that set is ready (0 or 1, polled with a zero timeout through a duplicate proven an epoll
 /// set); for a futex wait, the word's value. Stores it in `*token` and returns 0, or -1 when the wait is of another
 /// kind (a poll of several descriptors) or cannot be read. (waitwake.c)
 int stallcap_wait_token(const stallcap_syscall_state *state, uint64_t *token);
