@@ -167,14 +167,6 @@ extension WatchdogLoop {
         return (rests, woken)
     }
 
-    /// How many rests of `weight` thresholds may follow a check with `quietChecksLeft` quiet answers still
-    /// allowed before a real ping: at least the one after the check, at most ``restsPerStep``, and no more than
-    /// those answers cover (the first rest's first threshold is the check's own), so the real ping comes after
-    /// ``RunLoopWait/verifyEvery`` thresholds in all, or one later when the check had none left.
-    static func mostRests(quietChecksLeft: Int, weight: Int) -> Int {
-        mostRests(quietChecksLeft: quietChecksLeft, thresholdNs: 1, restNs: UInt64(weight))
-    }
-
     /// Most rests in a row between two steps of the loop while the main thread idles in its run loop: 4, one step
     /// every one or two seconds at the default threshold (images loaded meanwhile are noted then).
     static let restsPerStep = 4

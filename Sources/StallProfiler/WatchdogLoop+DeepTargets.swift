@@ -28,7 +28,6 @@ extension WatchdogLoop {
         }
     }
 
-
     /// Arms the deep sleep for every other target, once the main queue's arming proved the sleep's set ours: a
     /// timer on each loop thread's CPU clock (one per thread: `timedThread`, the main thread's, has its own
     /// already), and an AIO poll of its epoll set when it waits in one alone. False when a timer could not be armed
@@ -55,7 +54,7 @@ extension WatchdogLoop {
     /// True while no armed target's thread ran since the arming (its CPU clock where the arming read it).
     func othersStill() -> Bool {
         others.allSatisfy { target in
-            return target.armedTick.map { stallcap_thread_cpu_ns($0.thread) == Int64($0.ns) } ?? true
+            target.armedTick.map { stallcap_thread_cpu_ns($0.thread) == Int64($0.ns) } ?? true
         }
     }
 

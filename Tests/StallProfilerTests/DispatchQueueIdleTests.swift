@@ -98,7 +98,8 @@ struct DispatchQueueIdleTests {
         while Self.check(&idle, Self.reading()) {
             answers += 1
             guard idle.isStill else { continue }  // no deep sleep, no rest: the watchdog sleeps one interval
-            let rests = WatchdogLoop.mostRests(quietChecksLeft: idle.quietChecksLeft, weight: weight)
+            let rests = WatchdogLoop.mostRests(
+                quietChecksLeft: idle.quietChecksLeft, thresholdNs: 1, restNs: UInt64(weight))
             idle.restedQuietly(rests * weight - 1)
             answers += rests * weight - 1
         }

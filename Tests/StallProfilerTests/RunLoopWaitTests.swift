@@ -161,7 +161,7 @@ import Testing
             if wait.answersQuietly(pingID: id, nowNs: 0, thread: main, cpuNs: 7, includesMainQueue: { _ in true }, read: { idle }) {
                 quietSinceReal += 1
                 // The rest loop's plan (WatchdogLoop.mostRests), rests of one threshold each.
-                let extra = WatchdogLoop.mostRests(quietChecksLeft: wait.quietChecksLeft, weight: 1) - 1
+                let extra = WatchdogLoop.mostRests(quietChecksLeft: wait.quietChecksLeft, thresholdNs: 1, restNs: 1) - 1
                 wait.restedQuietly(extra)
                 quietSinceReal += extra
             } else {
@@ -188,7 +188,8 @@ import Testing
             if wait.answersQuietly(pingID: id, nowNs: 0, thread: main, cpuNs: 7, includesMainQueue: { _ in true }, read: { idle }) {
                 thresholdsSinceReal += 1  // the check's own
                 guard wait.isStill else { continue }  // not still yet: a normal interval, no rest
-                let rests = WatchdogLoop.mostRests(quietChecksLeft: wait.quietChecksLeft, weight: weight)
+                let rests = WatchdogLoop.mostRests(
+                    quietChecksLeft: wait.quietChecksLeft, thresholdNs: 1, restNs: UInt64(weight))
                 #expect(rests >= 1 && rests <= WatchdogLoop.restsPerStep)
                 wait.restedQuietly(rests * weight - 1)
                 thresholdsSinceReal += rests * weight - 1
